@@ -1,0 +1,99 @@
+"""What a repair changed, kept as data.
+
+A :class:`Report` holds a count per repair kind and one :class:`Repair` record per change.
+Anything a repair removed (a message, a tool call, a value overwritten by a merge) is kept
+whole in the record's ``dropped`` field, so nothing the input held is lost without a trace.
+
+Records are the one buffer that grows with the number of *defects* (not messages). It is
+bounded by ``max_records`` (default :data:`DEFAULT_MAX_RECORDS`); past it, records still
+count and still reach the ``on_record`` callback, but are no longer kept in memory
+(``records_omitted`` says how many). Callers who must keep every record of a huge input
+pass ``on_record`` (the CLI streams them to ``--report``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+__all__ = ["Repair", "Report", "DEFAULT_MAX_RECORDS"]
+
+#: Records kept in memory per report. A real session has tens of repairs; a 10M-message
+#: dataset with a defect every few turns has millions, which belong in a stream
+#: (``on_record``), not in RAM.
+DEFAULT_MAX_RECORDS = 10_000
+
+
+class Repair(BaseModel):
+    """One change made to the stream."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    """Machine-readable repair kind, e.g. ``"merge_assistant"`` or ``"drop_orphan_result"``."""
+    input: list[int] = Field(default_factory=list)
+    """0-based indices of the input messages involved (empty for synthetic-only changes)."""
+    output: int | None = None
+    """0-based index of the resulting message in the output, where there is one."""
+    detail: str
+    """A short sentence for people: what changed and why."""
+    dropped: Any = None
+    """What was removed, whole (a message, a tool call, an overwritten value), else None."""
+    line: int | None = None
+    """1-based line in the source file, for repairs/skips made while reading a file."""
+
+
+class Report(BaseModel):
+    """Counts per repair kind and a record per repair. ``model_dump_json()`` works."""
+
+    messages_in: int = 0
+    messages_out: int = 0
+    counts: dict[str, int] = Field(default_factory=dict)
+    records: list[Repair] = Field(default_factory=list)
+    records_omitted: int = 0
+    max_records: int = DEFAULT_MAX_RECORDS
+
+    _on_record: Callable[[Repair], None] | None = PrivateAttr(default=None)
+
+    def __init__(self, *, on_record: Callable[[Repair], None] | None = None, **data: Any) -> None:
+        super().__init__(**data)
+        self._on_record = on_record
+
+    @property
+    def changed(self) -> bool:
+        """True when any repair was made (skips while reading count too)."""
+        return bool(self.counts)
+
+    def add(
+        self,
+        kind: str,
+        detail: str,
+        *,
+        input: list[int] | None = None,
+        output: int | None = None,
+        dropped: Any = None,
+        line: int | None = None,
+    ) -> Repair:
+        """Record one repair and return its record (the core fills ``output`` later)."""
+        record = Repair(
+            kind=kind, detail=detail, input=input or [], output=output, dropped=dropped, line=line
+        )
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if len(self.records) < self.max_records:
+            self.records.append(record)
+        else:
+            self.records_omitted += 1
+        if self._on_record is not None:
+            self._on_record(record)
+        return record
+
+    def count(self, kind: str, n: int = 1) -> None:
+        """Count something without a record (e.g. skipped sidechain lines of a session file)."""
+        self.counts[kind] = self.counts.get(kind, 0) + n
+
+    def summary(self) -> str:
+        """One line for people: ``"12 in, 10 out; merge_assistant 2, stub_missing_result 1"``."""
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        return f"{self.messages_in} in, {self.messages_out} out; " + (kinds or "no repairs")
