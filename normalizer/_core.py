@@ -1,0 +1,871 @@
+"""The sans-I/O core: :class:`Normalizer` takes messages one at a time and returns the
+messages that became final. It does no I/O, never awaits, and keeps no global state.
+
+Where a message goes is decided by the table in ``_state.py``; this module implements the
+conditions and actions that table names, and the repairs they make. Every repair is
+recorded in the report (``_report.py``) at the moment its message is emitted, so the
+record knows the output index; anything removed is recorded whole.
+
+The per-message path dispatches through ``_DISPATCH``, a plain dict compiled at import
+from the very ``transitions.Machine`` that declares the table (a trigger costs ~8 us, the
+per-message budget is ~2 us). ``tests/test_state.py`` drives both over random inputs and
+asserts they agree.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+from transitions import Machine
+
+from . import _state
+from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
+from ._messages import MESSAGE, _invalid, as_message
+from ._options import Options, make_options
+from ._report import Report
+from ._state import CLOSED, IDLE
+
+__all__ = ["Normalizer"]
+
+Message = dict[str, Any]
+# A repair waiting for its message to be emitted: (kind, detail, input indices, dropped).
+Note = tuple[str, str, list[int], Any]
+
+_EVENT_OF_ROLE = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+
+# Assistant messages carrying opaque continuation state (Codex interim turns, incomplete
+# responses) must be replayed exactly as stored: never merged, never dropped, never edited.
+_OPAQUE_KEYS = ("codex_reasoning_items", "codex_message_items")
+# Keys whose presence makes an assistant message worth sending even with no text or calls.
+_SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
+# Reasoning-only fields: they do not make a turn worth sending on their own.
+_TEXT_JOIN_KEYS = ("reasoning_content", "reasoning")
+
+
+class Normalizer:
+    """Repair a chat history one message at a time.
+
+    >>> n = Normalizer()
+    >>> n.feed({"role": "user", "content": "hi"})
+    []
+    >>> n.feed({"role": "assistant", "content": "Let me look."})
+    [{'role': 'user', 'content': 'hi'}]
+    >>> n.close()
+    [{'role': 'assistant', 'content': 'Let me look.'}]
+
+    Args:
+        profile: a built-in profile name, a path to a TOML/JSON profile, or a Profile.
+        **options: see :class:`normalizer.Options` (``validate``, ``on_invalid``,
+            ``orphan_results``, ``trailing_calls``, ``stub_text``, the ``max_*`` limits,
+            ``max_records``, ``on_record``).
+
+    ``feed()`` returns the messages that became final (possibly none: one turn may be held);
+    ``close()`` flushes the rest. After ``close()`` the instance is spent. Any exception
+    raised while a message is being placed leaves the instance unusable (``UsageError`` on
+    the next call): its held turn may be half-built, so carrying on could lose data.
+    """
+
+    state: str
+
+    def __init__(self, profile: Any = "default", **options: Any) -> None:
+        from ._profiles import get_profile, make_stage
+
+        self.profile = get_profile(profile)
+        self.options: Options = make_options(self.profile.core_options(), options)
+        opts = self.options
+        self._validate = opts.validate_messages
+        self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
+        self._stage = make_stage(self.profile)
+        self.state = IDLE
+        self._broken = False
+        self._n_in = 0  # messages fed
+        self._n_out = 0  # messages returned before the current call
+        self._index = -1  # input index of the message being placed
+        self._out: list[Message] = []
+        self._replay: deque[tuple[Message | None, int]] = deque()
+        # The held user message.
+        self._user: Message | None = None
+        self._user_inputs: list[int] = []
+        self._user_notes: list[Note] = []
+        # The held assistant turn and its tool block.
+        self._turn: Message | None = None
+        self._turn_inputs: list[int] = []
+        self._turn_notes: list[Note] = []
+        self._turn_opaque = False
+        self._calls: dict[str, Any] = {}  # final call id -> call, in call order
+        self._unanswered: dict[str, None] = {}  # ordered set, call order
+        self._aliases: dict[str, list[str]] = {}  # original id -> renamed duplicates
+        self._results: dict[str, tuple[Message, int, list[Note]]] = {}
+        self._arrival: list[str] = []  # result ids in the order they arrived
+        self._deferred: list[tuple[Message, int]] = []
+        self._held_bytes = 0
+
+    # ------------------------------------------------------------------ public surface
+
+    @property
+    def report(self) -> Report:
+        """The report so far (counts and records). Complete after ``close()``."""
+        self._report.messages_in = self._n_in
+        self._report.messages_out = self._n_out + len(self._out)
+        return self._report
+
+    def feed(self, message: Any) -> list[Message]:
+        """Take the next message; return the messages that became final, in order.
+
+        Raises:
+            InvalidMessage: the message is not a chat message (``on_invalid="error"``).
+            OrphanResultError: a tool result answers nothing (``orphan_results="error"``).
+            LimitExceeded: the pending turn outgrew a limit (see ``Options``).
+            UsageError: called after ``close()`` or after an error.
+        """
+        if self._broken or self.state is CLOSED:
+            self._refuse("feed")
+        index = self._n_in
+        self._n_in = index + 1
+        if self._validate:
+            try:
+                msg = MESSAGE.validate_python(message if type(message) is dict else as_message(message))
+            except ValidationError as exc:
+                return self._invalid(_invalid(exc, message, index), message)
+        else:
+            msg = message if type(message) is dict else as_message(message)
+            if not isinstance(msg, Mapping) or msg.get("role") not in _EVENT_OF_ROLE:
+                return self._invalid(_shape_error(msg, index), message)
+            if type(msg) is not dict:
+                msg = dict(msg)
+        self._index = index
+        try:
+            self._dispatch(_EVENT_OF_ROLE[msg["role"]], msg)
+            if self._replay:
+                self._run_replay()
+        except InputError:
+            self._broken = True
+            raise
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            self._broken = True
+            if self._validate:
+                raise  # a bug in the normalizer: validated input must never get here
+            raise InvalidMessage(
+                f"message has an unexpected shape ({type(exc).__name__}: {exc})",
+                index=index,
+                hint="validation is off (validate=False); turn it on to get a precise error",
+            ) from exc
+        except BaseException:
+            self._broken = True
+            raise
+        return self._drain()
+
+    def close(self) -> list[Message]:
+        """End of input: flush the held turn (stubbing or dropping unanswered calls per
+        ``trailing_calls``) and return the last messages. Idempotent once it succeeded."""
+        if self._broken:
+            self._refuse("close")
+        if self.state is CLOSED:
+            return []
+        try:
+            self._dispatch("eof", None)
+            while self._replay or self.state is not CLOSED:
+                # TOOLS on eof goes back to idle/user and replays what it deferred, eof last.
+                if self._replay:
+                    self._run_replay()
+                else:  # pragma: no cover - the table always reaches CLOSED via replay
+                    self._dispatch("eof", None)
+            if self._stage is not None:
+                for msg, notes in self._stage.close():
+                    self._append(msg, notes)
+        except BaseException:
+            self._broken = True
+            raise
+        return self._drain()
+
+    # ------------------------------------------------------------------ machinery
+
+    def _dispatch(self, event: str, message: Message | None) -> None:
+        # The compiled table: rows in order, first whose conditions hold wins (Rule 3).
+        for conditions, actions, dest in _DISPATCH[self.state][event]:
+            for condition in conditions:
+                if not condition(self, message):
+                    break
+            else:
+                if dest is not None:
+                    self.state = dest
+                for action in actions:
+                    action(self, message)
+                return
+        raise AssertionError(f"table is not total: {self.state}/{event}")  # pragma: no cover
+
+    def _run_replay(self) -> None:
+        replay = self._replay
+        while replay:
+            message, index = replay.popleft()
+            self._index = index
+            if message is None:
+                self._dispatch("eof", None)
+            else:
+                self._dispatch(_EVENT_OF_ROLE[message["role"]], message)
+
+    def _drain(self) -> list[Message]:
+        out = self._out
+        if not out:
+            return []
+        self._out = []
+        self._n_out += len(out)
+        return out
+
+    def _refuse(self, what: str) -> None:
+        if self._broken:
+            raise UsageError(
+                f"{what}() called on a normalizer that raised an error; its pending turn may be "
+                "incomplete. Start a new Normalizer (and fix or skip the offending message)."
+            )
+        raise UsageError(f"{what}() called after close(); start a new Normalizer for a new history")
+
+    def _invalid(self, error: InvalidMessage, original: Any) -> list[Message]:
+        if self.options.on_invalid == "error":
+            raise error
+        self._report.add(
+            "skip_invalid", f"left out an invalid message: {error.what}", input=[error.index or 0],
+            dropped=_jsonable(original),
+        )
+        return []
+
+    # -- emission
+
+    def _emit(self, message: Message, notes: list[Note] | None = None) -> None:
+        if self._stage is None:
+            if notes:
+                self._note(notes, self._n_out + len(self._out))
+            self._out.append(message)
+        else:
+            for msg, more in self._stage.feed(message, notes or []):
+                self._append(msg, more)
+
+    def _append(self, message: Message, notes: list[Note]) -> None:
+        if notes:
+            self._note(notes, self._n_out + len(self._out))
+        self._out.append(message)
+
+    def _note(self, notes: list[Note], output: int | None) -> None:
+        add = self._report.add
+        for kind, detail, inputs, dropped in notes:
+            add(kind, detail, input=inputs, output=output, dropped=dropped)
+
+    def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
+        # A repair with no message to point at (something dropped).
+        self._report.add(kind, detail, input=inputs, dropped=dropped)
+
+    def _check_fragments(self, count: int) -> None:
+        limit = self.options.max_turn_fragments
+        if count > limit:
+            raise LimitExceeded(
+                f"more than {limit} consecutive fragments merge into one turn",
+                limit="max_turn_fragments", value=limit, index=self._index,
+                hint="a real history never gets near this; if it does, raise max_turn_fragments",
+            )
+
+    def _hold_bytes(self, message: Message) -> None:
+        self._held_bytes += _size(message)
+        limit = self.options.max_held_bytes
+        if self._held_bytes > limit:
+            raise LimitExceeded(
+                f"the pending turn holds more than {limit} characters of text",
+                limit="max_held_bytes", value=limit, index=self._index,
+                hint="raise max_held_bytes if one turn of this history really is that large",
+            )
+
+    def _check_held(self) -> None:
+        limit = self.options.max_held_messages
+        if len(self._results) + len(self._deferred) > limit:
+            raise LimitExceeded(
+                f"more than {limit} messages are held waiting for one turn's tool results",
+                limit="max_held_messages", value=limit, index=self._index,
+                hint="raise max_held_messages if one turn of this history really has that many",
+            )
+
+    # ------------------------------------------------------------------ conditions
+
+    def continues_user(self, message: Message) -> bool:
+        """The held user message and this one are the same speaker."""
+        return self._user is not None and self._user.get("name") == message.get("name")
+
+    def turn_has_calls(self, message: Message | None) -> bool:
+        """The held turn has tool calls, so what follows waits for their results."""
+        return bool(self._calls)
+
+    def continues_turn(self, message: Message) -> bool:
+        """This assistant message is another fragment of the held turn."""
+        turn = self._turn
+        return (
+            turn is not None
+            and not self._turn_opaque
+            and not _is_opaque(message)
+            and turn.get("name") == message.get("name")
+        )
+
+    def answers_turn(self, message: Message) -> bool:
+        """This tool message answers a still-unanswered call of the held turn."""
+        unanswered = self._unanswered
+        if not unanswered:
+            return False
+        call_id = message.get("tool_call_id")
+        if not call_id or not call_id.strip():
+            return True  # no id: it answers the next call by position
+        if call_id in unanswered:
+            return True
+        aliases = self._aliases.get(call_id)
+        return aliases is not None and any(a in unanswered for a in aliases)
+
+    def completes_turn(self, message: Message) -> bool:
+        """This tool message answers the last unanswered call of the held turn."""
+        return len(self._unanswered) == 1 and self.answers_turn(message)
+
+    # ------------------------------------------------------------------ actions: messages
+
+    def emit(self, message: Message) -> None:
+        """Pass the message on unchanged."""
+        self._emit(message)
+
+    def defer(self, message: Message) -> None:
+        """Hold a user/system message until the held turn's tool block is complete."""
+        self._deferred.append((message, self._index))
+        self._hold_bytes(message)
+        self._check_held()
+
+    def replay(self, message: Message | None) -> None:
+        """Schedule this message (None: end of input) to be placed again after the
+        current transition, behind whatever end_turn scheduled."""
+        self._replay.append((message, self._index))
+
+    # ------------------------------------------------------------------ actions: user
+
+    def hold_user(self, message: Message) -> None:
+        """Hold a user message (merging it into a held one from the same speaker)."""
+        if self._user is not None:
+            if self.continues_user(message):
+                self.merge_user(message)
+                return
+            self.release_user(message)
+        self._user = message
+        self._user_inputs = [self._index]
+        self._user_notes = []
+
+    def merge_user(self, message: Message) -> None:
+        """Merge a user message into the held one (text joined with a newline)."""
+        held = self._user
+        assert held is not None
+        inputs = self._user_inputs
+        inputs.append(self._index)
+        self._check_fragments(len(inputs))
+        merged, conflicts = _merge(held, message)
+        self._user = merged
+        self._user_notes.append((
+            "merge_user", f"merged consecutive user messages {_span(inputs)} into one", list(inputs), None
+        ))
+        self._user_notes.extend(_conflict_notes(conflicts, inputs))
+
+    def release_user(self, message: Message | None = None) -> None:
+        """Emit the held user message, if any."""
+        user = self._user
+        if user is not None:
+            self._user = None
+            self._emit(user, self._user_notes)
+
+    # ------------------------------------------------------------------ actions: turn
+
+    def hold_turn(self, message: Message) -> None:
+        """Hold an assistant message as the start of a turn."""
+        index = self._index
+        self._turn_inputs = [index]
+        self._turn_notes = []
+        self._calls = {}
+        self._unanswered = {}
+        self._aliases = {}
+        self._results = {}
+        self._arrival = []
+        self._deferred = []
+        self._held_bytes = 0
+        if _is_opaque(message):
+            self._turn_opaque = True
+            for call in message.get("tool_calls") or ():
+                call_id = _call_id(call)
+                if call_id and call_id not in self._calls:
+                    self._calls[call_id] = call
+                    self._unanswered[call_id] = None
+            self._turn = message
+        else:
+            self._turn_opaque = False
+            self._turn = self._clean_calls(message, index)
+        self._hold_bytes(message)
+        if self._user is not None and self._has_substance():
+            self.release_user()
+
+    def merge_turn(self, message: Message) -> None:
+        """Merge another fragment of the same model turn into the held one."""
+        held = self._turn
+        assert held is not None
+        inputs = self._turn_inputs
+        inputs.append(self._index)
+        self._check_fragments(len(inputs))
+        self._hold_bytes(message)
+        before = len(self._calls)
+        fragment = self._clean_calls(message, self._index)
+        merged, conflicts = _merge(held, fragment)
+        if len(self._calls) != before or "tool_calls" in held:
+            calls = list(self._calls.values())
+            if calls:
+                merged["tool_calls"] = calls
+            else:
+                merged.pop("tool_calls", None)
+        self._turn = merged
+        self._turn_notes.append((
+            "merge_assistant",
+            f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
+            list(inputs), None,
+        ))
+        self._turn_notes.extend(_conflict_notes(conflicts, inputs))
+        if self._user is not None and self._has_substance():
+            self.release_user()
+
+    def take_result(self, message: Message) -> None:
+        """Keep a tool result for the held turn's call it answers."""
+        index = self._index
+        call_id = message.get("tool_call_id")
+        notes: list[Note] = []
+        if call_id and call_id.strip():
+            if call_id in self._unanswered:
+                target = call_id
+            else:  # a second result for a call id the turn used twice: the renamed twin
+                target = next(a for a in self._aliases[call_id] if a in self._unanswered)
+                notes.append((
+                    "rename_result_id",
+                    f"result {index} answers the second call with id {call_id!r}, renamed {target!r}",
+                    [index], None,
+                ))
+        else:
+            target = next(iter(self._unanswered))
+            notes.append((
+                "assign_result_id",
+                f"result {index} had no tool_call_id; it answers the next unanswered call, {target!r}",
+                [index], None,
+            ))
+        if target != call_id:
+            message = {**message, "tool_call_id": target}
+        if self._deferred:
+            notes.append((
+                "move_result",
+                f"moved result {index} up to its call, before {len(self._deferred)} message(s) "
+                "that arrived while it was outstanding",
+                [index] + [i for _, i in self._deferred], None,
+            ))
+        del self._unanswered[target]
+        self._results[target] = (message, index, notes)
+        self._arrival.append(target)
+        self._hold_bytes(message)
+        self._check_held()
+
+    def orphan_result(self, message: Message) -> None:
+        """A tool result that answers no unanswered call of the turn before it."""
+        index = self._index
+        call_id = message.get("tool_call_id")
+        duplicate = bool(call_id) and call_id in self._results
+        if duplicate:
+            kind, why = "duplicate_result", f"a second result for call {call_id!r}"
+        else:
+            kind, why = "orphan_result", f"a result for call {call_id!r}, which no turn before it made"
+        policy = self.options.orphan_results
+        if policy == "error":
+            raise OrphanResultError(
+                f"tool message is {why}",
+                index=index,
+                hint='pass orphan_results="drop" to drop it (recorded) or "keep_as_user" to keep its text',
+            )
+        if policy == "drop":
+            self._record(f"drop_{kind}", f"dropped tool message {index}: {why}", [index], message)
+            return
+        user = {"role": "user", "content": _as_user_text(message)}
+        self._record(
+            f"{kind}_to_user", f"tool message {index} ({why}) kept as user text", [index], message
+        )
+        self._replay.append((user, index))
+
+    def end_turn(self, message: Message | None = None) -> None:
+        """The held turn is over: emit it with its results (stubs for missing ones), or drop
+        it when it carries nothing; then schedule the deferred messages for replay."""
+        self._finish("stub")
+
+    def end_turn_at_eof(self, message: Message | None = None) -> None:
+        """As end_turn, with the ``trailing_calls`` policy for unanswered calls."""
+        self._finish(self.options.trailing_calls)
+
+    # ------------------------------------------------------------------ the repairs
+
+    def _has_substance(self) -> bool:
+        turn = self._turn
+        assert turn is not None
+        if self._turn_opaque or self._calls:
+            return True
+        if _has_text(turn.get("content")):
+            return True
+        return any(turn.get(k) for k in _SUBSTANCE_KEYS)
+
+    def _clean_calls(self, message: Message, index: int) -> Message:
+        """Tool-call hygiene for one assistant fragment; registers its calls on the turn.
+
+        Returns the message to hold (a copy if anything changed, never the input edited).
+        """
+        if "tool_calls" not in message:
+            return message
+        raw = message["tool_calls"]
+        if not raw:
+            self._turn_notes.append((
+                "remove_empty_tool_calls", f"removed 'tool_calls': {raw!r} from message {index}",
+                [index], None,
+            ))
+            return {k: v for k, v in message.items() if k != "tool_calls"}
+        calls: list[Any] = []
+        changed = False
+        notes = self._turn_notes
+        for position, call in enumerate(raw):
+            function = call.get("function") or {}
+            name = function.get("name") if isinstance(function, Mapping) else None
+            if not name or not name.strip():
+                self._record(
+                    "drop_nameless_call",
+                    f"dropped tool call {position} of message {index}: it has no function name",
+                    [index], call,
+                )
+                changed = True
+                continue
+            fixed = call
+            call_id = call.get("id")
+            if not call_id:
+                if call.get("call_id"):
+                    call_id = call["call_id"]
+                    notes.append(("call_id_as_id", f"call {call_id!r} had only 'call_id'; used it as 'id'", [index], None))
+                else:
+                    call_id = self._fresh_id(f"call_{index}_{position}")
+                    notes.append(("assign_call_id", f"call {position} of message {index} had no id; gave it {call_id!r}", [index], None))
+                fixed = {**call, "id": call_id}
+            if call.get("type") is None:
+                fixed = {**fixed, "type": "function"}
+                notes.append(("add_call_type", f"call {call_id!r} had no 'type'; set 'function'", [index], None))
+            arguments = function.get("arguments")
+            if not isinstance(arguments, str) or not arguments.strip():
+                if isinstance(arguments, (dict, list)):
+                    encoded = orjson.dumps(arguments).decode()
+                    notes.append(("encode_arguments", f"call {call_id!r}: arguments given as an object, encoded as JSON", [index], None))
+                else:
+                    encoded = "{}"
+                    notes.append(("default_arguments", f"call {call_id!r}: empty arguments became '{{}}'", [index], None))
+                fixed = {**fixed, "function": {**function, "arguments": encoded}}
+            if call_id in self._calls:
+                if self._calls[call_id] == fixed:
+                    self._record(
+                        "drop_duplicate_call",
+                        f"dropped call {call_id!r} of message {index}: an exact duplicate of an earlier call of the turn",
+                        [index], call,
+                    )
+                    changed = True
+                    continue
+                renamed = self._fresh_id(f"{call_id}_dup")
+                self._aliases.setdefault(call_id, []).append(renamed)
+                notes.append((
+                    "rename_duplicate_call_id",
+                    f"call id {call_id!r} was used twice in one turn for different calls; the second is now {renamed!r}",
+                    [index], None,
+                ))
+                fixed = {**fixed, "id": renamed}
+                call_id = renamed
+            if fixed is not call:
+                changed = True
+            self._calls[call_id] = fixed
+            self._unanswered[call_id] = None
+            calls.append(fixed)
+        if not changed:
+            return message
+        if not calls:
+            return {k: v for k, v in message.items() if k != "tool_calls"}
+        return {**message, "tool_calls": calls}
+
+    def _fresh_id(self, base: str) -> str:
+        # Deterministic: the same input always gets the same ids (idempotence).
+        candidate, n = base, 1
+        while candidate in self._calls:
+            n += 1
+            candidate = f"{base}{n}"
+        return candidate
+
+    def _finish(self, policy: str) -> None:
+        turn = self._turn
+        assert turn is not None
+        self._turn = None
+        inputs = self._turn_inputs
+        notes = self._turn_notes
+        missing = list(self._unanswered)
+        if missing and policy == "drop" and not self._turn_opaque:
+            for call_id in missing:
+                self._record(
+                    "drop_unanswered_call",
+                    f"removed call {call_id!r}: the history ends before it was answered",
+                    list(inputs), self._calls.pop(call_id),
+                )
+            calls = list(self._calls.values())
+            turn = {**turn, "tool_calls": calls} if calls else {k: v for k, v in turn.items() if k != "tool_calls"}
+            missing = []
+        if not self._turn_opaque and not self._calls and not _has_text(turn.get("content")) and not any(
+            turn.get(k) for k in _SUBSTANCE_KEYS
+        ):
+            has_reasoning = any(_has_text(turn.get(k)) for k in _TEXT_JOIN_KEYS) or bool(turn.get("reasoning_details"))
+            why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
+            for note in notes:  # repairs of a message that is dropped are still repairs
+                self._record(note[0], note[1], note[2], note[3])
+            self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
+            self._end_block()
+            return
+        if self._calls and not self._turn_opaque and _is_blank(turn.get("content", "")) and turn.get("content") is not None:
+            notes.append((
+                "empty_content_to_null",
+                f"content {turn['content']!r} next to tool calls became null",
+                list(inputs), None,
+            ))
+            turn = {**turn, "content": None}
+        if self._user is not None:
+            self.release_user()
+        self._emit(turn, notes)
+        results = self._results
+        stub = policy != "keep"
+        for call_id in self._calls:
+            result = results.get(call_id)
+            if result is not None:
+                self._emit(result[0], result[2])
+            elif stub:
+                self._emit(
+                    {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text},
+                    [(
+                        "stub_missing_result",
+                        f"call {call_id!r} had no result; added a stub result",
+                        list(inputs), None,
+                    )],
+                )
+        arrival = self._arrival
+        if len(arrival) > 1 and arrival != [c for c in self._calls if c in results]:
+            self._record(
+                "reorder_results",
+                f"put the results of turn {_span(inputs)} in the order of its calls",
+                [results[c][1] for c in arrival],
+            )
+        self._end_block()
+
+    def _end_block(self) -> None:
+        # What was deferred behind the tool block is placed next, in arrival order.
+        if self._deferred:
+            self._replay.extend(self._deferred)
+            self._deferred = []
+        self._calls = {}
+        self._unanswered = {}
+        self._results = {}
+        self._held_bytes = 0
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _call_id(call: Any) -> str | None:
+    if isinstance(call, Mapping):
+        return call.get("id") or call.get("call_id")
+    return None
+
+
+def _is_opaque(message: Message) -> bool:
+    return message.get("finish_reason") == "incomplete" or any(message.get(k) for k in _OPAQUE_KEYS)
+
+
+def _is_blank(content: Any) -> bool:
+    """"" / whitespace / [] / only empty text parts (None is not blank: it is absent)."""
+    if isinstance(content, str):
+        return not content.strip()
+    if isinstance(content, list):
+        return not _has_text(content)
+    return False
+
+
+def _has_text(content: Any) -> bool:
+    """Content worth sending: non-blank text, or any non-text part (an image...)."""
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, str):
+                if part.strip():
+                    return True
+            elif isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
+                text = part.get("text")
+                if isinstance(text, str) and text.strip():
+                    return True
+            elif part is not None:
+                return True
+        return False
+    return content is not None and content != {}
+
+
+def _as_parts(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return content
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    return []
+
+
+def _join(a: Any, b: Any) -> Any:
+    """Join two contents: text with a newline, blank parts skipped; lists concatenated."""
+    if b is None:
+        return a
+    if a is None:
+        return b
+    if isinstance(a, str) and isinstance(b, str):
+        if not b.strip():
+            return a
+        if not a.strip():
+            return b
+        return a + "\n" + b
+    if _is_blank(b) and not isinstance(b, list):
+        return a
+    joined = _as_parts(a) + _as_parts(b)
+    return joined if joined else a
+
+
+def _merge(held: Message, new: Message) -> tuple[Message, list[tuple[str, Any, Any]]]:
+    """Merge ``new`` into a copy of ``held``. Returns the merged message and the values
+    that ``new`` overwrote (key, old, new) -- recorded, never silently lost."""
+    merged = dict(held)
+    conflicts: list[tuple[str, Any, Any]] = []
+    for key, value in new.items():
+        if key == "tool_calls" or key == "role":
+            continue  # calls are merged by the turn's call registry
+        if key not in merged:
+            merged[key] = value
+        elif key == "content" or key in _TEXT_JOIN_KEYS:
+            merged[key] = _join(merged[key], value)
+        else:
+            old = merged[key]
+            if old == value or value is None:
+                continue
+            if old is None:
+                merged[key] = value
+            elif isinstance(old, list) and isinstance(value, list):
+                merged[key] = old + value
+            else:
+                merged[key] = value
+                conflicts.append((key, old, value))
+    return merged, conflicts
+
+
+def _conflict_notes(conflicts: list[tuple[str, Any, Any]], inputs: list[int]) -> list[Note]:
+    return [
+        ("merge_conflict", f"merging {_span(inputs)}: '{key}' was {old!r}, the later message's {new!r} kept",
+         list(inputs), {key: old})
+        for key, old, new in conflicts
+    ]
+
+
+def _span(indices: list[int]) -> str:
+    if len(indices) == 1:
+        return str(indices[0])
+    if indices == list(range(indices[0], indices[-1] + 1)):
+        return f"{indices[0]}-{indices[-1]}"
+    return ", ".join(map(str, indices))
+
+
+def _size(message: Message) -> int:
+    size = 0
+    for value in message.values():
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, list):
+            size += 64 * len(value)
+    return size
+
+
+def _as_user_text(result: Message) -> Any:
+    label = f"[tool result for call {result.get('tool_call_id')!r}]"
+    content = result.get("content")
+    if isinstance(content, list):
+        return [{"type": "text", "text": label}, *content]
+    if isinstance(content, str) and content:
+        return f"{label}\n{content}"
+    return label
+
+
+def _shape_error(message: Any, index: int) -> InvalidMessage:
+    if not isinstance(message, Mapping):
+        return InvalidMessage(f"expected a message object, got {type(message).__name__}", index=index)
+    role = message.get("role")
+    if role is None:
+        return InvalidMessage("message has no 'role'", field="role", index=index)
+    return InvalidMessage(
+        f"unknown role {role!r}", field="role", index=index,
+        hint="expected one of system, developer, user, assistant, tool",
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        orjson.dumps(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+# ---------------------------------------------------------------------- the compiled table
+
+Row = tuple[tuple[Callable[..., bool], ...], tuple[Callable[..., None], ...], "str | None"]
+
+
+def _reference_machine(model: Any = None) -> Machine:
+    """The transitions machine that declares the table (model=None: declaration only)."""
+    return Machine(
+        model=model,
+        states=_state.STATES,
+        transitions=_state.TRANSITIONS,
+        initial=_state.IDLE,
+        auto_transitions=False,
+        model_override=model is not None,
+    )
+
+
+def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, list[Row]]]:
+    """Read the machine's own Event/Transition objects into ``{state: {event: rows}}``.
+
+    Each row is (conditions, actions, dest) with callables taken from ``cls``; conditions
+    are the transition's conditions (``unless`` as negations), actions its ``prepare``,
+    ``before`` and ``after`` callbacks in transitions' order. Nothing is re-declared here.
+    """
+    table: dict[str, dict[str, list[Row]]] = {state: {} for state in machine.states}
+    for name, event in machine.events.items():
+        for source, transitions in event.transitions.items():
+            rows = table[source].setdefault(name, [])
+            for transition in transitions:
+                conditions = []
+                for condition in transition.conditions:
+                    func = getattr(cls, condition.func)
+                    if condition.target:
+                        conditions.append(func)
+                    else:
+                        conditions.append(lambda self, m, f=func: not f(self, m))
+                callbacks = [*transition.prepare, *transition.before, *transition.after]
+                actions = tuple(getattr(cls, cb) for cb in callbacks)
+                rows.append((tuple(conditions), actions, transition.dest))
+    return table
+
+
+_DISPATCH = compile_table(_reference_machine(), Normalizer)

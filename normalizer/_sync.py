@@ -1,0 +1,85 @@
+"""The synchronous adapter: a loop around the core."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ._core import Normalizer
+from ._report import Report
+
+__all__ = ["Normalized", "normalize_sync", "add_position_note"]
+
+
+class Normalized(Iterator[dict[str, Any]]):
+    """An iterator of repaired messages; ``.report`` says what was repaired.
+
+    The report is complete once the iterator is exhausted.
+    """
+
+    def __init__(self, source: Iterable[Any], normalizer: Normalizer) -> None:
+        self.normalizer = normalizer
+        self._messages = self._run(iter(source))
+
+    @property
+    def report(self) -> Report:
+        return self.normalizer.report
+
+    def __iter__(self) -> Normalized:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        return next(self._messages)
+
+    def close(self) -> None:
+        """Stop early: closes the source if it can be closed."""
+        self._messages.close()
+
+    def _run(self, source: Iterator[Any]) -> Iterator[dict[str, Any]]:
+        feed = self.normalizer.feed
+        index = 0
+        try:
+            while True:
+                try:
+                    message = next(source)
+                except StopIteration:
+                    break
+                except Exception as exc:
+                    add_position_note(exc, index)
+                    raise
+                index += 1
+                out = feed(message)
+                if out:
+                    yield from out
+            yield from self.normalizer.close()
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+
+def normalize_sync(
+    source: Iterable[Any], *, normalizer: Normalizer | None = None, **options: Any
+) -> Normalized:
+    """Repair a history given as any iterable of messages; returns an iterator.
+
+    >>> out = normalize_sync([{"role": "assistant", "content": "A"},
+    ...                       {"role": "assistant", "content": "B"}])
+    >>> list(out), out.report.counts
+    ([{'role': 'assistant', 'content': 'A\\nB'}], {'merge_assistant': 1})
+
+    Args:
+        source: messages (dicts, mappings, or pydantic models with ``model_dump``).
+        normalizer: a Normalizer to use (its report is ``.report``); else one is made
+            from ``options`` (``profile=`` and the core's options).
+    """
+    return Normalized(source, normalizer or Normalizer(**options))
+
+
+def add_position_note(exc: BaseException, index: int) -> None:
+    """Say where in the history the source failed, without changing the exception's type."""
+    note = f"raised by the message source while reading message {index} (normalizer)"
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # Python 3.10
+        exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]

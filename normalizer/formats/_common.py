@@ -1,0 +1,172 @@
+"""Pieces every converter shares: the converter protocol, the pending assistant turn, helpers.
+
+A converter is sans-I/O: ``feed(record, line=...)`` takes one decoded JSON value and returns
+the chat messages it completes; ``close()`` returns what is still pending. It holds at most
+one assistant turn (and that turn's results), so memory does not grow with the input.
+Converters never mutate the records they are given: every output dict is new.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import orjson
+
+from .._errors import InvalidMessage
+from .._report import Report
+
+__all__ = ["Converter", "Turn", "dumps", "invalid", "text_parts", "as_text"]
+
+
+class Converter(Protocol):
+    """What the readers drive. ``multi`` converters turn one record into one conversation."""
+
+    name: str
+    multi: bool
+
+    def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]: ...
+
+    def close(self) -> list[dict[str, Any]]: ...
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text (orjson), as tool-call arguments and stringified outputs use."""
+    return orjson.dumps(value).decode()
+
+
+def invalid(what: str, *, line: int | None, hint: str | None = None, field: str | None = None) -> InvalidMessage:
+    return InvalidMessage(what, field=field, line=line, hint=hint)
+
+
+def describe(value: Any) -> str:
+    """A short description of a value for error messages."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+# Text-like content part types of the formats we read (Responses, Anthropic, Chat).
+_TEXT_PARTS = {"text", "input_text", "output_text", "summary_text", "reasoning_text"}
+
+
+def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
+    """Chat content parts for a list of Responses / Anthropic / Chat parts.
+
+    Text parts become ``{"type": "text", "text"}``; images become ``image_url`` parts; any
+    other part is kept as it is (the core or the target decides), so nothing is lost.
+    """
+    if not isinstance(content, list):
+        raise invalid(f"{where}: expected a string or a list of parts, got {describe(content)}", line=line)
+    out: list[Any] = []
+    for part in content:
+        if isinstance(part, str):
+            out.append({"type": "text", "text": part})
+            continue
+        if not isinstance(part, dict):
+            raise invalid(f"{where}: content part is {describe(part)}, expected an object", line=line)
+        kind = part.get("type")
+        if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
+            out.append({"type": "text", "text": part["text"]})
+        elif kind == "input_image" and isinstance(part.get("image_url"), str):
+            image: dict[str, Any] = {"url": part["image_url"]}
+            if "detail" in part:
+                image["detail"] = part["detail"]
+            out.append({"type": "image_url", "image_url": image})
+        elif kind == "image" and isinstance(part.get("source"), dict):
+            out.append(_anthropic_image(part["source"]))
+        else:
+            out.append(dict(part))
+    return out
+
+
+def _anthropic_image(source: dict[str, Any]) -> dict[str, Any]:
+    if source.get("type") == "base64":
+        url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+    else:
+        url = str(source.get("url", ""))
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def as_text(parts: list[Any]) -> str | list[Any]:
+    """One text part collapses to a string (the common case); anything else stays a list."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0].get("type") == "text":
+        return parts[0]["text"]  # type: ignore[no-any-return]
+    return parts
+
+
+def only_text(parts: list[Any]) -> str | None:
+    """The joined text of parts when they are all text, else None."""
+    if all(isinstance(p, dict) and p.get("type") == "text" for p in parts):
+        return "".join(p["text"] for p in parts)
+    return None
+
+
+class Turn:
+    """One assistant turn being assembled from fragments, plus the results that follow it.
+
+    Results are held (not emitted) until the turn is known to be over, because a format may
+    still add a fragment to the turn after its first result (Claude Code does, rarely);
+    emitting early would split one model turn into two assistant messages. They are released
+    in call order, and results for ids this turn never made come last, in arrival order.
+    """
+
+    __slots__ = ("key", "texts", "reasoning", "calls", "extra", "preserved", "results", "seen", "refusal")
+
+    def __init__(self, key: Any = None) -> None:
+        self.key = key
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.extra: dict[str, Any] = {}
+        # Vendor data kept whole for replay to its own API (encrypted reasoning, signatures).
+        self.preserved: dict[str, list[Any]] = {}
+        self.results: list[dict[str, Any]] = []
+        self.seen: set[bytes] = set()
+        self.refusal: str | None = None
+
+    def preserve(self, key: str, value: Any) -> None:
+        self.preserved.setdefault(key, []).append(value)
+
+    def message(self) -> dict[str, Any]:
+        texts = [t for t in self.texts if t]
+        msg: dict[str, Any] = {"role": "assistant"}
+        if texts:
+            msg["content"] = "\n\n".join(texts)
+        else:
+            # Calls with no text: null content, as the Chat API itself returns it.
+            msg["content"] = None if self.calls else ""
+        if self.refusal is not None:
+            msg["refusal"] = self.refusal
+        reasoning = [r for r in self.reasoning if r]
+        if reasoning:
+            msg["reasoning_content"] = "\n\n".join(reasoning)
+        if self.calls:
+            msg["tool_calls"] = self.calls
+        for key, values in self.preserved.items():
+            msg[key] = values
+        for key, value in self.extra.items():
+            msg.setdefault(key, value)
+        return msg
+
+    def flush(self) -> list[dict[str, Any]]:
+        """The assistant message, then its held results in call order."""
+        out = [self.message()]
+        if self.results:
+            order = {call.get("id"): i for i, call in enumerate(self.calls)}
+            late = len(order)
+            # sorted() is stable: unknown ids keep their arrival order, after the known ones.
+            out.extend(sorted(self.results, key=lambda r: order.get(r.get("tool_call_id"), late)))
+        return out
+
+
+def note_extra(report: Report | None, kind: str, detail: str, *, line: int | None, dropped: Any) -> None:
+    if report is not None:
+        report.add(kind, detail, line=line, dropped=dropped)
+
+
+def count(report: Report | None, kind: str) -> None:
+    if report is not None:
+        report.count(kind)
