@@ -6,7 +6,7 @@ conditions and actions that table names, and the repairs they make. Every repair
 recorded in the report (``_report.py``) at the moment its message is emitted, so the
 record knows the output index; anything removed is recorded whole.
 
-The per-message path dispatches through ``_DISPATCH``, a plain dict compiled at import
+The per-message path dispatches through ``Normalizer._table``, a plain dict compiled at import
 from the very ``transitions.Machine`` that declares the table (a trigger costs ~8 us, the
 per-message budget is ~2 us). ``tests/test_state.py`` drives both over random inputs and
 asserts they agree.
@@ -59,9 +59,11 @@ class Normalizer:
     >>> n.feed({"role": "user", "content": "hi"})
     []
     >>> n.feed({"role": "assistant", "content": "Let me look."})
-    [{'role': 'user', 'content': 'hi'}]
+    []
+    >>> n.feed({"role": "assistant", "content": "Found it."})
+    []
     >>> n.close()
-    [{'role': 'assistant', 'content': 'Let me look.'}]
+    [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'Let me look.\nFound it.'}]
 
     Args:
         profile: a built-in profile name, a path to a TOML/JSON profile, or a Profile.
@@ -76,6 +78,7 @@ class Normalizer:
     """
 
     state: str
+    _table: dict[str, dict[str, list[Row]]]  # compiled from the machine, set below the class
 
     def __init__(self, profile: Any = "default", **options: Any) -> None:
         from ._profiles import get_profile, make_stage
@@ -192,7 +195,7 @@ class Normalizer:
 
     def _dispatch(self, event: str, message: Message | None) -> None:
         # The compiled table: rows in order, first whose conditions hold wins (Rule 3).
-        for conditions, actions, dest in _DISPATCH[self.state][event]:
+        for conditions, actions, dest in self._table[self.state][event]:
             for condition in conditions:
                 if not condition(self, message):
                     break
@@ -368,9 +371,6 @@ class Normalizer:
         self._check_fragments(len(inputs))
         merged, conflicts = _merge(held, message)
         self._user = merged
-        self._user_notes.append((
-            "merge_user", f"merged consecutive user messages {_span(inputs)} into one", list(inputs), None
-        ))
         self._user_notes.extend(_conflict_notes(conflicts, inputs))
 
     def release_user(self, message: Message | None = None) -> None:
@@ -378,7 +378,11 @@ class Normalizer:
         user = self._user
         if user is not None:
             self._user = None
-            self._emit(user, self._user_notes)
+            notes = self._user_notes
+            inputs = self._user_inputs
+            if len(inputs) > 1:
+                notes.insert(0, ("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs, None))
+            self._emit(user, notes)
 
     # ------------------------------------------------------------------ actions: turn
 
@@ -406,8 +410,6 @@ class Normalizer:
             self._turn_opaque = False
             self._turn = self._clean_calls(message, index)
         self._hold_bytes(message)
-        if self._user is not None and self._has_substance():
-            self.release_user()
 
     def merge_turn(self, message: Message) -> None:
         """Merge another fragment of the same model turn into the held one."""
@@ -427,14 +429,7 @@ class Normalizer:
             else:
                 merged.pop("tool_calls", None)
         self._turn = merged
-        self._turn_notes.append((
-            "merge_assistant",
-            f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
-            list(inputs), None,
-        ))
         self._turn_notes.extend(_conflict_notes(conflicts, inputs))
-        if self._user is not None and self._has_substance():
-            self.release_user()
 
     def take_result(self, message: Message) -> None:
         """Keep a tool result for the held turn's call it answers."""
@@ -508,15 +503,6 @@ class Normalizer:
         self._finish(self.options.trailing_calls)
 
     # ------------------------------------------------------------------ the repairs
-
-    def _has_substance(self) -> bool:
-        turn = self._turn
-        assert turn is not None
-        if self._turn_opaque or self._calls:
-            return True
-        if _has_text(turn.get("content")):
-            return True
-        return any(turn.get(k) for k in _SUBSTANCE_KEYS)
 
     def _clean_calls(self, message: Message, index: int) -> Message:
         """Tool-call hygiene for one assistant fragment; registers its calls on the turn.
@@ -611,6 +597,12 @@ class Normalizer:
         self._turn = None
         inputs = self._turn_inputs
         notes = self._turn_notes
+        if len(inputs) > 1:
+            notes.insert(0, (
+                "merge_assistant",
+                f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
+                inputs, None,
+            ))
         missing = list(self._unanswered)
         if missing and policy == "drop" and not self._turn_opaque:
             for call_id in missing:
@@ -787,12 +779,23 @@ def _span(indices: list[int]) -> str:
 
 
 def _size(message: Message) -> int:
+    # An estimate of held text (the limit is about runaway growth, not exact bytes):
+    # string values count their length, list values (parts, calls) a flat 64 per item
+    # plus the text and arguments inside them.
     size = 0
     for value in message.values():
         if isinstance(value, str):
             size += len(value)
         elif isinstance(value, list):
-            size += 64 * len(value)
+            for item in value:
+                size += 64
+                if isinstance(item, Mapping):
+                    text = item.get("text")
+                    if isinstance(text, str):
+                        size += len(text)
+                    function = item.get("function")
+                    if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+                        size += len(function["arguments"])
     return size
 
 
@@ -868,4 +871,4 @@ def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, list[Row]]
     return table
 
 
-_DISPATCH = compile_table(_reference_machine(), Normalizer)
+Normalizer._table = compile_table(_reference_machine(), Normalizer)

@@ -35,8 +35,8 @@
 # States
 #   idle     nothing is held
 #   user     a user message is held (it may merge with the next user message)
-#   turn     an assistant turn is held (fragments merge into it); a user message may be held
-#            before it while the turn is still empty
+#   turn     an assistant turn is held (fragments merge into it); the user message before it
+#            stays held too, until the turn is emitted (the turn may yet turn out empty)
 #   tools    the held turn's results are being collected; user/system messages are deferred
 #   closed   end of input seen, everything flushed
 #
@@ -80,7 +80,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     _row("system", USER, IDLE, "release_user", "emit"),
     _row("user", USER, USER, "merge_user", when="continues_user"),
     _row("user", USER, USER, "release_user", "hold_user"),  # another speaker (`name`)
-    _row("assistant", USER, TURN, "hold_turn"),  # the user is released once the turn has substance
+    _row("assistant", USER, TURN, "hold_turn"),  # the user stays held until the turn is emitted
     _row("tool", USER, USER, "orphan_result"),
     _row("eof", USER, CLOSED, "release_user"),
     # -- turn: an assistant turn held --------------------------------------------------
