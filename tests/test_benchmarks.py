@@ -1,0 +1,108 @@
+"""Smoke test of the benchmark suite: it runs on a tiny size and produces its outputs.
+
+No timing assertions: timings belong in the benchmark output, not in tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import workload
+from benchmarks.run import COLUMNS, ROW_KEYS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_workload_is_seeded_streaming_and_exact() -> None:
+    gen = workload.chat_messages(500, seed=7)
+    assert not isinstance(gen, list)
+    first = list(gen)
+    assert len(first) == 500
+    assert first == list(workload.chat_messages(500, seed=7))
+    assert first != list(workload.chat_messages(500, seed=8))
+    assert first[0]["role"] == "system"
+    assert {m["role"] for m in first} == {"system", "user", "assistant", "tool"}
+
+
+def test_workload_defect_mix_is_tunable() -> None:
+    def defects(mix: workload.Mix) -> int:
+        msgs = list(workload.chat_messages(3000, seed=1, mix=mix))
+        pairs = zip(msgs, msgs[1:])
+        split = sum(a["role"] == b["role"] == "assistant" for a, b in pairs)
+        empty = sum(m.get("content") == "" and bool(m.get("tool_calls")) for m in msgs)
+        orphans = sum("orphan" in m.get("tool_call_id", "") for m in msgs)
+        return split + empty + orphans
+
+    assert defects(workload.Mix.parse("none")) == 0
+    assert defects(workload.Mix.parse("split=0.5,empty=0.5,orphan=0.2")) > 50
+    with pytest.raises(ValueError):
+        workload.Mix.parse("nonsense=1")
+
+
+def test_responses_rendering_round_trips_to_chat() -> None:
+    msgs = list(workload.chat_messages(400, seed=2, mix=workload.Mix.parse("none")))
+    items = list(workload.responses_items(msgs))
+    kinds = {i.get("type", "easy") for i in items}
+    assert {"function_call", "function_call_output", "message", "easy"} <= kinds
+    back = list(workload.responses_to_chat(items))
+
+    def calls(ms: list[dict]) -> list[str]:
+        return [c["id"] for m in ms for c in m.get("tool_calls") or ()]
+
+    def results(ms: list[dict]) -> list[str]:
+        return [m["tool_call_id"] for m in ms if m["role"] == "tool"]
+
+    assert calls(back) == calls(msgs)
+    assert results(back) == results(msgs)
+    # the naive mapping splits text + calls into two assistant messages, as gateways do
+    assert len(back) >= len(msgs)
+
+
+def test_generator_holds_constant_state() -> None:
+    # 10M messages must stream: taking a slice deep into the history needs no list.
+    gen = workload.chat_messages(10_000_000, seed=0)
+    tail = list(itertools.islice(gen, 20_000, 20_005))
+    assert len(tail) == 5
+    gen.close()
+
+
+def test_benchmark_command_produces_table_and_json(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--quick", "--sizes", "300", "--repeats", "1", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    header = proc.stdout.splitlines()[0]
+    for column in COLUMNS:
+        assert column in header
+    assert "floor: orjson loads+dumps" in proc.stdout
+    assert "Targets" in proc.stdout
+
+    result = json.loads((out / "bench.json").read_text())
+    assert {"meta", "columns", "rows", "targets", "notes"} <= result.keys()
+    assert result["columns"] == list(COLUMNS)
+    rows = result["rows"]
+    assert rows and all(set(ROW_KEYS) <= r.keys() for r in rows)
+    keys = {r["key"] for r in rows}
+    assert {"floor", "core_validate", "core_novalidate", "async", "copy", "mem_async", "mem_cli"} <= keys
+    by = {r["key"]: r for r in rows}
+    assert by["floor"]["status"] == "ok" and by["floor"]["per_s"] > 0
+    for key in ("langchain", "pydantic_ai", "agents_sdk"):
+        assert by[key]["status"] == "ok" or by[key]["status"].startswith("skipped")
+    for t in result["targets"]:
+        assert {"target", "value", "limit", "met"} <= t.keys()
+    assert (out / "bench.md").read_text().startswith("| row |")
