@@ -63,7 +63,7 @@ class Normalizer:
     >>> n.feed({"role": "assistant", "content": "Found it."})
     []
     >>> n.close()
-    [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'Let me look.\nFound it.'}]
+    [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'Let me look.\\nFound it.'}]
 
     Args:
         profile: a built-in profile name, a path to a TOML/JSON profile, or a Profile.
@@ -499,8 +499,10 @@ class Normalizer:
         self._finish("stub")
 
     def end_turn_at_eof(self, message: Message | None = None) -> None:
-        """As end_turn, with the ``trailing_calls`` policy for unanswered calls."""
-        self._finish(self.options.trailing_calls)
+        """As end_turn, with the ``trailing_calls`` policy for unanswered calls -- if they
+        really are trailing: when a user or system message came after them (deferred),
+        the conversation moved on without their results, and they get stubs."""
+        self._finish("stub" if self._deferred else self.options.trailing_calls)
 
     # ------------------------------------------------------------------ the repairs
 

@@ -80,8 +80,9 @@ def assert_pairing_rules(out: list[Message], *, trailing_calls: str = "stub") ->
         assert role != "tool", f"output {i}: tool message not right after its call's turn: {m}"
         if role == "assistant":
             calls = m.get("tool_calls")
-            assert calls is None or calls, f"output {i}: empty tool_calls list"
-            if not _is_opaque(m):
+            opaque = _is_opaque(m)  # kept exactly as stored: only pairing applies
+            assert opaque or calls is None or calls, f"output {i}: empty tool_calls list"
+            if not opaque:
                 assert _has_text(m.get("content")) or calls, f"output {i}: empty assistant {m}"
                 if calls:
                     assert m.get("content") != "" and not (
@@ -91,7 +92,9 @@ def assert_pairing_rules(out: list[Message], *, trailing_calls: str = "stub") ->
                 assert _is_opaque(m) or _is_opaque(previous) or m.get("name") != previous.get("name"), (
                     f"output {i}: two consecutive assistant messages"
                 )
-            ids = [c["id"] for c in calls or []]
+            ids = [c.get("id") or c.get("call_id") for c in calls or []]
+            if opaque:
+                ids = list(dict.fromkeys(i for i in ids if i))
             assert len(ids) == len(set(ids)), f"output {i}: duplicate call ids {ids}"
             answered = []
             j = i + 1
@@ -102,7 +105,7 @@ def assert_pairing_rules(out: list[Message], *, trailing_calls: str = "stub") ->
                 assert answered == ids[: len(answered)] or set(answered) <= set(ids)
             else:
                 assert answered == ids, f"output {i}: calls {ids} answered by {answered}"
-            previous = m
+            previous = out[j - 1]
             i = j
             continue
         if role == "user" and previous is not None and previous["role"] == "user":

@@ -351,10 +351,17 @@ def test_trailing_calls_policy_at_end_of_input(policy, expected):
 
 
 def test_trailing_drop_of_a_tool_only_turn_drops_the_turn_and_keeps_it_in_the_report():
-    out, report = repair([U("a"), A(None, ["c1"]), U("b")], trailing_calls="drop")
-    # the user arrived while the call was outstanding; at the end the call is dropped
-    assert out == [U("a\nb")]
-    assert {"drop_unanswered_call", "drop_empty_assistant", "merge_user"} <= set(report.counts)
+    out, report = repair([U("a"), A(None, ["c1"])], trailing_calls="drop")
+    assert out == [U("a")]
+    assert set(report.counts) == {"drop_unanswered_call", "drop_empty_assistant"}
+    assert report.records[0].dropped == call("c1")
+
+
+@pytest.mark.parametrize("policy", ["keep", "drop"])
+def test_calls_followed_by_a_user_are_not_trailing(policy):
+    # The conversation moved on without the results: the turn ended, so the calls get stubs.
+    out, _ = repair([U("a"), A(None, ["c1"]), U("b")], trailing_calls=policy)
+    assert out == [U("a"), A(None, ["c1"]), T("c1", STUB), U("b")]
 
 
 def test_partial_results_at_end_of_input_with_keep():
