@@ -1,0 +1,222 @@
+"""Codex CLI rollout JSONL -> chat messages (formats.md §1).
+
+Each line is ``{timestamp, type, payload}``. Only ``response_item`` payloads are model-visible
+history (they are Responses items, converted by :class:`ResponsesConverter`). ``event_msg``
+lines repeat the same user text, agent text and reasoning for the UI: converting them too
+would duplicate turns (C3), so they are skipped and counted, except ``turn_aborted`` (a turn
+boundary) and ``thread_rolled_back`` (history control). Unknown line types are skipped and
+counted (C9): Codex adds new ones often.
+
+History control (§1.3) cannot be applied by a one-pass stream, because it removes lines that
+came *before* it. When the input can be read twice (a file), :func:`plan_codex` scans it
+first (cheap: most lines are rejected by a substring test) and the converter then leaves out
+what a ``compacted`` line or a ``thread_rolled_back`` event removes, as Codex does on resume:
+
+* ``compacted`` with ``replacement_history``: the replacement is the whole history up to
+  that point; every earlier ``response_item`` is left out (counted as ``skip_compacted``).
+* ``compacted`` without it: earlier user messages are kept, everything else before it is
+  left out, and the summary becomes an assistant message (Codex renders a ``CompactedItem``
+  as an assistant ``output_text`` message).
+* ``thread_rolled_back{num_turns: N}``: the last N user turns before it are left out.
+
+Without a plan (stdin), these lines are recorded in the report (``compaction_not_applied``,
+``rollback_not_applied``) and the history is kept as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .._report import Report
+from ._common import count, describe, invalid, note_extra
+from ._responses import ResponsesConverter
+
+__all__ = ["CodexConverter", "CodexPlan", "CodexPlanner", "plan_codex", "CODEX_LINE_TYPES"]
+
+#: Line types Codex has written (protocol.rs, history/lib.rs). Used by format detection.
+CODEX_LINE_TYPES = frozenset({
+    "session_meta", "response_item", "compacted", "turn_context", "event_msg",
+    "inter_agent_communication", "inter_agent_communication_metadata", "world_state",
+    "token_usage_record", "security_risk_score", "retained_context", "realtime_item",
+})
+
+
+@dataclass
+class CodexPlan:
+    """What history control removes, found by a first pass over the file."""
+
+    compaction_line: int | None = None
+    compaction_replaces: bool = False
+    # Sorted, merged [start, end) line ranges left out by rollbacks.
+    rolled_back: list[tuple[int, int]] = field(default_factory=list)
+
+    def keeps(self, line: int | None, item: Any) -> bool:
+        if line is None:
+            return True
+        for start, end in self.rolled_back:
+            if start <= line < end:
+                return False
+        if self.compaction_line is not None and line < self.compaction_line:
+            if self.compaction_replaces:
+                return False
+            return isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+        return True
+
+    @property
+    def empty(self) -> bool:
+        return self.compaction_line is None and not self.rolled_back
+
+
+class CodexPlanner:
+    """Builds a :class:`CodexPlan` from raw rollout lines fed one at a time (sans-I/O).
+
+    Constant memory, except one int per user turn (where each turn began, needed to know
+    what a rollback removes).
+    """
+
+    def __init__(self) -> None:
+        self._plan = CodexPlan()
+        self._turn_starts: list[int] = []
+        self._last_user_item: int | None = None
+        self._ranges: list[tuple[int, int]] = []
+
+    def feed(self, line: int, raw: bytes) -> None:
+        # Most lines are rejected by a substring test, without decoding them.
+        if b"compacted" not in raw and b"user" not in raw and b"thread_rolled_back" not in raw:
+            return
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return  # the main pass reports it, with its position
+        if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
+            return
+        kind, payload = rec.get("type"), rec["payload"]
+        if kind == "compacted":
+            self._plan.compaction_line = line
+            self._plan.compaction_replaces = isinstance(payload.get("replacement_history"), list)
+        elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
+            self._last_user_item = line
+        elif kind == "event_msg" and payload.get("type") == "user_message":
+            # The response_item user message just before this event starts the turn.
+            self._turn_starts.append(self._last_user_item if self._last_user_item is not None else line)
+        elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+            n = payload.get("num_turns")
+            if isinstance(n, int) and n > 0 and self._turn_starts:
+                n = min(n, len(self._turn_starts))
+                self._ranges.append((self._turn_starts[-n], line))
+                del self._turn_starts[-n:]
+
+    def result(self) -> CodexPlan:
+        plan = self._plan
+        plan.rolled_back = []
+        for start, end in sorted(self._ranges):
+            if plan.rolled_back and start <= plan.rolled_back[-1][1]:
+                plan.rolled_back[-1] = (plan.rolled_back[-1][0], max(end, plan.rolled_back[-1][1]))
+            else:
+                plan.rolled_back.append((start, end))
+        return plan
+
+
+def plan_codex(lines: Iterable[tuple[int, bytes]]) -> CodexPlan:
+    """Scan raw rollout lines for ``compacted`` lines and rollbacks."""
+    planner = CodexPlanner()
+    for line, raw in lines:
+        planner.feed(line, raw)
+    return planner.result()
+
+
+class CodexConverter:
+    """Rollout lines in, chat messages out.
+
+    Args:
+        report: where skips and notes are recorded.
+        plan: the result of :func:`plan_codex` over the same file, or None for a one-pass
+            stream (history control is then recorded, not applied).
+        base_instructions: emit ``session_meta.base_instructions.text`` as a system message.
+    """
+
+    name = "codex"
+    multi = False
+
+    def __init__(self, report: Report | None = None, *, plan: CodexPlan | None = None, base_instructions: bool = True) -> None:
+        self.report = report
+        self.plan = plan
+        self.base_instructions = base_instructions
+        self._items = ResponsesConverter(report)
+        self._meta_seen = False
+
+    def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            raise invalid(
+                f"expected a rollout line {{timestamp, type, payload}}, got {describe(record)}",
+                line=line,
+                hint="Is this a Codex rollout file? Try another --from format",
+            )
+        kind = record["type"]
+        payload = record.get("payload")
+        if kind == "response_item":
+            if self.plan is not None and not self.plan.keeps(line, payload):
+                count(self.report, "skip_compacted" if self._before_compaction(line) else "skip_rolled_back")
+                return []
+            return self._items.feed(payload, line=line)
+        if kind == "event_msg":
+            return self._event(payload, line)
+        if kind == "compacted":
+            return self._compacted(payload, line)
+        if kind == "session_meta":
+            return self._session_meta(payload, line)
+        count(self.report, f"skip_{kind}" if kind in CODEX_LINE_TYPES else "skip_unknown_line")
+        return []
+
+    def close(self) -> list[dict[str, Any]]:
+        return self._items.close()
+
+    def _before_compaction(self, line: int | None) -> bool:
+        plan = self.plan
+        return plan is not None and plan.compaction_line is not None and line is not None and line < plan.compaction_line
+
+    def _session_meta(self, payload: Any, line: int | None) -> list[dict[str, Any]]:
+        count(self.report, "skip_session_meta")
+        if self._meta_seen or not self.base_instructions or not isinstance(payload, dict):
+            return []  # a forked file also carries its parent's meta: only the first counts
+        self._meta_seen = True
+        base = payload.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else None
+        if isinstance(text, str) and text:
+            return [{"role": "system", "content": text}]
+        return []
+
+    def _event(self, payload: Any, line: int | None) -> list[dict[str, Any]]:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        count(self.report, "skip_event_msg")
+        if kind == "turn_aborted":
+            # The aborted turn gets no closing message: whatever it held is complete as is.
+            return self._items.flush()
+        if kind == "thread_rolled_back" and self.plan is None:
+            note_extra(self.report, "rollback_not_applied", "thread_rolled_back needs a second pass over the file (not possible on a stream); the rolled-back turns were kept", line=line, dropped=payload)
+        return []
+
+    def _compacted(self, payload: Any, line: int | None) -> list[dict[str, Any]]:
+        if not isinstance(payload, dict):
+            raise invalid(f"compacted line has payload {describe(payload)}", line=line, field="payload")
+        if self.plan is None or self.plan.compaction_line != line:
+            if self.plan is None:
+                note_extra(self.report, "compaction_not_applied", "a compacted line needs a second pass over the file (not possible on a stream); the history before it was kept as written", line=line, dropped=payload)
+            else:
+                count(self.report, "skip_compacted")  # an earlier compaction, superseded by the last
+            return []
+        out = self._items.flush()
+        replacement = payload.get("replacement_history")
+        if isinstance(replacement, list):
+            for item in replacement:
+                out.extend(self._items.feed(item, line=line))
+            out.extend(self._items.flush())
+            return out
+        message = payload.get("message")
+        if isinstance(message, str) and message:
+            out.append({"role": "assistant", "content": message})
+        return out
