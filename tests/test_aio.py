@@ -1,0 +1,184 @@
+"""The async adapter and the loader decorator, on asyncio and trio."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import anyio
+import pytest
+
+import normalizer
+from normalizer import InvalidMessage, Normalizer
+
+from helpers import A, T, U
+
+pytestmark = pytest.mark.anyio
+
+HISTORY = [U("q"), A("Let me look."), A(None, ["c1"]), U("hurry"), T("c1"), A("done")]
+EXPECTED = list(normalizer.normalize_sync(HISTORY))
+
+
+class CountingSource:
+    """An async iterator that records how far it was read and whether it was closed."""
+
+    def __init__(self, messages, fail_at: int | None = None) -> None:
+        self.messages = list(messages)
+        self.pulled = 0
+        self.closed = False
+        self.fail_at = fail_at
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        await anyio.lowlevel.checkpoint()
+        if self.pulled == self.fail_at:
+            raise ConnectionError("database went away")
+        if self.pulled >= len(self.messages):
+            raise StopAsyncIteration
+        self.pulled += 1
+        return self.messages[self.pulled - 1]
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_async_adapter_matches_sync():
+    assert [m async for m in normalizer.normalize(CountingSource(HISTORY))] == EXPECTED
+
+
+async def test_accepts_a_sync_iterable():
+    assert [m async for m in normalizer.normalize(iter(HISTORY))] == EXPECTED
+
+
+async def test_report_is_reachable():
+    stream = normalizer.normalize(CountingSource(HISTORY))
+    _ = [m async for m in stream]
+    assert stream.report.counts == {"merge_assistant": 1, "move_result": 1}
+
+
+async def test_reads_no_further_ahead_than_the_consumer_asks():
+    source = CountingSource([U(str(i)) if i % 2 else A(str(i)) for i in range(100)])
+    stream = normalizer.normalize(source)
+    first = await stream.__anext__()
+    # One message is held (the pending turn) before the first can be emitted.
+    assert first == U("1") or first == A("0")
+    assert source.pulled <= 3
+    await stream.aclose()
+
+
+async def test_stopping_early_closes_the_source():
+    source = CountingSource([U(str(i)) if i % 2 else A(str(i)) for i in range(100)])
+    async with normalizer.normalize(source) as stream:
+        async for _ in stream:
+            break
+    assert source.closed
+    assert source.pulled < 100
+
+
+async def test_cancellation_closes_the_source_and_leaves_no_task():
+    class Slow(CountingSource):
+        async def __anext__(self):
+            if self.pulled >= 3:
+                await anyio.sleep_forever()
+            return await super().__anext__()
+
+    source = Slow([A(str(i)) if i % 2 else U(str(i)) for i in range(10)])
+    stream = normalizer.normalize(source)
+    with anyio.move_on_after(0.05):
+        async for _ in stream:
+            pass
+    await stream.aclose()
+    assert source.closed
+
+
+async def test_source_exception_reaches_the_consumer_with_its_position():
+    source = CountingSource(HISTORY, fail_at=3)
+    with pytest.raises(ConnectionError) as info:
+        async for _ in normalizer.normalize(source):
+            pass
+    assert "message 3" in "".join(getattr(info.value, "__notes__", []))
+    assert source.closed
+
+
+async def test_invalid_message_error_names_its_index():
+    with pytest.raises(InvalidMessage, match="message 1"):
+        async for _ in normalizer.normalize(CountingSource([U(), {"role": "user", "content": 3}])):
+            pass
+
+
+async def test_decorator_repairs_an_async_loader():
+    @normalizer.repairing
+    async def load(session_id: str):
+        for message in HISTORY:
+            await anyio.lowlevel.checkpoint()
+            yield message
+
+    stream = load("s1")
+    assert [m async for m in stream] == EXPECTED
+    assert stream.report.counts["merge_assistant"] == 1
+
+
+async def test_decorator_takes_options():
+    @normalizer.repairing(trailing_calls="drop")
+    async def load():
+        yield U("q")
+        yield A("x", ["c1"])
+
+    assert [m async for m in load()] == [U("q"), A("x")]
+
+
+def test_decorator_on_a_sync_loader():
+    @normalizer.repairing
+    def load():
+        yield A("a")
+        yield A("b")
+
+    stream = load()
+    assert list(stream) == [A("a\nb")]
+    assert stream.report.counts == {"merge_assistant": 1}
+
+
+async def test_bring_your_own_normalizer():
+    core = Normalizer(stub_text="(lost)")
+    out = [m async for m in normalizer.normalize(CountingSource([A(None, ["c1"])]), normalizer=core)]
+    assert out[-1] == T("c1", "(lost)")
+    assert core.report.counts == {"stub_missing_result": 1}
+
+
+def _history(n: int):
+    """A generated history with defects, as a generator (never materialised)."""
+    for i in range(n // 6):
+        c = f"call_{i % 50}"
+        yield U(f"question {i}")
+        yield A("Let me check.")
+        yield A("", [c])
+        yield U("interjection") if i % 7 == 0 else T(c, "x" * 200)
+        yield T(c, "x" * 200) if i % 7 == 0 else T("orphan", "stray")
+        yield A(f"answer {i}")
+
+
+async def _peak(n: int) -> int:
+    async def source():
+        for message in _history(n):
+            yield message
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        count = 0
+        async for _ in normalizer.normalize(source(), max_records=100):
+            count += 1
+        assert count > n // 2
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_memory_does_not_grow_with_history_length():
+    small = await _peak(20_000)
+    large = await _peak(200_000)
+    # Ten times the messages, about the same peak: nothing is kept per message.
+    assert large < small * 1.5 + 64 * 1024, (small, large)
