@@ -7,7 +7,7 @@ before the first message), ``elapsed_s`` and ``messages_out``.
 Modes:
   ``async``  this process runs ``normalizer.normalize`` (asyncio) over the generator
   ``sync``   this process runs ``normalizer.normalize_sync`` over the generator
-  ``cli``    a child ``python -m normalizer repair /dev/stdin`` is fed the JSONL through a
+  ``cli``    a child ``python -m normalizer repair -`` is fed the JSONL through a
              pipe; its own peak RSS is read with ``os.wait4``
   ``copy``   the same with the bare orjson copy (``benchmarks._copy``), the floor
 """
@@ -30,7 +30,7 @@ import orjson
 
 from .workload import Mix, chat_messages, jsonl_bytes
 
-CLI_INPUT = "/dev/stdin"
+CLI_INPUT = "-"
 
 
 def _hwm_kb(pid: int | str = "self") -> int | None:
