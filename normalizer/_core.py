@@ -24,7 +24,7 @@ from transitions import Machine
 
 from . import _state
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
-from ._messages import MESSAGE, _invalid, as_message
+from ._messages import MESSAGE, _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._report import Report
 from ._state import CLOSED, IDLE
@@ -136,19 +136,24 @@ class Normalizer:
         index = self._n_in
         self._n_in = index + 1
         if self._validate:
-            try:
-                msg = MESSAGE.validate_python(message if type(message) is dict else as_message(message))
-            except ValidationError as exc:
-                return self._invalid(_invalid(exc, message, index), message)
+            if type(message) is dict and is_plain(message):
+                msg = message  # the adapter would return an equal copy (see _messages.is_plain)
+            else:
+                try:
+                    msg = MESSAGE.validate_python(message if type(message) is dict else as_message(message))
+                except ValidationError as exc:
+                    return self._invalid(_invalid(exc, message, index), message)
+            event = _EVENT_OF_ROLE[msg["role"]]
         else:
             msg = message if type(message) is dict else as_message(message)
-            if not isinstance(msg, Mapping) or msg.get("role") not in _EVENT_OF_ROLE:
+            event = _EVENT_OF_ROLE.get(msg.get("role")) if isinstance(msg, Mapping) else None  # type: ignore[arg-type]
+            if event is None:
                 return self._invalid(_shape_error(msg, index), message)
             if type(msg) is not dict:
                 msg = dict(msg)
         self._index = index
         try:
-            self._dispatch(_EVENT_OF_ROLE[msg["role"]], msg)
+            self._dispatch(event, msg)
             if self._replay:
                 self._run_replay()
         except InputError:
@@ -166,7 +171,12 @@ class Normalizer:
         except BaseException:
             self._broken = True
             raise
-        return self._drain()
+        out = self._out
+        if not out:
+            return []
+        self._out = []
+        self._n_out += len(out)
+        return out
 
     def close(self) -> list[Message]:
         """End of input: flush the held turn (stubbing or dropping unanswered calls per
@@ -276,8 +286,8 @@ class Normalizer:
                 hint="a real history never gets near this; if it does, raise max_turn_fragments",
             )
 
-    def _hold_bytes(self, message: Message) -> None:
-        self._held_bytes += _size(message)
+    def _hold_bytes(self, size: int) -> None:
+        self._held_bytes += size
         limit = self.options.max_held_bytes
         if self._held_bytes > limit:
             raise LimitExceeded(
@@ -341,7 +351,7 @@ class Normalizer:
     def defer(self, message: Message) -> None:
         """Hold a user/system message until the held turn's tool block is complete."""
         self._deferred.append((message, self._index))
-        self._hold_bytes(message)
+        self._hold_bytes(_size(message))
         self._check_held()
 
     def replay(self, message: Message | None) -> None:
@@ -369,6 +379,7 @@ class Normalizer:
         inputs = self._user_inputs
         inputs.append(self._index)
         self._check_fragments(len(inputs))
+        self._hold_bytes(_size(message) + (_size(held) if len(inputs) == 2 else 0))
         merged, conflicts = _merge(held, message)
         self._user = merged
         self._user_notes.extend(_conflict_notes(conflicts, inputs))
@@ -391,13 +402,7 @@ class Normalizer:
         index = self._index
         self._turn_inputs = [index]
         self._turn_notes = []
-        self._calls = {}
-        self._unanswered = {}
-        self._aliases = {}
-        self._results = {}
-        self._arrival = []
-        self._deferred = []
-        self._held_bytes = 0
+        # (the tool-block state was reset by _end_block when the previous turn ended)
         if _is_opaque(message):
             self._turn_opaque = True
             for call in message.get("tool_calls") or ():
@@ -408,8 +413,7 @@ class Normalizer:
             self._turn = message
         else:
             self._turn_opaque = False
-            self._turn = self._clean_calls(message, index)
-        self._hold_bytes(message)
+            self._turn = self._clean_calls(message, index) if "tool_calls" in message else message
 
     def merge_turn(self, message: Message) -> None:
         """Merge another fragment of the same model turn into the held one."""
@@ -418,7 +422,7 @@ class Normalizer:
         inputs = self._turn_inputs
         inputs.append(self._index)
         self._check_fragments(len(inputs))
-        self._hold_bytes(message)
+        self._hold_bytes(_size(message) + (_size(held) if len(inputs) == 2 else 0))
         before = len(self._calls)
         fragment = self._clean_calls(message, self._index)
         merged, conflicts = _merge(held, fragment)
@@ -465,7 +469,8 @@ class Normalizer:
         del self._unanswered[target]
         self._results[target] = (message, index, notes)
         self._arrival.append(target)
-        self._hold_bytes(message)
+        content = message.get("content")
+        self._hold_bytes(len(content) if type(content) is str else _size(message))
         self._check_held()
 
     def orphan_result(self, message: Message) -> None:
@@ -525,7 +530,7 @@ class Normalizer:
         notes = self._turn_notes
         for position, call in enumerate(raw):
             function = call.get("function") or {}
-            name = function.get("name") if isinstance(function, Mapping) else None
+            name = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
             if not name or not name.strip():
                 self._record(
                     "drop_nameless_call",
@@ -599,45 +604,50 @@ class Normalizer:
         self._turn = None
         inputs = self._turn_inputs
         notes = self._turn_notes
+        opaque = self._turn_opaque
         if len(inputs) > 1:
             notes.insert(0, (
                 "merge_assistant",
                 f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
                 inputs, None,
             ))
-        missing = list(self._unanswered)
-        if missing and policy == "drop" and not self._turn_opaque:
-            for call_id in missing:
+        if self._unanswered and policy == "drop" and not opaque:
+            # Trailing calls were never run: remove them (kept whole in the report).
+            for call_id in list(self._unanswered):
                 self._record(
                     "drop_unanswered_call",
                     f"removed call {call_id!r}: the history ends before it was answered",
                     list(inputs), self._calls.pop(call_id),
                 )
+            self._unanswered = {}
             calls = list(self._calls.values())
             turn = {**turn, "tool_calls": calls} if calls else {k: v for k, v in turn.items() if k != "tool_calls"}
-            missing = []
-        if not self._turn_opaque and not self._calls and not _has_text(turn.get("content")) and not any(
-            turn.get(k) for k in _SUBSTANCE_KEYS
-        ):
-            has_reasoning = any(_has_text(turn.get(k)) for k in _TEXT_JOIN_KEYS) or bool(turn.get("reasoning_details"))
-            why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
-            for note in notes:  # repairs of a message that is dropped are still repairs
-                self._record(note[0], note[1], note[2], note[3])
-            self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
-            self._end_block()
+        content = turn.get("content")
+        if not self._calls and not opaque and not _has_text(content) and not any(turn.get(k) for k in _SUBSTANCE_KEYS):
+            self._drop_empty(turn, inputs, notes)
             return
-        if self._calls and not self._turn_opaque and _is_blank(turn.get("content", "")) and turn.get("content") is not None:
-            notes.append((
-                "empty_content_to_null",
-                f"content {turn['content']!r} next to tool calls became null",
-                list(inputs), None,
-            ))
+        if self._calls and content is not None and not opaque and _is_blank(content):
+            # "text content blocks must be non-empty": "" next to tool calls means "no text".
+            notes.append(("empty_content_to_null", f"content {content!r} next to tool calls became null", list(inputs), None))
             turn = {**turn, "content": None}
         if self._user is not None:
             self.release_user()
         self._emit(turn, notes)
+        if self._calls:
+            self._emit_results(policy != "keep", inputs)
+        self._end_block()
+
+    def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
+        has_reasoning = any(_has_text(turn.get(k)) for k in _TEXT_JOIN_KEYS) or bool(turn.get("reasoning_details"))
+        why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
+        for note in notes:  # repairs made to a message that is then dropped are still repairs
+            self._record(note[0], note[1], note[2], note[3])
+        self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
+        self._end_block()  # the user held before it stays held: the next user merges into it
+
+    def _emit_results(self, stub: bool, inputs: list[int]) -> None:
+        # The tool block in call order: each call's result, or a stub for a missing one.
         results = self._results
-        stub = policy != "keep"
         for call_id in self._calls:
             result = results.get(call_id)
             if result is not None:
@@ -645,11 +655,7 @@ class Normalizer:
             elif stub:
                 self._emit(
                     {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text},
-                    [(
-                        "stub_missing_result",
-                        f"call {call_id!r} had no result; added a stub result",
-                        list(inputs), None,
-                    )],
+                    [("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs), None)],
                 )
         arrival = self._arrival
         if len(arrival) > 1 and arrival != [c for c in self._calls if c in results]:
@@ -658,16 +664,21 @@ class Normalizer:
                 f"put the results of turn {_span(inputs)} in the order of its calls",
                 [results[c][1] for c in arrival],
             )
-        self._end_block()
 
     def _end_block(self) -> None:
         # What was deferred behind the tool block is placed next, in arrival order.
         if self._deferred:
             self._replay.extend(self._deferred)
             self._deferred = []
-        self._calls = {}
-        self._unanswered = {}
-        self._results = {}
+        # Reset only what was used: this runs once per assistant turn.
+        if self._calls:
+            self._calls = {}
+            self._unanswered = {}
+        if self._results:
+            self._results = {}
+            self._arrival = []
+        if self._aliases:
+            self._aliases = {}
         self._held_bytes = 0
 
 
@@ -681,7 +692,12 @@ def _call_id(call: Any) -> str | None:
 
 
 def _is_opaque(message: Message) -> bool:
-    return message.get("finish_reason") == "incomplete" or any(message.get(k) for k in _OPAQUE_KEYS)
+    # Spelled out (no loop): this runs for every assistant message.
+    return bool(
+        message.get("finish_reason") == "incomplete"
+        or message.get("codex_reasoning_items")
+        or message.get("codex_message_items")
+    )
 
 
 def _is_blank(content: Any) -> bool:

@@ -25,8 +25,9 @@ class Normalized(Iterator[dict[str, Any]]):
     def report(self) -> Report:
         return self.normalizer.report
 
-    def __iter__(self) -> Normalized:
-        return self
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        # The generator itself: a for-loop then skips one Python call per message.
+        return self._messages
 
     def __next__(self) -> dict[str, Any]:
         return next(self._messages)
