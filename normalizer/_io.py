@@ -245,13 +245,23 @@ def sniff(head: bytes, at_eof: bool) -> Literal["jsonl", "document", "empty", "m
         return "more"
     first = text if end < 0 else text[:end]
     try:
-        orjson.loads(first)
+        value = orjson.loads(first)
     except orjson.JSONDecodeError as exc:
         # Cut short at the end of the line: an object that continues on the next lines.
         if exc.pos >= len(first.decode("utf-8", "replace").rstrip()) and end >= 0:
             return "document"
         return "jsonl"
+    if isinstance(value, dict) and not value.keys().isdisjoint(_REQUEST_KEYS):
+        # A request body or dump written on one line: a document, if nothing follows it.
+        rest = text[len(first):].strip()
+        if rest:
+            return "jsonl"
+        return "document" if at_eof else "more"
     return "jsonl"
+
+
+# Top-level keys of request bodies and dumps (whose messages sit beside other fields).
+_REQUEST_KEYS = frozenset({"request", "body", "input", "system", "system_prompt"})
 
 
 class _Sniffer:
@@ -358,39 +368,41 @@ def _doc_error(exc: Exception, source: str, walker: DocWalker) -> InputError:
     return InputError(f"not valid JSON (after record {walker.index}): {text.strip()}", source=source, hint="Check the file is one JSON array or object")
 
 
-class _Chained:
-    """A file that first returns ``head`` (bytes already read to sniff), then the rest."""
+class DocReader:
+    """Bytes of a JSON document in, records out (sans-I/O), through ijson's push parser.
 
-    def __init__(self, head: bytes, f: Any) -> None:
-        self._head = head
-        self._f = f
+    ijson's own async functions are asyncio-only with its C backend; pushing chunks into
+    ``parse_coro`` works the same under any event loop, and for the sync reader too.
+    """
 
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            if n < 0:
-                data, self._head = self._head, b""
-                return data + self._f.read()
-            if n >= len(self._head):
-                data, self._head = self._head, b""
-                return data
-            data, self._head = self._head[:n], self._head[n:]
-            return data
-        return self._f.read(n)  # type: ignore[no-any-return]
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.walker = DocWalker()
+        self._events = ijson.sendable_list()
+        self._coro = ijson.parse_coro(self._events, use_float=True)
 
+    def feed(self, chunk: bytes) -> list[Record]:
+        try:
+            self._coro.send(chunk)
+        except ijson.JSONError as exc:
+            raise _doc_error(exc, self.source, self.walker) from None
+        return self._drain()
 
-class _AChained:
-    def __init__(self, head: bytes, f: Any) -> None:
-        self._head = head
-        self._f = f
+    def close(self) -> list[Record]:
+        try:
+            self._coro.close()
+        except ijson.JSONError as exc:
+            raise _doc_error(exc, self.source, self.walker) from None
+        out = self._drain()
+        return out + self.walker.end()
 
-    async def read(self, n: int = -1) -> bytes:
-        if self._head:
-            if n < 0 or n >= len(self._head):
-                data, self._head = self._head, b""
-                return data
-            data, self._head = self._head[:n], self._head[n:]
-            return data
-        return await self._f.read(n)  # type: ignore[no-any-return]
+    def _drain(self) -> list[Record]:
+        out: list[Record] = []
+        event = self.walker.event
+        for prefix, ev, value in self._events:
+            out.extend(event(prefix, ev, value))
+        del self._events[:]
+        return out
 
 
 # -- the sync and async readers -----------------------------------------------------------------
@@ -418,13 +430,12 @@ def iter_records(
     if kind == "document":
         if head.startswith(BOM):
             head = head[3:]
-        walker = DocWalker()
-        try:
-            for prefix, ev, value in ijson.parse(_Chained(head, f), use_float=True):
-                yield from walker.event(prefix, ev, value)
-        except ijson.JSONError as exc:
-            raise _doc_error(exc, source, walker) from None
-        yield from walker.end()
+        doc = DocReader(source)
+        chunk = head
+        while chunk:
+            yield from doc.feed(chunk)
+            chunk = f.read(CHUNK_BYTES)
+        yield from doc.close()
         return
     splitter = LineSplitter(source=source, max_line_bytes=max_line_bytes)
     index = 0
@@ -459,14 +470,13 @@ async def aiter_records(
     if kind == "document":
         if head.startswith(BOM):
             head = head[3:]
-        walker = DocWalker()
-        try:
-            async for prefix, ev, value in ijson.parse_async(_AChained(head, f), use_float=True):
-                for rec in walker.event(prefix, ev, value):
-                    yield rec
-        except ijson.JSONError as exc:
-            raise _doc_error(exc, source, walker) from None
-        for rec in walker.end():
+        doc = DocReader(source)
+        chunk = head
+        while chunk:
+            for rec in doc.feed(chunk):
+                yield rec
+            chunk = await f.read(CHUNK_BYTES)
+        for rec in doc.close():
             yield rec
         return
     splitter = LineSplitter(source=source, max_line_bytes=max_line_bytes)
