@@ -46,7 +46,8 @@
 # reference in tests/test_state.py) and compiled by _core.py into a plain dict for the per-
 # message path: a transitions trigger costs ~8 us, the whole per-message budget is ~2 us.
 #
-# WARNING: README's diagram is generated from this table (python -m normalizer._state).
+# WARNING: README's diagram is generated from this table by diagram(); tests/test_readme.py
+#          fails when the two differ.
 ################################################################################
 
 from __future__ import annotations
@@ -121,6 +122,3 @@ def diagram() -> str:
     )
     return str(machine.get_graph().draw(None))
 
-
-if __name__ == "__main__":  # pragma: no cover - documentation helper
-    print(diagram())
