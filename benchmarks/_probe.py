@@ -136,8 +136,12 @@ def run_child(cmd: list[str], feed: Iterator[bytes] | None, env: dict[str, str] 
     }
 
 
-def probe(mode: str, n: int, seed: int, mix: Mix) -> dict[str, Any]:
-    """Run one probe in this process; see the module docstring."""
+def probe(mode: str, n: int, seed: int, mix: Mix, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one probe in this process; see the module docstring.
+
+    ``options`` go to the core (``async``/``sync`` modes), e.g. ``{"max_records": 0}``.
+    """
+    options = options or {}
     if mode in ("cli", "copy"):
         start = _rss_kb()
         res = run_child(child_command(mode), _chunks(jsonl_bytes(chat_messages(n, seed=seed, mix=mix))))
@@ -150,13 +154,13 @@ def probe(mode: str, n: int, seed: int, mix: Mix) -> dict[str, Any]:
     t0 = time.perf_counter()
     count = 0
     if mode == "sync":
-        for _ in normalizer.normalize_sync(messages):
+        for _ in normalizer.normalize_sync(messages, **options):
             count += 1
     else:
 
         async def consume() -> int:
             k = 0
-            async for _ in normalizer.normalize(messages):
+            async for _ in normalizer.normalize(messages, **options):
                 k += 1
             return k
 
@@ -177,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("n", type=int)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mix", default="")
+    ap.add_argument("--opt", action="append", default=[], metavar="KEY=JSON", help="core option (async/sync)")
     args = ap.parse_args(argv)
-    result = probe(args.mode, args.n, args.seed, Mix.parse(args.mix))
+    options = {k: orjson.loads(v) for k, _, v in (o.partition("=") for o in args.opt)}
+    result = probe(args.mode, args.n, args.seed, Mix.parse(args.mix), options)
     sys.stdout.buffer.write(orjson.dumps(result) + b"\n")
     return 0
 

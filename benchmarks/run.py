@@ -331,7 +331,13 @@ CASES: tuple[Case, ...] = (
     Case("cli", "CLI: python -m normalizer repair FILE", "cli", "message", _cli, rss=True),
     Case("copy", "floor: orjson JSONL copy (subprocess)", "cli", "message", _copy, rss=True),
 )
-MEM_MODES = (("copy", "RSS probe: orjson copy via pipe"), ("cli", "RSS probe: CLI via pipe"), ("async", "RSS probe: async adapter"))
+# (row key suffix, probe mode, label, core options)
+MEM_MODES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("copy", "copy", "RSS probe: orjson copy via pipe", ()),
+    ("cli", "cli", "RSS probe: CLI via pipe", ()),
+    ("async", "async", "RSS probe: async adapter", ()),
+    ("async_norecords", "async", "RSS probe: async adapter, max_records=0", ("max_records=0",)),
+)
 
 
 # --------------------------------------------------------------------------- measuring
@@ -425,9 +431,11 @@ def startup(repeats: int) -> dict[str, float | None]:
     return out
 
 
-def memory_probe(mode: str, size: int, seed: int, mix: str) -> dict[str, Any]:
+def memory_probe(mode: str, size: int, seed: int, mix: str, opts: Iterable[str] = ()) -> dict[str, Any]:
     """One fresh process: ``python -m benchmarks._probe MODE SIZE``."""
     cmd = [sys.executable, "-m", "benchmarks._probe", mode, str(size), "--seed", str(seed), "--mix", mix]
+    for opt in opts:
+        cmd += ["--opt", opt]
     proc = subprocess.run(cmd, capture_output=True, env=_subprocess_env(), cwd=ROOT, check=False)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.decode("utf-8", "replace")[-400:])
@@ -440,15 +448,15 @@ def memory_probe(mode: str, size: int, seed: int, mix: str) -> dict[str, Any]:
 def measure_memory(sizes: list[int], seed: int, mix: str, log: Callable[[str], None]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for size in sizes:
-        for mode, label in MEM_MODES:
-            rec = _row(f"mem_{mode}", label, "memory", size, "message", size)
+        for key, mode, label, opts in MEM_MODES:
+            rec = _row(f"mem_{key}", label, "memory", size, "message", size)
             try:
                 if mode in ("cli", "async"):
                     if mode == "cli":
                         _cli_available()
                     else:
                         _core()
-                res = memory_probe(mode, size, seed, mix)
+                res = memory_probe(mode, size, seed, mix, opts)
             except Skip as exc:
                 rec.update(status=str(exc))
             except RuntimeError as exc:
@@ -525,7 +533,7 @@ def targets(rows: list[dict[str, Any]], start: dict[str, float | None]) -> list[
             out[-1]["detail"] += f"; net of interpreter start-up {net_p / net_c:.2f}"
     add("core validate=on ≥ 10× LangChain throughput", "core_validate", "langchain", lambda x, y: y["us_per_unit"] / x["us_per_unit"], ">=", 10.0)
     add("async adapter cost ≤ 1.2× sync", "async", "core_validate", cost, "<=", 1.2)
-    for key, label in (("mem_cli", "CLI"), ("mem_async", "async adapter")):
+    for key, label in (("mem_cli", "CLI"), ("mem_async", "async adapter"), ("mem_async_norecords", "async adapter, max_records=0")):
         sizes = sorted(s for (k, s) in by if k == key)
         if len(sizes) < 2:
             out.append({"target": f"{label} peak RSS at 10M within 10% of 100k", "value": None, "limit": 1.1, "met": None, "detail": "needs two memory sizes"})
@@ -589,35 +597,40 @@ def chart(rows: list[dict[str, Any]], path: Path) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return "chart skipped (matplotlib not installed)"
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 7.5), gridspec_kw={"width_ratios": (3, 2)})
     series: dict[str, list[tuple[int, float]]] = {}
     mem: dict[str, list[tuple[int, float]]] = {}
     labels: dict[str, str] = {}
+    groups: dict[str, str] = {}
     for r in rows:
         if r["status"] != "ok":
             continue
         labels[r["key"]] = r["row"] + (" (per item)" if r["unit"] == "item" else "")
+        groups[r["key"]] = r["group"]
         if r["group"] == "memory":
             mem.setdefault(r["key"], []).append((r["size"], r["peak_rss_mb"]))
         else:
             series.setdefault(r["key"], []).append((r["size"], r["per_s"]))
-    for key, pts in series.items():
+    colors = plt.get_cmap("tab20").colors
+    style = {"floor": "--", "responses-floor": "--", "peer": ":", "cli": "-."}
+    for i, (key, pts) in enumerate(series.items()):
         pts.sort()
-        ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=labels[key])
-    for key, pts in mem.items():
+        ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colors[(2 * i) % 20 + (i >= 10)],
+                 linestyle=style.get(groups[key], "-"), label=labels[key])  # fmt: skip
+    for i, (key, pts) in enumerate(mem.items()):
         pts.sort()
-        ax2.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", label=labels[key])
+        ax2.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", color=colors[2 * i], label=labels[key])
     for ax, title, ylabel in (
-        (ax1, "Throughput (median of rounds)", "messages / s"),
+        (ax1, "Throughput (median of rounds; dashed = floors, dotted = peers)", "messages / s"),
         (ax2, "Peak RSS, fresh process, streamed input", "peak RSS (MB)"),
     ):
         ax.set_xscale("log")
         ax.set_xlabel("history length (messages)")
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         if ax.lines:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2 if ax is ax1 else 1)
     ax1.set_yscale("log")
     ax2.set_ylim(bottom=0)
     fig.tight_layout()
@@ -644,6 +657,9 @@ def machine() -> dict[str, Any]:
         pass
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "normalizer"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+        if dirty:
+            commit += " (normalizer/ has uncommitted changes)"
     except OSError:
         commit = ""
     return {
@@ -691,7 +707,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in CASES if not (args.no_peers and c.group in ("peer", "responses") and not c.key.startswith("core"))]
     t_start = time.time()
     mem_sizes = [] if args.no_memory else [s for s in args.sizes if s >= args.mem_min]
-    est = sum(s * 45e-6 for s in mem_sizes)  # ~15 + 8 + 22 µs/message over the three probes
+    est = sum(s * 35e-6 for s in mem_sizes)  # ~8 + 12 + 7 + 8 µs/message over the four probes
     log(f"normalizer benchmark: sizes {args.sizes}, {args.repeats} rounds; memory probes at {mem_sizes} (~{est / 60:.1f} min)")
 
     rows: list[dict[str, Any]] = []
