@@ -146,7 +146,8 @@ class Normalizer:
             event = _EVENT_OF_ROLE[msg["role"]]
         else:
             msg = message if type(message) is dict else as_message(message)
-            event = _EVENT_OF_ROLE.get(msg.get("role")) if isinstance(msg, Mapping) else None  # type: ignore[arg-type]
+            role = msg.get("role") if isinstance(msg, Mapping) else None
+            event = _EVENT_OF_ROLE.get(role) if type(role) is str else None
             if event is None:
                 return self._invalid(_shape_error(msg, index), message)
             if type(msg) is not dict:
@@ -159,6 +160,12 @@ class Normalizer:
         except InputError:
             self._broken = True
             raise
+        except RecursionError:
+            self._broken = True
+            raise InvalidMessage(
+                "message is nested too deeply to process", index=index,
+                hint="a chat message is a few levels deep; this looks like corrupted or hostile data",
+            ) from None
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             self._broken = True
             if self._validate:
@@ -555,7 +562,7 @@ class Normalizer:
             arguments = function.get("arguments")
             if not isinstance(arguments, str) or not arguments.strip():
                 if isinstance(arguments, (dict, list)):
-                    encoded = orjson.dumps(arguments).decode()
+                    encoded = _encode_arguments(arguments, index, position)
                     notes.append(("encode_arguments", f"call {call_id!r}: arguments given as an object, encoded as JSON", [index], None))
                 else:
                     encoded = "{}"
@@ -840,11 +847,27 @@ def _shape_error(message: Any, index: int) -> InvalidMessage:
 
 
 def _jsonable(value: Any) -> Any:
+    # What the report keeps of something that is not JSON (it must still serialise).
     try:
         orjson.dumps(value)
         return value
-    except TypeError:
-        return repr(value)
+    except (TypeError, RecursionError):
+        try:
+            text = repr(value)
+        except RecursionError:
+            return f"<{type(value).__name__} nested too deeply to show>"
+        return text if len(text) <= 100_000 else text[:100_000] + "..."
+
+
+def _encode_arguments(arguments: Any, index: int, position: int) -> str:
+    try:
+        return orjson.dumps(arguments, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, RecursionError) as exc:  # orjson.JSONEncodeError is a TypeError
+        raise InvalidMessage(
+            f"arguments of call {position} cannot be encoded as JSON ({exc})",
+            field=f"tool_calls.{position}.function.arguments", index=index,
+            hint="arguments must be a JSON string or a JSON-compatible object",
+        ) from None
 
 
 # ---------------------------------------------------------------------- the compiled table

@@ -107,7 +107,9 @@ def is_plain(message: dict[str, Any]) -> bool:
     """True when ``MESSAGE.validate_python(message)`` would return it unchanged (a sufficient
     test, not a necessary one: False only means "ask the adapter")."""
     role = message.get("role")
-    fields = _STR_FIELDS.get(role)  # type: ignore[arg-type]
+    if type(role) is not str:
+        return False
+    fields = _STR_FIELDS.get(role)
     if fields is None:
         return False
     content = message.get("content")

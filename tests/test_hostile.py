@@ -1,0 +1,112 @@
+"""Arbitrary input: every run ends with a valid output or the project's own error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import normalizer
+from normalizer import InputError, LimitExceeded, Normalizer
+
+from helpers import A, T, U, assert_nothing_lost, assert_pairing_rules
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
+roles = st.sampled_from(["system", "developer", "user", "assistant", "tool", "function", "", 5, None])
+keys = st.sampled_from(["content", "tool_calls", "tool_call_id", "name", "reasoning_content", "function", "id"])
+# Messages that look almost right: a role and fields of arbitrary types everywhere.
+near_messages = st.builds(
+    lambda role, fields: {"role": role, **fields},
+    roles,
+    st.dictionaries(keys, st.one_of(json_values, st.lists(st.dictionaries(
+        st.sampled_from(["id", "call_id", "type", "function"]),
+        st.one_of(json_values, st.dictionaries(st.sampled_from(["name", "arguments"]), json_values, max_size=2)),
+        max_size=4,
+    ), max_size=3)), max_size=5),
+)
+anything = st.lists(st.one_of(json_values, near_messages, near_messages), max_size=20)
+
+SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _run(history, **options):
+    try:
+        stream = normalizer.normalize_sync(history, **options)
+        return list(stream), stream.report
+    except InputError as exc:
+        assert exc.index is not None and 0 <= exc.index < len(history)
+        assert str(exc).startswith(f"message {exc.index}")
+        return None, None
+
+
+@SETTINGS
+@given(anything)
+def test_arbitrary_values_give_valid_output_or_a_positioned_error(history):
+    out, report = _run(history)
+    if out is not None:
+        assert_pairing_rules(out)
+        json.dumps(out)  # JSON-ready
+        report.model_dump_json()
+
+
+@SETTINGS
+@given(anything)
+def test_arbitrary_values_skipped_when_asked_lose_nothing_valid(history):
+    out, report = _run(history, on_invalid="skip")
+    if out is None:
+        return  # an error that is not about one message's shape (none expected here)
+    assert_pairing_rules(out)
+    valid = [m for m in history if isinstance(m, dict) and m.get("role") in ("user", "assistant", "system", "tool")]
+    skipped = [r for r in report.records if r.kind == "skip_invalid"]
+    assert len(skipped) <= len(history)
+    report.model_dump_json()
+    if len(skipped) == 0:
+        assert_nothing_lost(valid, out, report)
+
+
+@SETTINGS
+@given(anything)
+def test_validation_off_only_raises_documented_errors(history):
+    _run(history, validate=False)
+
+
+def test_deeply_nested_content_is_a_clear_error_or_passes():
+    deep: object = "x"
+    for _ in range(5000):
+        deep = [deep]
+    history = [U("q"), {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": deep}}}]}]
+    with pytest.raises(InputError, match="message 1"):
+        list(normalizer.normalize_sync(history))
+
+
+def test_huge_string_passes_through():
+    big = "y" * 20_000_000
+    out = list(normalizer.normalize_sync([U(big), A("ok")]))
+    assert out[0]["content"] is big
+
+
+def test_a_million_assistant_fragments_hit_the_limit_not_the_memory():
+    n = Normalizer()
+    with pytest.raises(LimitExceeded) as info:
+        for _ in range(1_000_000):
+            n.feed(A("fragment"))
+    assert info.value.limit == "max_turn_fragments" and info.value.index == 10_000
+
+
+def test_many_held_results_hit_the_limit():
+    calls = [f"c{i}" for i in range(20)]
+    n = Normalizer(max_held_messages=10)
+    n.feed(A(None, calls))
+    with pytest.raises(LimitExceeded, match="max_held_messages"):
+        for c in calls:
+            n.feed(T(c))
