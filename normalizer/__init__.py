@@ -21,11 +21,32 @@ from ._options import DEFAULT_STUB_TEXT, Options
 from ._profiles import PROFILES, Profile, get_profile
 from ._report import Repair, Report
 from ._sync import Normalized, normalize_sync
+from ._writers import WRITERS, write_finetune, write_json_array, write_jsonl
+from .formats import (
+    FORMATS,
+    Conversation,
+    aread_conversations,
+    aread_messages,
+    detect_format,
+    read_conversations,
+    read_messages,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ANormalized",
+    "Conversation",
+    "FORMATS",
+    "WRITERS",
+    "aread_conversations",
+    "aread_messages",
+    "detect_format",
+    "read_conversations",
+    "read_messages",
+    "write_finetune",
+    "write_json_array",
+    "write_jsonl",
     "DEFAULT_STUB_TEXT",
     "InputError",
     "InvalidMessage",
