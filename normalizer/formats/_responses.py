@@ -6,8 +6,9 @@ item between two non-assistant items belongs to one assistant message -- also wh
 message item's text is empty, which must not become a second assistant message.
 
 Reasoning: the summary text becomes ``reasoning_content``; the whole item (with its
-``encrypted_content``) is kept in ``codex_reasoning_items`` (the key hermes-agent uses for
-the same data), so it can be replayed to the Responses API and is never dropped.
+``encrypted_content``) is kept in ``reasoning_items``, so it can be replayed to the Responses
+API and is never dropped. (Not hermes' ``codex_reasoning_items``: the core treats that key as
+the mark of an opaque interim turn, never merged or edited, and a converted turn is not one.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ._common import Turn, as_text, describe, dumps, invalid, note_extra, text_p
 __all__ = ["ResponsesConverter", "REASONING_KEY"]
 
 #: Where the converter keeps whole reasoning items on the assistant message.
-REASONING_KEY = "codex_reasoning_items"
+REASONING_KEY = "reasoning_items"
 
 _ROLES = {"user", "assistant", "system", "developer"}
 

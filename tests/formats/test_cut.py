@@ -50,7 +50,7 @@ def test_codex_session_ends_mid_tool_call(tmp_path: Path) -> None:
         "content": None,
         "reasoning_content": "**Searching for note in repo**",
         "tool_calls": [{"id": call["call_id"], "type": "function", "function": {"name": "shell", "arguments": call["arguments"]}}],
-        "codex_reasoning_items": [reasoning],
+        "reasoning_items": [reasoning],
     }
     assert converted == [
         {"role": "user", "content": user_text(recs[1])},

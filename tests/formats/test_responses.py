@@ -75,15 +75,15 @@ def test_reasoning_attaches_to_the_next_assistant_turn() -> None:
     out, _ = convert([USER, REASONING, CALL, OUTPUT, {**REASONING, "id": "rs_2", "summary": []}, assistant_item([{"type": "output_text", "text": "Done."}])])
     assert out == [
         {"role": "user", "content": "list files"},
-        {"role": "assistant", "content": None, "reasoning_content": "**Plan**\n\nlook first", "tool_calls": [TOOL_CALL], "codex_reasoning_items": [REASONING]},
+        {"role": "assistant", "content": None, "reasoning_content": "**Plan**\n\nlook first", "tool_calls": [TOOL_CALL], "reasoning_items": [REASONING]},
         {"role": "tool", "tool_call_id": "call_1", "content": "a\nb"},
-        {"role": "assistant", "content": "Done.", "codex_reasoning_items": [{**REASONING, "id": "rs_2", "summary": []}]},
+        {"role": "assistant", "content": "Done.", "reasoning_items": [{**REASONING, "id": "rs_2", "summary": []}]},
     ]
 
 
 def test_reasoning_alone_at_the_end_is_kept() -> None:
     out, _ = convert([USER, REASONING])
-    assert out[1] == {"role": "assistant", "content": "", "reasoning_content": "**Plan**\n\nlook first", "codex_reasoning_items": [REASONING]}
+    assert out[1] == {"role": "assistant", "content": "", "reasoning_content": "**Plan**\n\nlook first", "reasoning_items": [REASONING]}
 
 
 def test_custom_tool_call_input_becomes_json_arguments() -> None:

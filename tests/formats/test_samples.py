@@ -120,7 +120,7 @@ def test_codex_sample_numbers_match_sources_md() -> None:
     calls = [c for m in out for c in m.get("tool_calls") or []]
     assert len(calls) == 20
     assert Counter(c["function"]["name"] for c in calls) == {"shell": 14, "update_plan": 4, "apply_patch": 2}
-    assert sum(len(m.get("codex_reasoning_items") or []) for m in out) == 22
+    assert sum(len(m.get("reasoning_items") or []) for m in out) == 22
     patch = next(c for c in calls if c["function"]["name"] == "apply_patch")
     assert patch["item_type"] == "custom_tool_call"
     assert json.loads(patch["function"]["arguments"])["input"].startswith("*** Begin Patch")
