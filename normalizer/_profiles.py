@@ -1,43 +1,386 @@
-"""Profiles: what to repair for a named provider. (Minimal: the default profile.)"""
+"""Profiles: what to repair, and what to check, for a named provider.
+
+A :class:`Profile` is data: the provider rules it enforces (ids from the catalogue in
+``_check.py``, each with the provider's exact error text and its evidence) plus a few
+*encoding* settings on which providers genuinely conflict (providers.md §16, "Provider
+conflicts"): how a tool-only assistant message encodes its empty content, the tool-call id
+style, what to do with ``reasoning_content``, whether a final assistant message is allowed,
+where system messages may go, and whether turns must strictly alternate.
+
+The rules decide the structural repairs too: a profile listing a ``role.first_user`` rule
+gets a leading user placeholder, one listing ``role.mistral_transitions`` gets a bridge
+assistant between a tool result and a user message, and so on (see ``_stage.py``). So
+check and repair cannot drift apart: ``check(repair(x))`` is empty by construction, and the
+tests assert it for every built-in profile over generated histories.
+
+Profiles extend one another (``extends``) and load from TOML or JSON files::
+
+    # my-mistral.toml
+    extends = "mistral"
+    trailing_assistant = "forbid"          # append a user turn instead of prefix: true
+    placeholder_continue = "Please go on."
+    add_rules = ["OA-6a"]
+    [options]                              # defaults for the core's options
+    trailing_calls = "drop"
+
+A name may carry boolean flags after a colon: ``"deepseek:no-thinking"``,
+``"zhipu:thinking"`` (any boolean field, ``no-`` turns it off).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ._check import RULES
 from ._errors import UsageError
 
-__all__ = ["Profile", "PROFILES", "get_profile", "make_stage"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Profile", "PROFILES", "get_profile", "load_profile", "make_stage"]
 
 
 class Profile(BaseModel):
-    """Which repairs apply, as data."""
+    """Which provider rules apply, and how the provider wants a few things encoded."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     description: str = ""
+    """One line for people: which provider, which endpoint."""
+    extends: str | None = None
+    """The profile this one was built from (informational once loaded)."""
+    rules: tuple[str, ...] = ()
+    """Rule ids from ``normalizer._check.RULES`` that this provider enforces."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Defaults for the core's options (the caller's keywords win)."""
+
+    tool_only_content: Literal["keep", "null", "empty", "omit"] = "keep"
+    """Content of an assistant message that has only tool calls: ``null`` (OpenAI, Moonshot,
+    Anthropic/Bedrock converters: ``""`` becomes an empty text block), ``empty`` (``""``:
+    xAI, Groq, Ollama, chat templates), ``omit`` (no key), or ``keep`` (the core's ``null``)."""
+    id_style: Literal["keep", "openai40", "responses64", "unique", "anthropic64", "mistral9"] = "keep"
+    """Tool-call ids: ``openai40``/``responses64`` clamp long ids (hash); ``unique``,
+    ``anthropic64`` and ``mistral9`` make every id of the conversation unique (``_stage.py``)."""
+    reasoning: Literal["keep", "require", "strip"] = "keep"
+    """``reasoning_content``: ``require`` pads ``""`` on assistant messages when ``thinking``
+    (DeepSeek, Kimi, GLM); ``strip`` removes reasoning fields (Groq)."""
+    thinking: bool = False
+    """The provider's thinking mode is on (``reasoning="require"`` only applies then)."""
+    trailing_assistant: Literal["allow", "prefix", "forbid"] = "allow"
+    """A final assistant message: allowed, marked ``prefix: true`` (Mistral), or followed by
+    a user placeholder (Claude >= 4.6, newer Gemini)."""
+    system: Literal["anywhere", "leading", "single", "fold"] = "anywhere"
+    """System messages: ``anywhere``; ``leading`` (hoisted by the converter; later ones become
+    user text); ``single`` (one leading system: leading ones merge, later ones become user
+    text); ``fold`` (no system role: folded into the first user message)."""
+    first_user: bool = False
+    """The first non-system message must be a user message (also implied by the rules)."""
+    alternate: bool = False
+    """User and assistant turns strictly alternate (also implied by the rules)."""
+    content_form: Literal["keep", "string"] = "keep"
+    """``string``: a content list made only of text parts is sent as one string."""
+    arguments: Literal["string", "object"] = "string"
+    """Call arguments as a JSON string (OpenAI) or as an object (Ollama native)."""
+    placeholder_user: str = "."
+    """A structural user message (leading user, between assistants, empty user content)."""
+    placeholder_continue: str = "Continue."
+    """The user message appended where a final assistant message is forbidden."""
+    placeholder_bridge: str = "Understood."
+    """The assistant message put between a tool result and a user message (Mistral)."""
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, rules: tuple[str, ...]) -> tuple[str, ...]:
+        for rule in rules:
+            if rule not in RULES:
+                raise ValueError(f"unknown rule {rule!r}; the rules are: {', '.join(RULES)}")
+        return tuple(dict.fromkeys(rules))
+
+    @field_validator("placeholder_user", "placeholder_continue", "placeholder_bridge")
+    @classmethod
+    def _visible(cls, text: str) -> str:
+        # " " is rejected by Anthropic and Bedrock (AN-7: opencode PR #3194 was reverted).
+        if not text.strip():
+            raise ValueError("a placeholder must contain non-whitespace text (providers reject blank text)")
+        return text
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Profile:
+        keys = self.keys()
+        if self.system == "anywhere" and (
+            self.alternate or "role.alternate" in keys or "role.mistral_transitions" in keys
+        ):
+            raise ValueError(
+                "strict alternation and Mistral's role transitions need system messages out of the "
+                "way: set system to 'leading', 'single' or 'fold'"
+            )
+        return self
+
+    # -- derived
+
+    def keys(self) -> frozenset[str]:
+        """The canonical keys of the active rules (what check detects, what the stage repairs)."""
+        return frozenset(k for rule in self.active_rules() for k in RULES[rule].keys)
+
+    def requires_reasoning(self) -> bool:
+        """True when assistant tool-call turns must carry ``reasoning_content``."""
+        return self.reasoning == "require" and self.thinking
+
+    def active_rules(self) -> tuple[str, ...]:
+        """The rules in force: reasoning rules only apply in thinking mode."""
+        thinking = self.requires_reasoning()
+        return tuple(
+            r for r in self.rules if thinking or "reasoning.required_on_tool_turns" not in RULES[r].keys
+        )
 
     def core_options(self) -> dict[str, Any]:
         return dict(self.options)
 
+    def derive(self, name: str, **changes: Any) -> Profile:
+        """A new profile extending this one (``add_rules``/``remove_rules`` edit the rules)."""
+        return _build(self, {"name": name, **changes}, where=None)
 
-PROFILES: dict[str, Profile] = {
-    "default": Profile(name="default", description="The core's repairs, for any provider."),
-}
+
+def _build(parent: Profile | None, data: dict[str, Any], where: Any) -> Profile:
+    # Merge `data` over the parent's fields: options merge key by key, rules are replaced
+    # by `rules` and then edited by `add_rules` / `remove_rules`.
+    data = dict(data)
+    base: dict[str, Any] = parent.model_dump() if parent is not None else {}
+    add = data.pop("add_rules", ())
+    remove = data.pop("remove_rules", ())
+    for name, value in (("add_rules", add), ("remove_rules", remove)):
+        if not isinstance(value, (list, tuple)):
+            raise _bad(where, name, "must be a list of rule ids", data)
+    if parent is not None:
+        base["extends"] = parent.name
+        base["description"] = ""
+    options = {**base.get("options", {}), **(data.pop("options", None) or {})}
+    merged = {**base, **data, "options": options}
+    rules = [r for r in merged.get("rules", ()) if r not in set(remove)]
+    merged["rules"] = tuple(rules) + tuple(r for r in add if r not in rules)
+    try:
+        profile = Profile(**merged)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in err["loc"]) or "profile"
+        raise _bad(where, field, err["msg"].removeprefix("Value error, "), data) from None
+    from ._options import make_options
+
+    try:
+        make_options(profile.core_options(), {})
+    except UsageError as exc:
+        raise _bad(where, "options", str(exc), data) from None
+    return profile
+
+
+def _bad(where: Any, field: str, what: str, data: dict[str, Any]) -> UsageError:
+    # "file:line: field: what" when the profile came from a file.
+    if where is None:
+        return UsageError(f"profile {data.get('name', '?')!r}: {field}: {what}")
+    path, text = where
+    line = _line_of(text, field.split(".")[0])
+    loc = f"{path}:{line}" if line else str(path)
+    return UsageError(f"{loc}: profile field {field!r}: {what}")
+
+
+def _line_of(text: str, key: str) -> int | None:
+    pattern = re.compile(rf'^\s*(?:"{re.escape(key)}"\s*:|{re.escape(key)}\s*=|\[{re.escape(key)}\])')
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.search(line):
+            return number
+    return None
+
+
+# ---------------------------------------------------------------------- built-in profiles
+
+_CORE_TOOLS = ("OA-1", "OA-2", "OA-3", "OA-4")
+
+
+def _builtins() -> dict[str, Profile]:
+    default = Profile(
+        name="default",
+        description="The core's repairs only; checks the OpenAI tool-pairing rules. Any OpenAI-compatible API.",
+        rules=_CORE_TOOLS,
+    )
+    openai = default.derive(
+        "openai", description="OpenAI Chat Completions and Azure OpenAI.",
+        add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d"], tool_only_content="null", id_style="openai40",
+    )
+    deepseek = Profile(
+        name="deepseek", description="DeepSeek API (V3.x/V4). Thinking on by default (V4); 'deepseek:no-thinking' for off.",
+        rules=("DS-1", "DS-2", "OA-3", "OA-4", "DS-3b", "DS-5b"),
+        tool_only_content="null", reasoning="require", thinking=True, content_form="string",
+    )
+    moonshot = Profile(
+        name="moonshot", description="Moonshot / Kimi (K2, K2.5+, K3) hosted. Thinking on; 'moonshot:no-thinking' for off.",
+        rules=("MS-1", "OA-2", "OA-3", "OA-4", "MS-2", "MS-3", "MS-4"),
+        tool_only_content="null", reasoning="require", thinking=True, content_form="string",
+    )
+    anthropic = Profile(
+        name="anthropic",
+        description="OpenAI-shaped requests that a gateway turns into Claude (Anthropic's /v1/chat/completions, "
+        "OpenRouter, LiteLLM, Copilot). Claude >= 4.6: no prefill.",
+        rules=("AN-1", "AN-3", "AN-4", "AN-5", "AN-7a", "AN-7b", "AN-8", "AN-9", "AN-10a", "AN-11", "AN-12"),
+        tool_only_content="null", id_style="anthropic64", trailing_assistant="forbid", system="leading",
+        alternate=True,
+    )
+    bedrock = anthropic.derive(
+        "bedrock", description="AWS Bedrock Converse (any model) and InvokeModel with Claude.",
+        remove_rules=["AN-3", "AN-7a", "AN-7b", "AN-10a"], add_rules=["BR-1", "BR-2", "BR-3", "BR-5"],
+        first_user=True,
+    )
+    gemini = Profile(
+        name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
+        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7"),
+        tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
+    )
+    mistral = Profile(
+        name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
+        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a"),
+        tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
+    )
+    groq = default.derive(
+        "groq", description="Groq (strict field validation; no reasoning fields in history).",
+        add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4"], tool_only_content="empty", reasoning="strip",
+        content_form="string",
+    )
+    xai = default.derive(
+        "xai", description="xAI Grok.", add_rules=["OA-6a", "XA-1", "XA-2", "XA-3"],
+        tool_only_content="empty", content_form="string",
+    )
+    qwen = Profile(
+        name="qwen", description="Qwen on Alibaba DashScope (native and OpenAI-compatible). 'qwen:thinking' pads reasoning.",
+        rules=("QW-1", "QW-2", "OA-3", "OA-4", "QW-3"), tool_only_content="null", reasoning="require",
+    )
+    zhipu = Profile(
+        name="zhipu", description="Zhipu GLM / Z.ai. 'zhipu:thinking' for preserved thinking (clear_thinking=false).",
+        rules=("ZP-1", "ZP-2", "ZP-3"), tool_only_content="null", id_style="unique", reasoning="require",
+    )
+    jinja = Profile(
+        name="jinja-strict",
+        description="Self-hosted HF chat templates without tool-aware alternation (vLLM, SGLang, TGI, llama.cpp).",
+        rules=("JT-1", "JT-3"), tool_only_content="empty", reasoning="strip", system="single",
+        alternate=True, first_user=True, content_form="string",
+    )
+    ollama = Profile(
+        name="ollama", description="Ollama native /api/chat (arguments as objects, string content).",
+        rules=("OL-1", "JT-5b"), tool_only_content="empty", content_form="string", arguments="object",
+    )
+    strict = Profile(
+        name="strict",
+        description="The safe common ground when the target is unknown (providers.md (b)): all structural rules; "
+        "not MI-5 split, reasoning require/strip, or the null-vs-\"\" encoding.",
+        rules=(*_CORE_TOOLS, "OA-6a", "OA-6c", "OA-6d", "AN-4", "MI-4", "GM-7", "BR-1", "BR-2", "QW-3", "AN-11",
+               "JT-3", "MI-1", "AN-7a", "AN-7b", "AN-8", "AN-9"),
+        tool_only_content="null", id_style="mistral9", trailing_assistant="forbid", system="single",
+        alternate=True, first_user=True,
+    )
+    profiles = [default, openai, deepseek, moonshot, anthropic, bedrock, gemini, mistral, groq, xai, qwen,
+                zhipu, jinja, ollama, strict]
+    return {p.name: p for p in profiles}
+
+
+#: The built-in profiles, by name.
+PROFILES: dict[str, Profile] = _builtins()
+
+
+# ---------------------------------------------------------------------- lookup and loading
 
 
 def get_profile(profile: Any) -> Profile:
+    """A Profile from a Profile, a built-in name (with ``:flag`` suffixes), or a file path.
+
+    Raises:
+        UsageError: unknown name, unreadable or invalid file (``file:line`` when known).
+    """
     if isinstance(profile, Profile):
         return profile
-    if isinstance(profile, str) and profile in PROFILES:
-        return PROFILES[profile]
-    raise UsageError(f"unknown profile {profile!r}; the profiles are: {', '.join(sorted(PROFILES))}")
+    if isinstance(profile, os.PathLike) or (isinstance(profile, str) and _looks_like_path(profile)):
+        return load_profile(profile)
+    if not isinstance(profile, str):
+        raise UsageError(f"profile must be a name, a path or a Profile, got {type(profile).__name__}")
+    name, _, flags = profile.partition(":")
+    base = PROFILES.get(name)
+    if base is None:
+        raise UsageError(f"unknown profile {name!r}; the profiles are: {', '.join(PROFILES)} (or a .toml/.json file)")
+    if not flags:
+        return base
+    changes: dict[str, bool] = {}
+    booleans = [f for f, info in Profile.model_fields.items() if info.annotation in (bool, "bool")]
+    for flag in flags.split(","):
+        field, on = (flag[3:], False) if flag.startswith("no-") else (flag, True)
+        field = field.replace("-", "_")
+        if field not in booleans:
+            raise UsageError(f"unknown profile flag {flag!r} in {profile!r}; the flags are: {', '.join(booleans)}")
+        changes[field] = on
+    return base.derive(profile, description=base.description, **changes)
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith((".toml", ".json")) or "/" in text or os.sep in text
+
+
+def load_profile(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> Profile:
+    """Load a profile from a TOML or JSON file (``extends`` resolves names and relative paths).
+
+    Raises:
+        UsageError: the file is missing, unparsable, or describes an invalid profile; the
+            message says ``file:line`` where it can.
+    """
+    file = Path(path)
+    key = str(file.resolve())
+    if key in _seen:
+        raise UsageError(f"{file}: profile extends itself ({' -> '.join(_seen + (key,))})")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read profile file {file}: {exc.strerror or exc}") from None
+    suffix = file.suffix.lower()
+    if suffix == ".toml":
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            at = re.search(r"line (\d+), column (\d+)", str(exc))
+            loc = f"{file}:{at.group(1)}:{at.group(2)}" if at else str(file)
+            raise UsageError(f"{loc}: invalid TOML: {str(exc).split(' (at ')[0]}") from None
+    elif suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{file}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    else:
+        raise UsageError(f"{file}: a profile file must end in .toml or .json")
+    if not isinstance(data, dict):
+        raise UsageError(f"{file}:1: a profile file must hold an object (a table of profile fields)")
+    data.setdefault("name", file.stem)
+    parent_ref = data.pop("extends", None)
+    parent: Profile | None = None
+    if parent_ref is not None:
+        if not isinstance(parent_ref, str):
+            raise _bad((file, text), "extends", "must be a profile name or a path", data)
+        if _looks_like_path(parent_ref):
+            parent = load_profile(file.parent / parent_ref, _seen + (key,))
+        else:
+            try:
+                parent = get_profile(parent_ref)
+            except UsageError as exc:
+                raise _bad((file, text), "extends", str(exc), data) from None
+    return _build(parent, data, where=(file, text))
 
 
 def make_stage(profile: Profile) -> Any:
     """The profile's repair stage after the core, or None when it has nothing to do."""
-    return None
+    from ._stage import ProfileStage
+
+    stage = ProfileStage(profile)
+    return None if stage.idle else stage

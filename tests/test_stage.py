@@ -1,0 +1,199 @@
+"""The profile stage: for every built-in profile, repair leaves nothing for check to flag,
+and repairing twice changes nothing; plus the id rewrite and the stage's contract."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import normalizer
+from normalizer._check import check
+from normalizer._profiles import PROFILES, get_profile, make_stage
+from normalizer._stage import base62, mistral_id
+
+ALL = list(PROFILES)
+
+# -- messy histories: split turns, missing/orphan/reordered results, interleaved users,
+# empty contents, systems mid-history, reasoning, bad ids and names
+
+IDS = ["call_1", "call_2", "c3", "toolu_01.x", "functions.get:0", "call_" + "x" * 45]
+TEXTS = ["hi", "", "  ", "hello world ", "ok", "a\n"]
+
+text = st.sampled_from(TEXTS)
+part = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, text),
+    st.builds(lambda t: {"text": t}, text),  # no type
+)
+content = st.one_of(st.none(), text, st.lists(part, max_size=3))
+name = st.sampled_from([None, None, "alice", "bob", "bad name!"])
+
+
+@st.composite
+def call(draw: Any, call_id: str | None = None) -> dict[str, Any]:
+    return {
+        "id": call_id if call_id is not None else draw(st.sampled_from(IDS)),
+        "type": "function",
+        "function": {
+            "name": draw(st.sampled_from(["f", "get_weather"])),
+            "arguments": draw(st.sampled_from(["{}", "", '{"a": 1}'])),
+        },
+    }
+
+
+def _with(message: dict[str, Any], **optional: Any) -> dict[str, Any]:
+    return {**message, **{k: v for k, v in optional.items() if v is not None}}
+
+
+@st.composite
+def system(draw: Any) -> dict[str, Any]:
+    return {"role": draw(st.sampled_from(["system", "developer"])), "content": draw(st.sampled_from(["be brief", "rules"]))}
+
+
+@st.composite
+def user(draw: Any) -> dict[str, Any]:
+    return _with({"role": "user", "content": draw(content)}, name=draw(name))
+
+
+@st.composite
+def assistant(draw: Any) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "assistant", "content": draw(content)}
+    kind = draw(st.sampled_from(["text", "calls", "calls", "empty_calls"]))
+    if kind == "calls":
+        msg["tool_calls"] = draw(st.lists(call(), min_size=1, max_size=3))
+    elif kind == "empty_calls":
+        msg["tool_calls"] = []
+    if draw(st.booleans()):
+        msg["reasoning_content"] = draw(st.sampled_from(["thinking...", ""]))
+    return msg
+
+
+@st.composite
+def tool(draw: Any) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "tool", "content": draw(st.one_of(text, st.lists(part, max_size=2)))}
+    if draw(st.integers(0, 5)):
+        msg["tool_call_id"] = draw(st.sampled_from(IDS))
+    return msg
+
+
+@st.composite
+def exchange(draw: Any) -> list[dict[str, Any]]:
+    """A turn with calls and (some of) its results, possibly reordered, with a user in between."""
+    ids = draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=3, unique=True))
+    turn = {"role": "assistant", "content": draw(content), "tool_calls": [draw(call(i)) for i in ids]}
+    results = [{"role": "tool", "tool_call_id": i, "content": draw(text)} for i in ids if draw(st.integers(0, 4))]
+    results = draw(st.permutations(results))
+    out = [turn, *results]
+    if draw(st.booleans()) and len(out) > 1:
+        out.insert(draw(st.integers(1, len(out))), draw(user()))
+    return out
+
+
+message = st.one_of(system(), user(), assistant(), tool())
+histories = st.lists(st.one_of(message.map(lambda m: [m]), exchange()), max_size=8).map(
+    lambda chunks: [m for chunk in chunks for m in chunk]
+)
+
+
+def repair(messages: list[dict[str, Any]], profile: Any) -> list[dict[str, Any]]:
+    return list(normalizer.normalize_sync(messages, profile=profile))
+
+
+@pytest.mark.parametrize("name", ALL + ["deepseek:no-thinking", "zhipu:thinking", "qwen:thinking"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories)
+def test_repair_satisfies_check_and_is_idempotent(name: str, history: list[dict[str, Any]]) -> None:
+    original = copy.deepcopy(history)
+    once = repair(history, name)
+    assert history == original, "the stage must not mutate its input"
+    assert check(once, profile=name) == []
+    assert repair(once, name) == once
+
+
+@pytest.mark.parametrize("name", ALL)
+@settings(max_examples=60, deadline=None)
+@given(history=histories)
+def test_repair_without_validation_does_not_mutate(name: str, history: list[dict[str, Any]]) -> None:
+    original = copy.deepcopy(history)
+    list(normalizer.normalize_sync(history, profile=name, validate=False))
+    assert history == original
+
+
+def test_default_has_no_stage() -> None:
+    assert make_stage(get_profile("default")) is None
+    assert all(make_stage(p) is not None for n, p in PROFILES.items() if n != "default")
+
+
+# -- ids
+
+
+def test_mistral_ids_are_nine_alphanumerics_and_unique() -> None:
+    ids = [mistral_id(n) for n in range(200_000)]
+    assert all(len(i) == 9 and i.isalnum() and i.isascii() for i in ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_base62() -> None:
+    assert base62(0) == "0" and base62(61) == "z" and base62(62) == "10" and base62(5, 3) == "005"
+
+
+def _turns(n: int) -> list[dict[str, Any]]:
+    """n turns that all reuse the same two original ids (as mistral-small does)."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for k in range(n):
+        out.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": "abc123XYZ", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+        ]})
+        out.append({"role": "tool", "tool_call_id": "call_2", "content": f"g{k}"})
+        out.append({"role": "tool", "tool_call_id": "abc123XYZ", "content": f"f{k}"})
+        out.append({"role": "assistant", "content": f"done {k}"})
+        out.append({"role": "user", "content": "again"})
+    return out
+
+
+def test_mistral_rewrite_same_on_call_and_result_and_unique_across_turns() -> None:
+    out = repair(_turns(2_000), "mistral")
+    call_ids = []
+    for i, m in enumerate(out):
+        if m.get("tool_calls"):
+            ids = [c["id"] for c in m["tool_calls"]]
+            call_ids += ids
+            assert all(len(x) == 9 and x.isalnum() for x in ids)
+            results = [r["tool_call_id"] for r in out[i + 1 : i + 1 + len(ids)]]
+            assert results == ids  # results follow in call order, with the same ids
+            assert [r["content"][0] for r in out[i + 1 : i + 3]] == ["f", "g"]
+    assert len(call_ids) == 4_000 and len(set(call_ids)) == 4_000
+    assert check(out, profile="mistral") == []
+    assert repair(out, "mistral") == out
+
+
+@pytest.mark.parametrize("name", ["anthropic", "zhipu", "strict"])
+def test_unique_styles_across_turns(name: str) -> None:
+    out = repair(_turns(300), name)
+    ids = [c["id"] for m in out for c in m.get("tool_calls") or ()]
+    assert len(ids) == 600 and len(set(ids)) == 600
+    assert check(out, profile=name) == []
+
+
+def test_anthropic_ids_keep_their_origin_readable() -> None:
+    out = repair([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+        {"id": "functions.get:0", "type": "function", "function": {"name": "get", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "functions.get:0", "content": "r"}], "anthropic")
+    assert out[1]["tool_calls"][0]["id"] == "functions_get_0_0"
+    assert out[2]["tool_call_id"] == "functions_get_0_0"
+
+
+def test_openai_clamps_only_long_ids() -> None:
+    long = "call_" + "x" * 60
+    out = repair([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+        {"id": long, "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "short", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": long, "content": "r"},
+        {"role": "tool", "tool_call_id": "short", "content": "r"}], "openai")
+    new = out[1]["tool_calls"][0]["id"]
+    assert len(new) <= 40 and new.startswith("call_") and out[2]["tool_call_id"] == new
+    assert out[1]["tool_calls"][1]["id"] == "short"
