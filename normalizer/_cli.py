@@ -1,128 +1,410 @@
-"""The command line: ``normalizer repair [FILE]``.
+"""The command line: ``normalizer repair | check | explain``.
 
-Only wiring: a reader from ``normalizer.formats`` feeds the core, repaired messages go to
-stdout as JSONL, the report summary to stderr. Imported only by the console script and
-``python -m normalizer`` -- never by ``import normalizer`` -- so click stays out of the
-library's import path.
+Only wiring around the library: files are found and paired with outputs in
+``_cli_files.py``, repaired in ``_cli_run.py``, checked in ``_cli_check.py``, explained in
+``_cli_explain.py``; the progress display is ``_cli_progress.py``. This module parses the
+arguments, turns every failure into one sentence on stderr and an exit status, and handles
+signals. Imported only by the console script and ``python -m normalizer`` -- never by
+``import normalizer`` -- so click and rich stay out of the library's import path.
+
+Exit status: 0 done; 1 some input failed or ``check`` found violations; 2 usage error;
+130 / 143 interrupted by SIGINT / SIGTERM (the output is then not written at all).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from typing import IO, Any
+import threading
+import time
+from typing import Any
 
 import click
 import orjson
 
 from . import __version__
-from ._core import Normalizer
 from ._errors import NormalizerError
 from ._options import DEFAULT_STUB_TEXT
-from .formats import FORMATS, read_messages
 
 __all__ = ["main", "cli"]
 
-FORMAT_NAMES = ["auto", *FORMATS]
+_FROM = ["auto", "chat", "responses", "codex", "claude-code", "anthropic", "sharegpt", "finetune"]
+_TO = ["auto", "jsonl", "json", "finetune"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="normalizer")
+def _profile_names() -> list[str]:
+    from ._profiles import PROFILES
+
+    return sorted(PROFILES)
+
+
+class _Profile(click.ParamType):
+    """A built-in profile name, or a path to a TOML/JSON profile file."""
+
+    name = "profile"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from ._profiles import get_profile
+
+        try:
+            get_profile(value)
+        except NormalizerError as exc:
+            self.fail(str(exc), param, ctx)
+        return value
+
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=_CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="normalizer")
 def cli() -> None:
-    """Repair LLM chat histories so strict providers accept them.
+    """Repair LLM chat histories so strict OpenAI-compatible providers accept them.
+
+    Reads chat JSONL, JSON arrays, request bodies, OpenAI Responses items, Codex rollouts,
+    Claude Code sessions, Anthropic messages, ShareGPT and fine-tuning JSONL; writes chat
+    messages. Everything streams: a file of any size is repaired in constant memory.
 
     \b
     Examples:
       normalizer repair session.jsonl > fixed.jsonl
-      cat export.json | normalizer repair --from chat -
+      cat export.jsonl | normalizer repair | head
+      normalizer repair sessions/ -o repaired/ --jobs 4 --report report.json
+      normalizer repair --in-place sessions/
+      normalizer check --profile mistral train.jsonl
+      normalizer explain session.jsonl
+
+    Exit status: 0 done, 1 an input failed or check found violations, 2 usage error,
+    130/143 interrupted (nothing half-written is left behind).
     """
 
 
-@cli.command()
-@click.argument("input", default="-", type=click.Path(allow_dash=True, dir_okay=False))
-@click.option("--from", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
-              help="Format of INPUT.")
-@click.option("--orphan-results", type=click.Choice(["drop", "keep_as_user", "error"]), default="drop",
-              show_default=True, help="What to do with a tool result that answers no call.")
-@click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default="stub",
-              show_default=True, help="Calls still unanswered at the end of the input.")
-@click.option("--stub-text", default=DEFAULT_STUB_TEXT, show_default=True,
-              help="Content of the synthetic result of an unanswered call.")
-@click.option("--on-invalid", type=click.Choice(["error", "skip"]), default="error", show_default=True,
-              help="An invalid line or message stops the run, or is skipped and recorded.")
-@click.option("--report", "report_path", type=click.Path(allow_dash=True, dir_okay=False),
-              help="Write the full JSON report here ('-' for stderr).")
-@click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
-def repair(input: str, fmt: str, orphan_results: str, trailing_calls: str, stub_text: str,
-           on_invalid: str, report_path: str | None, quiet: bool) -> None:
-    """Repair the chat history in INPUT (a file, or - for stdin) and write it as JSONL.
+# -- repair ---------------------------------------------------------------------------------------
+
+
+def _core_options(f: Any) -> Any:
+    for decorator in reversed([
+        click.option("--profile", default="default", show_default=True, type=_Profile(),
+                     help="Provider profile: which rules the output must meet "
+                          f"({', '.join(_profile_names())}, or a TOML/JSON file)."),
+        click.option("--orphan-results", type=click.Choice(["drop", "keep_as_user", "error"]), default="drop",
+                     show_default=True, help="A tool result that answers no call: drop it (kept in the report), "
+                                             "turn it into user text, or fail."),
+        click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default="stub",
+                     show_default=True, help="Calls still unanswered at the end: answer with --stub-text, leave "
+                                             "them open (tools still running), or remove them."),
+        click.option("--stub-text", default=DEFAULT_STUB_TEXT, show_default=True,
+                     help="Content of the synthetic result given to an unanswered call."),
+    ]):
+        f = decorator(f)
+    return f
+
+
+@cli.command(context_settings=_CONTEXT)
+@click.argument("inputs", nargs=-1, metavar="[INPUT]...")
+@click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
+              help="Input format (auto: detected from the first records).")
+@click.option("--to", "to", type=click.Choice(_TO), default="auto", show_default=True,
+              help="Output: jsonl (chat messages, one per line), json (one array), finetune "
+                   "({\"messages\": [...]} per line). auto: jsonl, or finetune for inputs holding "
+                   "several conversations.")
+@click.option("-o", "--output", type=str, default=None, metavar="PATH",
+              help="Output file, or a folder mirroring the inputs (several inputs or a folder). "
+                   "Default: stdout.")
+@click.option("--in-place", is_flag=True, help="Replace each input file with its repaired version "
+                                               "(only once the new file is complete).")
+@click.option("--report", "report_path", type=str, default=None, metavar="PATH",
+              help="Write the JSON report (every repair, with what it removed) here; '-' for stderr.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Files repaired at the same time (each file's output is the same as with one).")
+@click.option("--on-invalid", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
+              help="A line or message that is not valid: fail the file, or skip it (kept in the report).")
+@_core_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
+def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool,
+           report_path: str | None, jobs: int, on_invalid: str, profile: str, orphan_results: str,
+           trailing_calls: str, stub_text: str, quiet: bool) -> None:
+    """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
+    recursively) or - for stdin (the default).
+
+    The repaired messages go to stdout, to -o FILE, into -o DIR (mirroring the input tree),
+    or over the inputs (--in-place). Files are written to a temporary file next to them and
+    renamed when complete. A summary goes to stderr, and a progress display when stderr is
+    a terminal.
 
     \b
     Examples:
       normalizer repair examples/split-turns.jsonl
       normalizer repair --from codex rollout.jsonl --report report.json > chat.jsonl
+      cat session.jsonl | normalizer repair - | head
+      normalizer repair sessions/ -o repaired/ --jobs 4
+      normalizer repair --in-place --trailing-calls keep sessions/
+      normalizer repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
     """
-    core = Normalizer(
-        orphan_results=orphan_results, trailing_calls=trailing_calls, stub_text=stub_text,
-        on_invalid=on_invalid,
-    )
-    name = "<stdin>" if input == "-" else input
-    stdout = sys.stdout.buffer
+    from ._cli_files import PlanError, plan_jobs
+    from ._cli_progress import make_tracker
+    from ._cli_run import Settings, run_jobs
+
+    items = list(inputs) or ["-"]
+    if items == ["-"] and sys.stdin.isatty():
+        raise click.UsageError("no input: give a file or a folder, or pipe a session into it (normalizer repair - < session.jsonl)")
     try:
-        messages = read_messages(input, fmt, on_invalid=on_invalid)  # type: ignore[arg-type]
-        _write(stdout, core, messages)
-    except NormalizerError as exc:
-        located = getattr(exc, "located", None)
-        if located is not None and getattr(exc, "source", None) is None:
-            located(source=name)
-        raise click.ClickException(str(exc)) from None
-    except BrokenPipeError:
-        # The reader of our output went away (`| head`): not an error of ours.
-        _silence_stdout()
-        return
-    report = core.report
-    if report_path:
-        data = report.model_dump_json(indent=2)
-        if report_path == "-":
-            click.echo(data, err=True)
-        else:
-            with open(report_path, "w", encoding="utf-8") as f:
-                f.write(data + "\n")
+        plan = plan_jobs(items, output=output, in_place=in_place, to=to)
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
+    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,
+               "on_invalid": "error" if on_invalid == "fail" else "skip"}
+    _validate_core(profile, options)
+    settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
+                        report=report_path is not None)
+    start = time.perf_counter()
+    tracker = make_tracker(len(plan), quiet=quiet)
+    with tracker:
+        _DEFER_SIGNALS[0] = jobs > 1 and len(plan) > 1
+        try:
+            results = run_jobs(plan, settings, tracker, jobs)
+        finally:
+            _DEFER_SIGNALS[0] = False
+    elapsed = time.perf_counter() - start
+    failed = [r for r in results if r.error]
+    for r in failed:
+        click.echo(f"error: {r.error}", err=True)
     if not quiet:
-        click.echo(f"{name}: {report.summary()}", err=True)
+        for r in results:
+            if not r.error:
+                click.echo(f"{r.input}: {r.summary()}", err=True)
+        if len(results) > 1 or failed:
+            click.echo(_total_line(results, elapsed), err=True)
+    if report_path is not None:
+        _write_report(report_path, results, elapsed)
+    if failed:
+        raise SystemExit(1)
 
 
-def _write(out: IO[bytes], core: Normalizer, messages: Any) -> None:
-    dumps = orjson.dumps
-    newline = orjson.OPT_APPEND_NEWLINE
-    write = out.write
-    feed = core.feed
-    for message in messages:
-        for repaired in feed(message):
-            write(dumps(repaired, option=newline))
-    for repaired in core.close():
-        write(dumps(repaired, option=newline))
-    out.flush()
+def _validate_core(profile: str, options: dict[str, Any]) -> None:
+    # Wrong options are usage errors (exit 2) before any file is touched.
+    from ._core import Normalizer
+
+    try:
+        Normalizer(profile, **options)
+    except NormalizerError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _total_line(results: list[Any], elapsed: float) -> str:
+    counts: dict[str, int] = {}
+    for r in results:
+        for k, v in r.counts.items():
+            counts[k] = counts.get(k, 0) + v
+    n_in = sum(r.messages_in for r in results)
+    n_out = sum(r.messages_out for r in results)
+    failed = sum(1 for r in results if r.error)
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no repairs"
+    files = f"{len(results)} file{'s' if len(results) != 1 else ''}" + (f" ({failed} failed)" if failed else "")
+    return f"total: {files}, {n_in} in, {n_out} out; {kinds}; {elapsed:.2f} s"
+
+
+def _write_report(path: str, results: list[Any], elapsed: float) -> None:
+    """The JSON report, streamed from each file's record spool (records are never all in
+    memory). One document: per file its counts and records, then the totals."""
+    from ._cli_files import AtomicOutput
+
+    counts: dict[str, int] = {}
+    for r in results:
+        for k, v in r.counts.items():
+            counts[k] = counts.get(k, 0) + v
+
+    def chunks() -> Any:
+        yield b'{"files":['
+        for i, r in enumerate(results):
+            head = {
+                "input": r.input, "output": r.output, "format": r.format, "error": r.error,
+                "conversations": r.conversations, "messages_in": r.messages_in,
+                "messages_out": r.messages_out, "counts": dict(sorted(r.counts.items())),
+                "seconds": round(r.seconds, 6),
+            }
+            yield (b",\n" if i else b"\n") + orjson.dumps(head)[:-1] + b',"records":['
+            if r.spool is not None:
+                r.spool.seek(0)
+                first = True
+                for line in r.spool:
+                    yield (b"" if first else b",") + b"\n" + line.rstrip(b"\n")
+                    first = False
+                r.spool.close()
+            yield b"]}"
+        tail = {
+            "messages_in": sum(r.messages_in for r in results),
+            "messages_out": sum(r.messages_out for r in results),
+            "counts": dict(sorted(counts.items())),
+            "failed": [r.input for r in results if r.error],
+            "seconds": round(elapsed, 6),
+        }
+        yield b"\n]," + orjson.dumps(tail)[1:] + b"\n"
+
+    if path == "-":
+        stream = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
+        for chunk in chunks():
+            if stream is not None:
+                stream.write(chunk)
+            else:  # pragma: no cover - stderr replaced by a text-only object
+                sys.stderr.write(chunk.decode())
+        if stream is not None:
+            stream.flush()
+        return
+    try:
+        with AtomicOutput(path) as f:
+            for chunk in chunks():
+                f.write(chunk)
+            f.commit()
+    except OSError as exc:
+        click.echo(f"error: {path}: cannot write the report: {exc.strerror or exc}", err=True)
+        raise SystemExit(1) from None
+
+
+# -- check ----------------------------------------------------------------------------------------
+
+
+@cli.command(context_settings=_CONTEXT)
+@click.argument("inputs", nargs=-1, metavar="[INPUT]...")
+@click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
+              help="Input format (auto: detected from the first records).")
+@click.option("--profile", default="default", show_default=True, type=_Profile(),
+              help=f"Whose rules to check against ({', '.join(_profile_names())}, or a TOML/JSON file).")
+@click.option("--max-per-file", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Violations listed per file (all are counted).")
+@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, quiet: bool) -> None:
+    """List what a provider would reject, changing nothing: for each violation the file,
+    the line (JSONL) or message index, the rule and the provider's error text. Exit status
+    1 when there is any: a CI gate for stored histories and training data.
+
+    \b
+    Examples:
+      normalizer check examples/split-turns.jsonl
+      normalizer check --profile mistral sessions/
+      normalizer repair session.jsonl | normalizer check -
+    """
+    from ._cli_check import run_check
+    from ._cli_files import PlanError, expand_inputs
+
+    items = list(inputs) or ["-"]
+    if items == ["-"] and sys.stdin.isatty():
+        raise click.UsageError("no input: give a file or a folder, or pipe a session into it")
+    try:
+        files = [path for path, _, _ in expand_inputs(items)]
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not files:
+        raise click.UsageError(f"no session files in {', '.join(items)}")
+    status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet)
+    if status:
+        raise SystemExit(status)
+
+
+# -- explain --------------------------------------------------------------------------------------
+
+
+@cli.command(context_settings=_CONTEXT)
+@click.argument("input", default="-", metavar="INPUT")
+@click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
+              help="Input format (auto: detected from the first records).")
+@_core_options
+@click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal).")
+@click.option("--width", type=click.IntRange(min=40), default=None,
+              help="Columns of the side-by-side view (default: the terminal's, or 120).")
+@click.option("--max-chars", type=click.IntRange(min=20), default=400, show_default=True,
+              help="Longer strings are shortened in the view (the repair itself never shortens).")
+def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_calls: str, stub_text: str,
+            color: bool | None, width: int | None, max_chars: int) -> None:
+    """Show what repair would change in INPUT, and why: per repair, the messages before
+    and after side by side. Nothing is written. Meant for one session (it is held in memory).
+
+    \b
+    Examples:
+      normalizer explain examples/split-turns.jsonl
+      normalizer explain --profile mistral session.jsonl | less -R
+    """
+    from ._cli_explain import run_explain
+
+    if input == "-" and sys.stdin.isatty():
+        raise click.UsageError("no input: give a file, or pipe a session into it")
+    if input != "-" and not os.path.isfile(input):
+        raise click.UsageError(f"{input}: no such file")
+    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text}
+    _validate_core(profile, options)
+    status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
+                         max_chars=max_chars)
+    if status:
+        raise SystemExit(status)
+
+
+# -- entry point ----------------------------------------------------------------------------------
+
+# True while several worker threads run: a signal then only sets STOP (each worker stops
+# at its next flush point and removes its temporary file) instead of raising in the event loop.
+_DEFER_SIGNALS = [False]
+_SIGNAL = [0]
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    from ._cli_run import STOP, Interrupted
+
+    _SIGNAL[0] = signum
+    STOP.set()
+    if not _DEFER_SIGNALS[0]:
+        raise Interrupted(signum)
 
 
 def _silence_stdout() -> None:
     # Python flushes stdout at exit; point it at devnull so that flush cannot fail again.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``normalizer`` console script; returns the exit status."""
+    from ._cli_run import Interrupted
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_signal)
+        signal.signal(signal.SIGTERM, _on_signal)
     try:
         cli.main(args=argv, prog_name="normalizer", standalone_mode=False)
+    except (Interrupted, KeyboardInterrupt):
+        signum = _SIGNAL[0] or signal.SIGINT
+        click.echo(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
+        return 128 + signum
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): it has what it wanted.
+        _silence_stdout()
+        return 0
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         return 130
+    except click.UsageError as exc:
+        exc.show()
+        return 2
     except click.ClickException as exc:
         exc.show()
-        return exc.exit_code if exc.exit_code != 1 else (2 if isinstance(exc, click.UsageError) else 1)
+        return 1
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except NormalizerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 1
+    finally:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        except (OSError, ValueError):
+            pass
     return 0
 
 

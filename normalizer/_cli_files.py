@@ -1,0 +1,227 @@
+"""Files for the command line: which inputs, which outputs, and writing them safely.
+
+Three promises live here:
+
+* **Inputs** are files, folders (every session file in them, recursively, in sorted order so
+  runs are reproducible) or ``-``. Hidden files and folders are skipped: they are editor
+  droppings, VCS data, or our own temporary files.
+* **Outputs never land outside the output folder.** A mirrored path is built from the
+  input's path *relative to the folder it was found in*, then resolved (symlinks included)
+  and refused unless it is still inside the resolved output folder.
+* **An output file is never half-written.** :class:`AtomicOutput` writes to a hidden
+  temporary file in the destination's own folder (so the final ``os.replace`` is a rename
+  on one file system, atomic on POSIX) and renames it only when everything was written;
+  any failure, ^C or SIGTERM removes the temporary file and leaves the destination -- for
+  ``--in-place``, the original -- exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from typing import IO
+
+__all__ = ["Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "AtomicOutput"]
+
+#: What counts as a session file inside a folder. Given explicitly, any file is read.
+SESSION_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+#: Temporary outputs are named ``.<name>.<random>.normalizer-tmp`` next to their destination.
+TMP_SUFFIX = ".normalizer-tmp"
+
+
+class PlanError(Exception):
+    """The inputs and outputs asked for do not fit together (a usage error: exit 2)."""
+
+
+@dataclass
+class Job:
+    """One input and where its repaired version goes.
+
+    Attributes:
+        input: a path, or ``"-"`` for stdin.
+        name: how messages name it (``<stdin>`` for ``-``).
+        output: a path, or ``"-"`` for stdout.
+        in_place: the output replaces the input (keep its permissions).
+    """
+
+    input: str
+    name: str
+    output: str
+    in_place: bool = False
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def expand_inputs(inputs: list[str], *, exclude: str | None = None) -> list[tuple[str, str, str]]:
+    """``(path, root, relative path)`` for every input file, folders walked recursively.
+
+    ``root`` is the folder a file was found in (its own folder for a file given by name);
+    ``exclude`` is a folder not to descend into (the output folder, when it is inside an
+    input folder, so a second run does not read its own output).
+
+    Raises:
+        PlanError: an input does not exist.
+    """
+    found: list[tuple[str, str, str]] = []
+    excluded = os.path.realpath(exclude) if exclude else None
+    for item in inputs:
+        if item == "-":
+            found.append(("-", "", "-"))
+            continue
+        if os.path.isdir(item):
+            # followlinks=False: a symlink loop must not make the walk endless.
+            for folder, dirs, files in os.walk(item):
+                dirs[:] = sorted(
+                    d for d in dirs
+                    if not _hidden(d) and os.path.realpath(os.path.join(folder, d)) != excluded
+                )
+                for name in sorted(files):
+                    if _hidden(name) or not name.endswith(SESSION_SUFFIXES):
+                        continue
+                    path = os.path.join(folder, name)
+                    found.append((path, item, os.path.relpath(path, item)))
+        elif os.path.exists(item):
+            found.append((item, os.path.dirname(item), os.path.basename(item)))
+        else:
+            raise PlanError(f"{item}: no such file or folder")
+    return found
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+def _renamed(rel: str, to: str) -> str:
+    # The output's suffix says what it holds; other suffixes are the user's business.
+    root, ext = os.path.splitext(rel)
+    if ext in (".json", ".jsonl", ".ndjson"):
+        return root + (".json" if to == "json" else ".jsonl")
+    return rel
+
+
+def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str) -> list[Job]:
+    """Pair every input file with its output.
+
+    * ``--in-place``: each file is its own output (stdin cannot be).
+    * ``-o PATH`` with one input file: PATH is the output file (or, when PATH is an existing
+      folder, the file of the same name in it).
+    * ``-o DIR`` with several inputs or a folder: the input tree is mirrored in DIR.
+    * no ``-o``: stdout -- one input only (several conversations on one stream would run
+      together), unless ``--to finetune`` (one conversation per line) is asked for.
+
+    Raises:
+        PlanError: inputs and outputs that do not fit, or an output outside its folder.
+    """
+    single = len(inputs) == 1 and (inputs[0] == "-" or not os.path.isdir(inputs[0]))
+    exclude = output if output and output != "-" and not single else None
+    found = expand_inputs(inputs, exclude=exclude)
+    if not found:
+        raise PlanError(f"no session files ({', '.join(SESSION_SUFFIXES)}) in {', '.join(inputs)}")
+    jobs: list[Job] = []
+    if in_place:
+        if output is not None:
+            raise PlanError("--in-place and --output exclude each other")
+        for path, _, _ in found:
+            if path == "-":
+                raise PlanError("--in-place needs files, not stdin")
+            jobs.append(Job(path, path, path, in_place=True))
+        return jobs
+    if output is None or output == "-":
+        if len(found) > 1 and to != "finetune":
+            raise PlanError(
+                f"{len(found)} input files and one output stream: give -o DIR (mirrors the inputs), "
+                "--in-place, or --to finetune (one conversation per line)"
+            )
+        return [Job(p, "<stdin>" if p == "-" else p, "-") for p, _, _ in found]
+    if single and not os.path.isdir(output):
+        path = found[0][0]
+        _refuse_same(path, output)
+        return [Job(path, "<stdin>" if path == "-" else path, output)]
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise PlanError(f"{output}: exists and is not a folder (several inputs need -o DIR)")
+    base = os.path.realpath(output)
+    seen: dict[str, str] = {}
+    for path, _, rel in found:
+        if path == "-":
+            raise PlanError("stdin cannot be mirrored into a folder; give it alone with -o FILE")
+        target = os.path.join(output, _renamed(rel, to))
+        # Resolve what exists of it (a symlinked sub-folder of DIR included) before judging.
+        if os.path.isabs(rel) or not _inside(os.path.realpath(target), base):
+            raise PlanError(f"{path}: its output {target} would be outside {output}; refusing to write it")
+        _refuse_same(path, target)
+        key = os.path.realpath(target)
+        if key in seen:
+            raise PlanError(f"{seen[key]} and {path} would both be written to {target}")
+        seen[key] = path
+        jobs.append(Job(path, path, target))
+    return jobs
+
+
+def _refuse_same(path: str, target: str) -> None:
+    if path != "-" and os.path.exists(target) and os.path.samefile(path, target):
+        raise PlanError(f"{target} is the input itself; use --in-place to replace it")
+
+
+class AtomicOutput:
+    """A binary file that appears at ``path`` only when :meth:`commit` is called.
+
+    >>> with AtomicOutput(path) as f:     # doctest: +SKIP
+    ...     f.write(b"...")
+    ...     f.commit()                    # without this, nothing appears
+
+    Leaving the block without ``commit()`` (an exception, ^C) deletes the temporary file.
+    ``mode_from`` copies the permission bits of a file being replaced (``--in-place``).
+    """
+
+    def __init__(self, path: str, *, mode_from: str | None = None) -> None:
+        self.path = path
+        folder = os.path.dirname(path) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=TMP_SUFFIX)
+        self.file: IO[bytes] = os.fdopen(fd, "wb")
+        self._done = False
+        if mode_from is not None:
+            os.chmod(self.tmp, stat.S_IMODE(os.stat(mode_from).st_mode))
+        else:
+            # mkstemp makes 0600; a normal new file gets the usual umask-derived mode.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)
+
+    def write(self, data: bytes) -> int:
+        return self.file.write(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def commit(self) -> None:
+        """Flush, sync and rename over the destination."""
+        self.file.flush()
+        os.fsync(self.file.fileno())  # the rename must not outrun the data (power loss)
+        self.file.close()
+        os.replace(self.tmp, self.path)
+        self._done = True
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self.file.close()
+        except OSError:
+            pass  # ENOSPC again on the final flush: the file is going away anyway
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self) -> AtomicOutput:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.abort()

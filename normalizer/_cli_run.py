@@ -1,0 +1,374 @@
+"""Repairing files for the command line: one file per :func:`repair_file`, many with
+:func:`run_jobs` (anyio, bounded).
+
+The per-file pipe is ``read_conversations`` -> one ``Normalizer`` per conversation ->
+orjson -> a byte buffer written in blocks of :data:`FLUSH_BYTES`. Nothing in it grows with
+the input: the reader holds a chunk, the core one turn, the buffer one block; report
+records go to a spool file (``--report``) or nowhere (``max_records=0``), not to memory.
+
+Latency in a pipe: the input is read with ``read1`` (whatever the pipe has, not a full
+chunk) and, when the output is a pipe too, the pending output is written out before every
+read, so a slow producer's messages come out as soon as their turn is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+from ._cli_files import AtomicOutput, Job
+from ._cli_lines import lines_of
+from ._cli_progress import Tracker
+from ._core import Normalizer
+from ._errors import InputError
+from ._report import Report, Repair
+from .formats import FORMATS, read_conversations
+
+__all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "run_jobs", "FLUSH_BYTES", "STOP"]
+
+#: Output bytes gathered before one write (and one progress update).
+FLUSH_BYTES = 256 * 1024
+_LINE = orjson.OPT_APPEND_NEWLINE
+
+#: Set by the signal handler; workers check it at every flush point.
+STOP = threading.Event()
+
+
+class Interrupted(BaseException):
+    """^C or SIGTERM reached a worker (a BaseException, like KeyboardInterrupt, so no
+    ``except Exception`` on the way swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``repair`` was asked to do, the same for every file."""
+
+    fmt: str = "auto"
+    to: str = "auto"  # auto: chat JSONL, or fine-tuning JSONL for multi-conversation inputs
+    profile: str = "default"
+    on_invalid: str = "error"
+    options: dict[str, Any] = field(default_factory=dict)
+    report: bool = False  # spool every record for --report
+
+
+@dataclass
+class FileResult:
+    """What became of one input."""
+
+    input: str
+    output: str
+    format: str | None = None
+    messages_in: int = 0
+    messages_out: int = 0
+    conversations: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+    spool: IO[bytes] | None = None  # the records, one JSON value + b"\n" each
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        return f"{self.messages_in} in, {self.messages_out} out; " + (kinds or "no repairs")
+
+
+class _Input:
+    """A binary input for the readers: ``read`` returns what is there (``read1``), counts
+    bytes, and first writes out pending output when asked to (pipes)."""
+
+    def __init__(self, raw: Any, name: str, before_read: Callable[[], None] | None) -> None:
+        self.raw = raw
+        self.name = name
+        self.bytes = 0
+        self._before = before_read
+        self._read1 = getattr(raw, "read1", raw.read)
+
+    def read(self, n: int = -1) -> bytes:
+        if self._before is not None:
+            self._before()
+        data = self._read1(n if n > 0 else 1 << 20)
+        self.bytes += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        try:
+            return bool(self.raw.seekable())
+        except (AttributeError, OSError, ValueError):
+            return False
+
+    def tell(self) -> int:
+        return int(self.raw.tell())
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return int(self.raw.seek(pos, whence))
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class _Output:
+    """The pending output bytes and where they go."""
+
+    def __init__(self, dest: Any) -> None:
+        self.dest = dest
+        self.buf = bytearray()
+
+    def drain(self) -> None:
+        if self.buf:
+            self.dest.write(self.buf)
+            self.buf.clear()
+            if self.dest is sys.stdout.buffer:
+                self.dest.flush()
+
+
+def _detected(settings: Settings, report: Report) -> str | None:
+    if settings.fmt != "auto":
+        return settings.fmt
+    for key in report.counts:
+        if key.startswith("format:"):
+            return key[len("format:"):]
+    return None
+
+
+def _is_pipe(stream: Any) -> bool:
+    """Anything but a regular file: a reader may be waiting for each line."""
+    try:
+        return not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return True
+
+
+def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
+    """Repair one input into its output. Bad input, unreadable files and unwritable outputs
+    come back as ``FileResult.error`` (the output is then not created or not replaced);
+    ``BrokenPipeError`` (stdout closed) and :class:`Interrupted` propagate."""
+    result = FileResult(job.name, job.output)
+    start = time.perf_counter()
+    atomic: AtomicOutput | None = None
+    raw_in: Any = None
+    try:
+        if job.input == "-":
+            raw_in = sys.stdin.buffer
+        else:
+            try:
+                raw_in = open(job.input, "rb")  # noqa: SIM115 - closed in finally
+                tracker.add_bytes_total(os.fstat(raw_in.fileno()).st_size)
+            except OSError as exc:
+                result.error = f"{job.name}: cannot read: {exc.strerror}. Check the path and its permissions"
+                return result
+        if job.output == "-":
+            out = _Output(sys.stdout.buffer)
+            pipe = _is_pipe(sys.stdout)
+        else:
+            try:
+                atomic = AtomicOutput(job.output, mode_from=job.input if job.in_place else None)
+            except OSError as exc:
+                result.error = _write_error(job, exc)
+                return result
+            out = _Output(atomic)
+            pipe = False
+        src = _Input(raw_in, job.name, out.drain if pipe else None)
+        try:
+            _pump(src, out, job, settings, tracker, result)
+            out.drain()
+            if atomic is not None:
+                atomic.commit()
+            elif job.output == "-":
+                sys.stdout.buffer.flush()
+        except InputError as exc:
+            if exc.source is None or exc.source in ("<input>", "<stream>"):
+                exc.located(source=job.name)
+            result.error = str(exc)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if job.output == "-" or atomic is None:
+                raise
+            result.error = _write_error(job, exc)
+        return result
+    finally:
+        if atomic is not None:
+            atomic.abort()  # a no-op after commit; else the half-written file goes away
+        if raw_in is not None and job.input != "-":
+            raw_in.close()
+        result.seconds = time.perf_counter() - start
+        tracker.file_done()
+
+
+def _write_error(job: Job, exc: OSError) -> str:
+    what = exc.strerror or str(exc)
+    if exc.errno == 28:  # ENOSPC
+        todo = "free some space (or write elsewhere with -o)"
+    elif exc.errno in (13, 1, 30):  # EACCES, EPERM, EROFS
+        todo = "check the folder's permissions (or write elsewhere with -o)"
+    else:
+        todo = "check the output path"
+    kept = f"{job.input} is unchanged" if job.in_place else "nothing was written"
+    return f"{job.output}: cannot write: {what}; {kept}. {todo[0].upper()}{todo[1:]}"
+
+
+def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult) -> None:
+    spool = result.spool = tempfile.TemporaryFile() if settings.report else None  # noqa: SIM115
+    conv_index = [None]  # which conversation records belong to (multi-conversation inputs)
+
+    def on_record(record: Repair) -> None:
+        if spool is not None:
+            data = record.model_dump(mode="json")
+            if conv_index[0] is not None:
+                data["conversation"] = conv_index[0]
+            spool.write(orjson.dumps(data, default=str, option=_LINE))
+
+    reader_report = Report(max_records=0, on_record=on_record)
+    conversations = read_conversations(
+        src, settings.fmt, report=reader_report, on_invalid=settings.on_invalid  # type: ignore[arg-type]
+    )
+    buf = out.buf
+    dumps = orjson.dumps
+    kind: str | None = None
+    multi = False
+    sep = b""
+    done = [0, 0]  # messages and bytes already counted by the tracker
+    core: Normalizer | None = None
+
+    def flush_point() -> None:
+        # Every FLUSH_BYTES of output: write, update the counters, honour a stop request.
+        out.drain()
+        n = result.messages_in + (core.report.messages_in if core is not None else 0)
+        tracker.advance(n - done[0], src.bytes - done[1])
+        done[0], done[1] = n, src.bytes
+        if STOP.is_set():
+            raise Interrupted(0)
+
+    for conv in conversations:
+        if kind is None:
+            result.format = _detected(settings, reader_report)
+            multi = bool(getattr(FORMATS.get(result.format or "", None), "multi", False))
+            kind = settings.to if settings.to != "auto" else ("finetune" if multi else "jsonl")
+            if kind == "json":
+                buf += b"["
+        elif kind != "finetune":
+            raise InputError(
+                "this file holds several conversations, and chat JSONL holds one",
+                source=job.name, line=conv.line,
+                hint="Write one conversation per line with --to finetune",
+            )
+        result.conversations += 1
+        conv_index[0] = conv.index if multi else None
+        core = Normalizer(settings.profile, **settings.options, max_records=0, on_record=on_record)
+        feed = core.feed
+        try:
+            if kind == "jsonl":
+                # The hot path: nothing per message but feed, dumps and a length check.
+                for message in conv.messages:
+                    for repaired in feed(message):
+                        buf += dumps(repaired, option=_LINE)
+                    if len(buf) >= FLUSH_BYTES:
+                        flush_point()
+                for repaired in core.close():
+                    buf += dumps(repaired, option=_LINE)
+            elif kind == "json":
+                for message in conv.messages:
+                    for repaired in feed(message):
+                        buf += sep
+                        buf += dumps(repaired)
+                        sep = b",\n"
+                    if len(buf) >= FLUSH_BYTES:
+                        flush_point()
+                for repaired in core.close():
+                    buf += sep
+                    buf += dumps(repaired)
+                    sep = b",\n"
+            else:
+                repaired_all: list[dict[str, Any]] = []
+                for message in conv.messages:
+                    repaired_all.extend(feed(message))
+                repaired_all.extend(core.close())
+                record: dict[str, Any] = {"messages": repaired_all}
+                for key, value in conv.extra.items():
+                    if key != "messages":
+                        record[key] = value
+                buf += dumps(record, option=_LINE)
+                if len(buf) >= FLUSH_BYTES:
+                    flush_point()
+        except InputError as exc:
+            _locate(exc, job, result, conv.line, multi)
+            raise
+        finally:
+            report = core.report
+            core = None
+            result.messages_in += report.messages_in
+            result.messages_out += report.messages_out
+            for key, value in report.counts.items():
+                result.counts[key] = result.counts.get(key, 0) + value
+    if kind is None:  # an empty input
+        result.format = _detected(settings, reader_report)
+        if settings.to == "json":
+            buf += b"[]\n"
+    elif kind == "json":
+        buf += b"\n]\n" if sep else b"]\n"
+    for key, value in reader_report.counts.items():
+        if not key.startswith("format:"):
+            result.counts[key] = result.counts.get(key, 0) + value
+    tracker.advance(result.messages_in - done[0], src.bytes - done[1])
+
+
+def _locate(exc: InputError, job: Job, result: FileResult, conv_line: int | None, multi: bool) -> None:
+    """Give a core error (which knows a message index) the file and line it came from."""
+    if exc.source is not None and exc.line is not None:
+        return
+    line = conv_line
+    if line is None and exc.index is not None and not multi:
+        line = lines_of(job.input, result.format, [exc.index]).get(exc.index)
+    exc.located(source=job.name, line=line)
+
+
+# -- many files ---------------------------------------------------------------------------------
+
+
+def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> list[FileResult]:
+    """Repair every job, ``n`` at a time, and return the results in the jobs' order.
+
+    One job, or ``n == 1``: a plain loop in this thread (no event loop to pay for, and a
+    signal interrupts a blocked read of stdin at once). Otherwise anyio runs each file in
+    a worker thread under a ``CapacityLimiter(n)``: the work is reading, encoding and
+    writing whole files, so threads overlap the I/O, and each file's output is exactly
+    what one job would write (each file is repaired by its own pipeline, start to end).
+    """
+    if n <= 1 or len(jobs) <= 1:
+        return [repair_file(job, settings, tracker) for job in jobs]
+    import anyio
+    import anyio.to_thread
+
+    results: list[FileResult | None] = [None] * len(jobs)
+
+    async def main() -> None:
+        limiter = anyio.CapacityLimiter(n)
+
+        async def one(i: int, job: Job) -> None:
+            results[i] = await anyio.to_thread.run_sync(repair_file, job, settings, tracker, limiter=limiter)
+
+        async with anyio.create_task_group() as tg:
+            for i, job in enumerate(jobs):
+                if STOP.is_set():
+                    break
+                tg.start_soon(one, i, job)
+
+    anyio.run(main)
+    if STOP.is_set():
+        raise Interrupted(0)
+    return [r for r in results if r is not None]
