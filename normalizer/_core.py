@@ -284,14 +284,18 @@ class Normalizer:
         # A repair with no message to point at (something dropped).
         self._report.add(kind, detail, input=inputs, dropped=dropped)
 
-    def _check_fragments(self, count: int) -> None:
+    def _count_fragment(self, held: Message, inputs: list[int], message: Message) -> None:
+        # One more message merges into a held one: count it against the limits (the held
+        # message's own size is counted once, when the first merge makes it grow).
+        inputs.append(self._index)
         limit = self.options.max_turn_fragments
-        if count > limit:
+        if len(inputs) > limit:
             raise LimitExceeded(
                 f"more than {limit} consecutive fragments merge into one turn",
                 limit="max_turn_fragments", value=limit, index=self._index,
                 hint="a real history never gets near this; if it does, raise max_turn_fragments",
             )
+        self._hold_bytes(_size(message) + (_size(held) if len(inputs) == 2 else 0))
 
     def _hold_bytes(self, size: int) -> None:
         self._held_bytes += size
@@ -384,9 +388,7 @@ class Normalizer:
         held = self._user
         assert held is not None
         inputs = self._user_inputs
-        inputs.append(self._index)
-        self._check_fragments(len(inputs))
-        self._hold_bytes(_size(message) + (_size(held) if len(inputs) == 2 else 0))
+        self._count_fragment(held, inputs, message)
         merged, conflicts = _merge(held, message)
         self._user = merged
         self._user_notes.extend(_conflict_notes(conflicts, inputs))
@@ -427,9 +429,7 @@ class Normalizer:
         held = self._turn
         assert held is not None
         inputs = self._turn_inputs
-        inputs.append(self._index)
-        self._check_fragments(len(inputs))
-        self._hold_bytes(_size(message) + (_size(held) if len(inputs) == 2 else 0))
+        self._count_fragment(held, inputs, message)
         before = len(self._calls)
         fragment = self._clean_calls(message, self._index)
         merged, conflicts = _merge(held, fragment)
