@@ -174,7 +174,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
         for r in results:
             if not r.error:
                 click.echo(f"{r.input}: {r.summary()}", err=True)
-        if len(results) > 1 or failed:
+        if len(results) > 1:
             click.echo(_total_line(results, elapsed), err=True)
     if report_path is not None:
         _write_report(report_path, results, elapsed)
