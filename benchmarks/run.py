@@ -662,6 +662,7 @@ def machine() -> dict[str, Any]:
             commit += " (normalizer/ has uncommitted changes)"
     except OSError:
         commit = ""
+    commit = os.environ.get("NORMALIZER_BENCH_COMMIT") or commit  # set when run from an export
     return {
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
