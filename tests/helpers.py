@@ -137,8 +137,11 @@ def assert_nothing_lost(inp: list[Message], out: list[Message], report: normaliz
         if not isinstance(m, dict):
             continue
         pieces = _texts(m.get("content")) + _texts(m.get("reasoning_content"))
-        for c in m.get("tool_calls") or []:
-            fn = (c or {}).get("function") or {}
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        for c in calls if isinstance(calls, list) else []:
+            fn = c.get("function") if isinstance(c, dict) else None
+            if not isinstance(fn, dict):
+                continue
             if fn.get("name"):
                 pieces.append(fn["name"])
             if isinstance(fn.get("arguments"), str) and fn["arguments"].strip():
