@@ -150,7 +150,7 @@ _CATALOGUE = [
           "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
           "miurla/morphic#136, smarter-sh/smarter#264, Nikunj2003/LLaMa-MCP-Streamlit#1, lobehub/lobehub#3613"),
     _rule("OA-3", _DUP_RESULT, "OpenAI, Azure OpenAI, Copilot",
-          "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}' in messages[{i}] and messages[{j}].",
+          "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}' in messages[{first}] and messages[{i}].",
           "agno-agi/agno#5116, fatwang2/search2ai#30, anomalyco/opencode#1211"),
     _rule("OA-4", "tool.empty_tool_calls", "OpenAI (and vLLM Llama templates)",
           "Invalid 'messages[{i}].tool_calls': empty array. Expected an array with minimum length 1, "
@@ -438,7 +438,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in _CATALOGUE}
 assert len(RULES) == len(_CATALOGUE), "duplicate rule id"
 assert all(k in KEYS for rule in _CATALOGUE for k in rule.keys), "rule with an unknown key"
 
-_PLACEHOLDER = re.compile(r"\{(i|j|n|c|id|ids|role|field|current|previous)\}")
+_PLACEHOLDER = re.compile(r"\{(i|j|n|c|id|ids|role|field|first|current|previous)\}")
 
 
 def _render(text: str, values: Mapping[str, Any]) -> str:
@@ -778,7 +778,7 @@ class Checker:
             return
         first = self._block_answered.get(call_id)
         if first is not None:
-            emit(out, "tool.duplicate_result", index, id=call_id, i=first, j=index)
+            emit(out, "tool.duplicate_result", index, id=call_id, first=first, j=position)
             return
         self._block_answered[call_id] = index
         name = msg.get("name")

@@ -165,6 +165,7 @@ class ProfileStage:
         # Notes of a message the stage dropped: they ride on the next message out (the
         # interface has no message-less record).
         self._pending: list[Note] = []
+        self._dropped = False  # the stage dropped a message since the last one placed
 
     # ------------------------------------------------------------------ interface
 
@@ -311,6 +312,7 @@ class ProfileStage:
             if not _has_text(m.get("content")) and not any(m.get(k) for k in _SUBSTANCE_KEYS):
                 # Blank once its parts are typed and flattened (the core counted an untyped
                 # part as content): drop it, as the core drops an empty assistant message.
+                self._dropped = True
                 self._pending.extend(notes)
                 self._pending.append(("drop_empty_assistant", "dropped an assistant message whose content is "
                                       "only empty text", [], message))
@@ -483,6 +485,7 @@ class ProfileStage:
 
     def _put(self, m: Message, notes: list[Note], out: Out) -> None:
         role = m["role"]
+        dropped, self._dropped = self._dropped, False
         if self._bridge and self._last == "tool" and role == "user":
             self._flush(out)
             self._emit({"role": "assistant", "content": self.profile.placeholder_bridge},
@@ -491,11 +494,15 @@ class ProfileStage:
                        out)
         if self._last == role and role in ("user", "assistant"):
             held = self._held
+            # The core never emits two same-speaker users, or two same-speaker assistant
+            # fragments, side by side: if they meet here, the stage removed or converted
+            # what stood between them, and they merge as the core would have merged them.
+            # (The two halves of a Mistral split are the one deliberate exception.)
             if (
                 held is not None
                 and held[0]["role"] == role
-                and (self._alternate or (role == "user" and held[0].get("name") == m.get("name")))
                 and _mergeable(held[0], m)
+                and (self._alternate or (held[0].get("name") == m.get("name") and (role == "user" or dropped)))
             ):
                 self._merge_held(m, notes, out)
                 return
@@ -506,11 +513,8 @@ class ProfileStage:
                               [("placeholder_user", "added a user message between two assistant messages that "
                                 "cannot be merged (opaque state)", [], None)], out)
         self._flush(out)
-        # Hold what the next message may merge into (users: a mid-history system message
-        # turned user text, or any user under strict alternation) or may reveal as final.
-        if (role == "user" and (self._alternate or self._system != "anywhere")) or (
-            role == "assistant" and not m.get("tool_calls") and (self._alternate or self._prefix or self._rstrip)
-        ):
+        # Hold what the next message may merge into, or may reveal as the final message.
+        if role == "user" or (role == "assistant" and not m.get("tool_calls")):
             self._held = (m, notes)
             self._merged = 1
             self._last, self._last_calls = role, False
@@ -538,7 +542,7 @@ class ProfileStage:
         merged.pop("prefix", None)  # only the final assistant may be a prefix; close() decides
         role = m["role"]
         why = (f"{self.profile.name} requires user and assistant to alternate" if self._alternate
-               else "a system message that became user text met a user message")
+               else "what stood between them was removed or became a user message")
         merged_notes = held_notes + notes + [(
             f"merge_{role}_alternate" if self._alternate else f"merge_{role}",
             f"merged two consecutive {role} messages: {why}"
@@ -560,7 +564,7 @@ class ProfileStage:
         m, notes = held
         if self._pending:
             notes, self._pending = self._pending + notes, []
-        if not final and m.get("prefix") is True and m["role"] == "assistant":
+        if self._prefix and not final and m.get("prefix") is True and m["role"] == "assistant":
             m = {k: v for k, v in m.items() if k != "prefix"}
             notes = notes + [("clear_prefix", "removed prefix: true from an assistant message that is not "
                               "the last one", [], {"prefix": True})]
