@@ -164,6 +164,8 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
         _DEFER_SIGNALS[0] = jobs > 1 and len(plan) > 1
         try:
             results = run_jobs(plan, settings, tracker, jobs)
+        except BrokenPipeError:
+            raise _PipeClosed() from None
         finally:
             _DEFER_SIGNALS[0] = False
     elapsed = time.perf_counter() - start
@@ -297,7 +299,10 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, qu
         raise click.UsageError(str(exc)) from None
     if not files:
         raise click.UsageError(f"no session files in {', '.join(items)}")
-    status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet)
+    try:
+        status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet)
+    except BrokenPipeError:
+        raise _PipeClosed() from None
     if status:
         raise SystemExit(status)
 
@@ -333,13 +338,22 @@ def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_ca
         raise click.UsageError(f"{input}: no such file")
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text}
     _validate_core(profile, options)
-    status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
-                         max_chars=max_chars)
+    try:
+        status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
+                             max_chars=max_chars)
+    except BrokenPipeError:
+        raise _PipeClosed() from None
     if status:
         raise SystemExit(status)
 
 
 # -- entry point ----------------------------------------------------------------------------------
+
+
+class _PipeClosed(Exception):
+    """stdout was closed by its reader (``| head``). Not an OSError: click turns an EPIPE
+    OSError into exit status 1, and a reader that stopped early is not a failure of ours."""
+
 
 # True while several worker threads run: a signal then only sets STOP (each worker stops
 # at its next flush point and removes its temporary file) instead of raising in the event loop.
@@ -378,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         signum = _SIGNAL[0] or signal.SIGINT
         click.echo(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
         return 128 + signum
-    except BrokenPipeError:
+    except (BrokenPipeError, _PipeClosed):
         # The reader of our output went away (`| head`): it has what it wanted.
         _silence_stdout()
         return 0

@@ -1,0 +1,353 @@
+"""``normalizer repair`` through the real entry point: pipes, files, folders, formats,
+reports, exit statuses and error positions."""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+import normalizer
+from tests.cli.conftest import EXAMPLE, ROOT, SAMPLES, big_session, jsonl, run, write_jsonl
+
+EXPECTED_SUMMARY = (
+    "12 in, 10 out; drop_orphan_result 1, empty_content_to_null 1, merge_assistant 1, "
+    "move_result 2, reorder_results 1, stub_missing_result 1"
+)
+
+
+def library_repair(path: Path) -> list[dict]:
+    return list(normalizer.normalize_sync(jsonl(path.read_bytes())))
+
+
+# -- pipes and files ------------------------------------------------------------------------------
+
+
+def test_file_to_stdout_is_the_library_output():
+    result = run("repair", EXAMPLE)
+    assert result.returncode == 0, result.stderr
+    assert jsonl(result.stdout) == library_repair(EXAMPLE)
+    assert result.stderr.decode().strip() == f"{EXAMPLE}: {EXPECTED_SUMMARY}"
+
+
+def test_stdin_to_stdout_is_the_default():
+    result = run("repair", input=EXAMPLE.read_bytes())
+    assert result.returncode == 0, result.stderr
+    assert jsonl(result.stdout) == library_repair(EXAMPLE)
+    assert result.stderr.decode().startswith("<stdin>: 12 in, 10 out")
+
+
+def test_dash_reads_stdin_and_quiet_prints_nothing():
+    result = run("repair", "-", "--quiet", input=EXAMPLE.read_bytes())
+    assert result.returncode == 0
+    assert result.stderr == b""
+    assert len(jsonl(result.stdout)) == 10
+
+
+def test_output_file(tmp_path: Path):
+    out = tmp_path / "fixed.jsonl"
+    result = run("repair", EXAMPLE, "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+    assert jsonl(out.read_bytes()) == library_repair(EXAMPLE)
+    assert [p.name for p in tmp_path.iterdir()] == ["fixed.jsonl"]  # no temporary file left
+
+
+def test_repaired_output_repairs_to_itself(tmp_path: Path):
+    first = run("repair", EXAMPLE).stdout
+    second = run("repair", "-", input=first)
+    assert second.stdout == first
+    assert "no repairs" in second.stderr.decode()
+
+
+def test_to_json_array_and_finetune(tmp_path: Path):
+    as_json = run("repair", EXAMPLE, "--to", "json", "-q")
+    assert orjson.loads(as_json.stdout) == library_repair(EXAMPLE)
+    as_ft = run("repair", EXAMPLE, "--to", "finetune", "-q")
+    assert jsonl(as_ft.stdout) == [{"messages": library_repair(EXAMPLE)}]
+
+
+def test_empty_input_gives_empty_output():
+    assert run("repair", "-", input=b"").stdout == b""
+    assert orjson.loads(run("repair", "-", "--to", "json", input=b"").stdout) == []
+
+
+def test_finetune_input_keeps_one_conversation_per_line():
+    src = SAMPLES / "chat_training" / "llamafactory_reason_tool_use_demo_50_first21lines.jsonl"
+    result = run("repair", src)
+    assert result.returncode == 0, result.stderr
+    lines = jsonl(result.stdout)
+    assert len(lines) == len(jsonl(src.read_bytes()))
+    assert all("messages" in line for line in lines)
+    # and asking for chat JSONL explains what to do instead
+    refused = run("repair", src, "--to", "jsonl")
+    assert refused.returncode == 1
+    assert "--to finetune" in refused.stderr.decode()
+
+
+@pytest.mark.parametrize("sample", [
+    "claude_code/ccviewer_v1.0.108_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+    "codex_rollout/moonmind_rollout-2025-11-12T17-48-11_first165lines.jsonl",
+    "hermes/session_20260420_134110_b27c28.json",
+])
+def test_real_sessions_repair_and_then_check_clean(sample: str):
+    repaired = run("repair", SAMPLES / sample)
+    assert repaired.returncode == 0, repaired.stderr
+    assert jsonl(repaired.stdout)
+    checked = run("check", "-", input=repaired.stdout)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+# -- streaming ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, turns", [([], 12), (["--from", "chat"], 2)])
+def test_output_starts_before_input_ends(args: list[str], turns: int):
+    """Write a few turns, keep stdin open, and read repaired lines back. (Detecting the
+    format looks at up to 16 records first; with --from nothing is waited for.)"""
+    env_root = str(ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "normalizer", "repair", "-q", *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={"PYTHONPATH": env_root, "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        messages = []
+        for t in range(turns):
+            messages += [{"role": "user", "content": f"q{t}"}, {"role": "assistant", "content": f"a{t}"}]
+        head = b"".join(orjson.dumps(m) + b"\n" for m in messages + [{"role": "user", "content": "last"}])
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(head)
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        assert ready, "no output while the input was still open"
+        line = proc.stdout.readline()
+        assert orjson.loads(line) == {"role": "user", "content": "q0"}
+        assert proc.poll() is None  # still running: the input has not ended
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+def test_closed_stdout_pipe_exits_cleanly(tmp_path: Path):
+    src = big_session(tmp_path / "big.jsonl", 20_000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "normalizer", "repair", src],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # like `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0
+    assert b"Traceback" not in err and b"Error" not in err, err
+
+
+def test_shell_pipeline_into_head(tmp_path: Path):
+    src = big_session(tmp_path / "big.jsonl", 20_000)
+    script = f"cat {src} | {sys.executable} -m normalizer repair | head -n 3; echo status=${{PIPESTATUS[1]}} >&2"
+    result = subprocess.run(["bash", "-c", script], capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert len(result.stdout.splitlines()) == 3
+    assert b"Traceback" not in result.stderr
+    assert b"status=0" in result.stderr
+
+
+# -- folders and several inputs --------------------------------------------------------------------
+
+
+def make_tree(root: Path) -> Path:
+    src = root / "sessions"
+    (src / "a").mkdir(parents=True)
+    (src / "a" / "one.jsonl").write_bytes(EXAMPLE.read_bytes())
+    (src / "two.jsonl").write_bytes(EXAMPLE.read_bytes())
+    (src / "hermes.json").write_bytes((SAMPLES / "hermes" / "session_20260420_131817_5fb96e.json").read_bytes())
+    (src / "notes.txt").write_text("not a session")
+    (src / ".hidden.jsonl").write_text("not read")
+    return src
+
+
+def test_folder_is_mirrored_into_output_folder(tmp_path: Path):
+    src = make_tree(tmp_path)
+    out = tmp_path / "out"
+    result = run("repair", src, "-o", out)
+    assert result.returncode == 0, result.stderr
+    got = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert got == ["a/one.jsonl", "hermes.jsonl", "two.jsonl"]  # .json holding JSONL now says so
+    assert jsonl((out / "a" / "one.jsonl").read_bytes()) == library_repair(EXAMPLE)
+    err = result.stderr.decode()
+    assert "total: 3 files, " in err
+
+
+def test_jobs_give_the_same_output_as_one_job(tmp_path: Path):
+    src = make_tree(tmp_path)
+    for i in range(6):
+        big_session(src / f"big{i}.jsonl", 300 + 50 * i)
+    one, many = tmp_path / "one", tmp_path / "many"
+    r1 = run("repair", src, "-o", one, "--jobs", "1", "--report", tmp_path / "r1.json")
+    r4 = run("repair", src, "-o", many, "--jobs", "4", "--report", tmp_path / "r4.json")
+    assert r1.returncode == r4.returncode == 0, (r1.stderr, r4.stderr)
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(many) for p in many.rglob("*") if p.is_file())
+    for rel in files:
+        assert (one / rel).read_bytes() == (many / rel).read_bytes()
+    rep1, rep4 = (orjson.loads((tmp_path / n).read_bytes()) for n in ("r1.json", "r4.json"))
+    for f in rep1["files"] + rep4["files"]:
+        f.pop("seconds"), f.pop("output")
+    assert rep1["files"] == rep4["files"]
+    assert rep1["counts"] == rep4["counts"]
+
+
+def test_several_inputs_to_stdout_is_a_usage_error(tmp_path: Path):
+    src = make_tree(tmp_path)
+    result = run("repair", src)
+    assert result.returncode == 2
+    assert "-o DIR" in result.stderr.decode()
+
+
+def test_in_place_replaces_each_file(tmp_path: Path):
+    src = make_tree(tmp_path)
+    result = run("repair", "--in-place", src)
+    assert result.returncode == 0, result.stderr
+    assert jsonl((src / "two.jsonl").read_bytes()) == library_repair(EXAMPLE)
+    assert (src / "notes.txt").read_text() == "not a session"
+    assert not list(src.rglob("*.normalizer-tmp"))
+    again = run("repair", "--in-place", src)
+    assert "no repairs" in again.stderr.decode()
+
+
+def test_in_place_keeps_the_file_mode(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(EXAMPLE.read_bytes())
+    path.chmod(0o640)
+    assert run("repair", "--in-place", path).returncode == 0
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+
+def test_report_lists_every_repair_with_what_was_dropped(tmp_path: Path):
+    report = tmp_path / "report.json"
+    result = run("repair", EXAMPLE, "--report", report, "-q")
+    assert result.returncode == 0
+    data = orjson.loads(report.read_bytes())
+    (entry,) = data["files"]
+    assert entry["input"] == str(EXAMPLE) and entry["error"] is None and entry["format"] == "chat"
+    assert entry["messages_in"] == 12 and entry["messages_out"] == 10
+    kinds = [r["kind"] for r in entry["records"]]
+    assert sorted(kinds) == sorted(k for k, n in entry["counts"].items() for _ in range(n))
+    dropped = [r for r in entry["records"] if r["kind"] == "drop_orphan_result"][0]["dropped"]
+    assert dropped["tool_call_id"] == "call_gone"
+    assert data["messages_in"] == 12 and data["failed"] == []
+
+
+def test_report_to_stderr():
+    result = run("repair", EXAMPLE, "--report", "-", "-q")
+    data = orjson.loads(result.stderr)
+    assert data["files"][0]["counts"]["merge_assistant"] == 1
+
+
+# -- errors and exit statuses ---------------------------------------------------------------------
+
+
+def test_bad_json_line_names_file_line_and_column(tmp_path: Path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "hi"}\n\n{"role": "assistant", "content": "x",}\n')
+    result = run("repair", path)
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert f"{path}:3:37: not JSON: trailing comma" in err  # column 37 is the comma
+    assert "Traceback" not in err
+
+
+def test_invalid_message_names_the_line_it_came_from(tmp_path: Path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "hi"}\n\n{"role": "assistant", "content": "x"}\n{"role": "robot"}\n')
+    result = run("repair", path)
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert f"{path}:4 message 2: " in err and "robot" in err
+    assert "Traceback" not in err
+
+
+def test_on_invalid_skip_keeps_going_and_records_it(tmp_path: Path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "hi"}\nnot json\n{"role": "assistant", "content": "x"}\n')
+    result = run("repair", path, "--on-invalid", "skip")
+    assert result.returncode == 0, result.stderr
+    assert len(jsonl(result.stdout)) == 2
+    assert "skip_invalid 1" in result.stderr.decode()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["repair", "--profile", "no-such-profile", str(EXAMPLE)], "no-such-profile"),
+    (["repair", "--from", "nope", str(EXAMPLE)], "nope"),
+    (["repair", "missing.jsonl"], "missing.jsonl: no such file"),
+    (["repair", "--in-place", "-"], "stdin"),
+    (["repair", str(EXAMPLE), "-o", str(EXAMPLE)], "--in-place"),
+    (["frobnicate"], "No such command"),
+])
+def test_usage_errors_exit_2(args: list[str], needle: str):
+    result = run(*args)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr.decode()
+    assert b"Traceback" not in result.stderr
+
+
+def test_folder_with_one_bad_file_repairs_the_others_and_names_it(tmp_path: Path):
+    src = make_tree(tmp_path)
+    (src / "bad.jsonl").write_bytes(b'{"role": "user", "content": "hi"}\n{oops\n')
+    out = tmp_path / "out"
+    result = run("repair", src, "-o", out)
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert f"error: {src / 'bad.jsonl'}:2:" in err
+    assert "total: 4 files (1 failed)" in err
+    assert (out / "two.jsonl").exists() and not (out / "bad.jsonl").exists()
+
+
+# -- help, version, imports -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["repair"], ["check"], ["explain"]])
+def test_help_has_examples(command: list[str]):
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    assert "Examples:" in text and "normalizer " in text
+
+
+def test_version():
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout.decode().strip() == f"normalizer, version {normalizer.__version__}"
+
+
+def test_importing_the_library_does_not_import_the_cli_dependencies():
+    code = "import normalizer, sys; assert 'click' not in sys.modules and 'rich' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(ROOT)})
+
+
+def test_no_rich_import_when_not_on_a_terminal():
+    code = (
+        "import sys; sys.argv=['normalizer','repair','-q',%r]\n"
+        "from normalizer._cli import main\n"
+        "main(sys.argv[1:]); assert 'rich' not in sys.modules, 'rich imported'" % str(EXAMPLE)
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, env={"PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+
+
+def test_main_in_process(capsys: pytest.CaptureFixture[str]):
+    from normalizer._cli import main
+
+    assert main(["repair", "-q", str(EXAMPLE), "-o", "/dev/null"]) == 0
+    assert main(["check", "--quiet", str(EXAMPLE)]) == 1
+    assert main(["repair", "--jobs", "0", str(EXAMPLE)]) == 2
+    time.sleep(0)  # keep the signal handlers main() installed harmless for the rest of the run
