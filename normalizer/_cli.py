@@ -210,7 +210,7 @@ def _total_line(results: list[Any], elapsed: float) -> str:
 def _write_report(path: str, results: list[Any], elapsed: float) -> None:
     """The JSON report, streamed from each file's record spool (records are never all in
     memory). One document: per file its counts and records, then the totals."""
-    from ._cli_files import AtomicOutput
+    from ._cli_files import open_output
 
     counts: dict[str, int] = {}
     for r in results:
@@ -255,7 +255,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
             stream.flush()
         return
     try:
-        with AtomicOutput(path) as f:
+        with open_output(path) as f:
             for chunk in chunks():
                 f.write(chunk)
             f.commit()

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO
 
-__all__ = ["Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "AtomicOutput"]
+__all__ = ["Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "AtomicOutput", "open_output"]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
 SESSION_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -129,6 +129,8 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str)
         for path, _, _ in found:
             if path == "-":
                 raise PlanError("--in-place needs files, not stdin")
+            if not os.path.isfile(path):
+                raise PlanError(f"{path}: not a regular file; --in-place can only replace files")
             jobs.append(Job(path, path, path, in_place=True))
         return jobs
     if output is None or output == "-":
@@ -225,3 +227,48 @@ class AtomicOutput:
 
     def __exit__(self, *exc: object) -> None:
         self.abort()
+
+
+class _StreamOutput:
+    """An output that is not a regular file (``/dev/null``, a FIFO, ``/dev/stdout``):
+    written straight through. Renaming a temporary file over it would replace the device
+    or pipe itself (as root, ``/dev/null`` would become a plain file)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.file: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed by commit/abort
+
+    def write(self, data: bytes) -> int:
+        return self.file.write(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def commit(self) -> None:
+        self.file.close()
+
+    def abort(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            pass
+
+    def __enter__(self) -> _StreamOutput:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.abort()
+
+
+def open_output(path: str, *, mode_from: str | None = None) -> AtomicOutput | _StreamOutput:
+    """:class:`AtomicOutput` for a file (new or existing); straight writes for anything else
+    that already exists at ``path`` (a device or a pipe cannot be half-written, nor renamed over)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return AtomicOutput(path, mode_from=mode_from)
+    if stat.S_ISREG(st.st_mode):
+        return AtomicOutput(path, mode_from=mode_from)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "is a folder", path)
+    return _StreamOutput(path)

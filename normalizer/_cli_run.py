@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import orjson
 
-from ._cli_files import AtomicOutput, Job
+from ._cli_files import Job, open_output
 from ._cli_lines import lines_of
 from ._cli_progress import Tracker
 from ._core import Normalizer
@@ -159,7 +159,7 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
     ``BrokenPipeError`` (stdout closed) and :class:`Interrupted` propagate."""
     result = FileResult(job.name, job.output)
     start = time.perf_counter()
-    atomic: AtomicOutput | None = None
+    atomic: Any = None
     raw_in: Any = None
     try:
         if job.input == "-":
@@ -176,7 +176,7 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
             pipe = _is_pipe(sys.stdout)
         else:
             try:
-                atomic = AtomicOutput(job.output, mode_from=job.input if job.in_place else None)
+                atomic = open_output(job.output, mode_from=job.input if job.in_place else None)
             except OSError as exc:
                 result.error = _write_error(job, exc)
                 return result
@@ -349,26 +349,37 @@ def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> l
     writing whole files, so threads overlap the I/O, and each file's output is exactly
     what one job would write (each file is repaired by its own pipeline, start to end).
     """
-    if n <= 1 or len(jobs) <= 1:
+    if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):
+        # stdout is one stream: files written to it go one after the other.
         return [repair_file(job, settings, tracker) for job in jobs]
     import anyio
     import anyio.to_thread
 
     results: list[FileResult | None] = [None] * len(jobs)
+    raised: list[BaseException] = []
 
     async def main() -> None:
         limiter = anyio.CapacityLimiter(n)
 
         async def one(i: int, job: Job) -> None:
-            results[i] = await anyio.to_thread.run_sync(repair_file, job, settings, tracker, limiter=limiter)
+            if STOP.is_set():
+                return
+            try:
+                results[i] = await anyio.to_thread.run_sync(repair_file, job, settings, tracker, limiter=limiter)
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, unwrapped
+                # Kept out of the task group: it would wrap it in an ExceptionGroup and
+                # cancel the siblings, which must instead finish or stop at a flush point.
+                raised.append(exc)
+                STOP.set()
 
         async with anyio.create_task_group() as tg:
             for i, job in enumerate(jobs):
-                if STOP.is_set():
-                    break
                 tg.start_soon(one, i, job)
 
     anyio.run(main)
-    if STOP.is_set():
+    real = [e for e in raised if not isinstance(e, Interrupted)]
+    if real:
+        raise real[0]
+    if raised or STOP.is_set():
         raise Interrupted(0)
     return [r for r in results if r is not None]

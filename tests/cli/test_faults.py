@@ -1,0 +1,245 @@
+"""Faults on the command line: signals mid-file, unwritable outputs, a bad file in a folder,
+outputs that would escape their folder. Whatever happens, no half-written output is left
+and the input is untouched."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.cli.conftest import EXAMPLE, ROOT, big_session, jsonl, run
+
+ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+
+
+def leftovers(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.name.endswith(".normalizer-tmp")]
+
+
+def wait_for_temp(folder: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    """Until the child has started writing its temporary output."""
+    deadline = time.monotonic() + timeout
+    while not leftovers(folder):
+        assert proc.poll() is None, "the child ended before it could be interrupted"
+        assert time.monotonic() < deadline, "the child never started writing"
+        time.sleep(0.005)
+
+
+# -- interrupted mid-file ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_while_reading_a_pipe_leaves_no_output(tmp_path: Path, sig: int, status: int):
+    src = big_session(tmp_path / "big.jsonl", 2_000).read_bytes()
+    out = tmp_path / "out" / "fixed.jsonl"
+    with subprocess.Popen(
+        [sys.executable, "-m", "normalizer", "repair", "-", "-o", str(out)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    ) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(src[: len(src) // 2])  # half the input; the pipe stays open
+        proc.stdin.flush()
+        wait_for_temp(tmp_path / "out", proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == status, err
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_in_place_leaves_the_original(tmp_path: Path, sig: int, status: int):
+    path = big_session(tmp_path / "big.jsonl", 100_000)  # ~2 s of work: the signal lands mid-file
+    before = path.read_bytes()
+    with subprocess.Popen(
+        [sys.executable, "-m", "normalizer", "repair", "--in-place", str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    ) as proc:
+        wait_for_temp(tmp_path, proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert path.read_bytes() == before
+    assert leftovers(tmp_path) == []
+
+
+def test_signal_with_several_jobs_stops_every_worker(tmp_path: Path):
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(4):
+        big_session(src / f"s{i}.jsonl", 60_000)
+    out = tmp_path / "out"
+    with subprocess.Popen(
+        [sys.executable, "-m", "normalizer", "repair", str(src), "-o", str(out), "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    ) as proc:
+        wait_for_temp(out, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert leftovers(tmp_path) == []
+    expected = run("repair", "-q", src / "s0.jsonl").stdout.count(b"\n")
+    for done in out.rglob("*.jsonl"):  # a file finished before the signal is whole
+        assert done.read_bytes().count(b"\n") == expected
+
+
+# -- outputs that cannot be written ------------------------------------------------------------------
+
+
+def test_disk_full_on_output_is_a_clear_error(tmp_path: Path):
+    result = run("repair", EXAMPLE, "-o", "/dev/full")
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert "/dev/full: cannot write: No space left on device" in err and "Free some space" in err
+    assert "Traceback" not in err
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_writing_to_dev_null_keeps_it_a_device():
+    assert run("repair", EXAMPLE, "-o", "/dev/null", "--report", "/dev/null").returncode == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_unwritable_output_folder(tmp_path: Path):
+    out = tmp_path / "ro"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        result = run("repair", EXAMPLE, "-o", out / "fixed.jsonl")
+    finally:
+        out.chmod(0o755)
+    assert result.returncode == 1
+    assert "Permission denied" in result.stderr.decode()
+
+
+def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """As root a folder cannot be made unwritable, so the refusal is injected."""
+    import tempfile
+
+    from normalizer._cli import main
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(EXAMPLE.read_bytes())
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    assert main(["repair", "--in-place", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: cannot write: Permission denied; {path} is unchanged. Check the folder's permissions" in err
+    assert path.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_disk_full_mid_file_in_place_keeps_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    from normalizer import _cli_files
+    from normalizer._cli import main
+
+    path = big_session(tmp_path / "s.jsonl", 3_000)
+    before = path.read_bytes()
+    written = [0]
+    real_write = _cli_files.AtomicOutput.write
+
+    def write(self: _cli_files.AtomicOutput, data: bytes) -> int:
+        written[0] += 1
+        if written[0] > 1:  # the first block lands, the second finds the disk full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, data)
+
+    monkeypatch.setattr(_cli_files.AtomicOutput, "write", write)
+    assert main(["repair", "--in-place", str(path)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert written[0] == 2
+    assert path.read_bytes() == before
+    assert leftovers(tmp_path) == []
+
+
+# -- a bad file among good ones ---------------------------------------------------------------------
+
+
+def test_in_place_folder_with_one_bad_file(tmp_path: Path):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("a.jsonl", "c.jsonl"):
+        (folder / name).write_bytes(EXAMPLE.read_bytes())
+    bad = folder / "b.jsonl"
+    bad_bytes = EXAMPLE.read_bytes() + b'{"role": "user", "content": \n'
+    bad.write_bytes(bad_bytes)
+    result = run("repair", "--in-place", folder)
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert f"error: {bad}:13:" in err
+    assert bad.read_bytes() == bad_bytes
+    fixed = run("repair", "-q", EXAMPLE).stdout
+    assert (folder / "a.jsonl").read_bytes() == fixed
+    assert (folder / "c.jsonl").read_bytes() == fixed
+    assert leftovers(tmp_path) == []
+
+
+# -- outputs stay inside the output folder ------------------------------------------------------------
+
+
+def test_symlink_in_output_folder_cannot_redirect_writes(tmp_path: Path):
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "s.jsonl").write_bytes(EXAMPLE.read_bytes())
+    (src / "t.jsonl").write_bytes(EXAMPLE.read_bytes())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sub").symlink_to(outside)  # planted: out/sub/s.jsonl would land in outside/
+    result = run("repair", src, "-o", out)
+    assert result.returncode == 2
+    assert "outside" in result.stderr.decode()
+    assert list(outside.iterdir()) == []
+    assert not (out / "t.jsonl").exists()  # refused before anything was written
+
+
+def test_dotdot_inputs_land_inside_the_output_folder(tmp_path: Path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "x.jsonl").write_bytes(EXAMPLE.read_bytes())
+    (tmp_path / "b" / "y.jsonl").write_bytes(EXAMPLE.read_bytes())
+    result = run("repair", "../x.jsonl", "../b/../b/y.jsonl", "-o", "out", cwd=tmp_path / "a")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "a" / "out").iterdir()) == ["x.jsonl", "y.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "x.jsonl"]
+
+
+def test_crafted_file_names_stay_inside(tmp_path: Path):
+    src = tmp_path / "in"
+    src.mkdir()
+    names = ["-o.jsonl", "a b.jsonl", "x\nnewline.jsonl", "x..jsonl", "~.jsonl", "$(touch pwned).jsonl"]
+    for name in names + ["..jsonl", ".hidden.jsonl"]:  # hidden files are not read
+        (src / name).write_bytes(EXAMPLE.read_bytes())
+    out = tmp_path / "out"
+    result = run("repair", src, "-o", out)
+    assert result.returncode == 0, result.stderr
+    written = sorted(p.name for p in out.iterdir())
+    assert written == sorted(names)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+    assert not (ROOT / "pwned").exists()
+
+
+def test_output_folder_inside_input_folder_is_not_read_back(tmp_path: Path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "s.jsonl").write_bytes(EXAMPLE.read_bytes())
+    assert run("repair", src, "-o", src / "fixed").returncode == 0
+    second = run("repair", src, "-o", src / "fixed")
+    assert second.returncode == 0, second.stderr
+    assert not (src / "fixed" / "fixed").exists()
+    assert jsonl((src / "fixed" / "s.jsonl").read_bytes()) == jsonl(run("repair", "-q", EXAMPLE).stdout)
+    assert orjson.loads(b"1") == 1
