@@ -1,0 +1,108 @@
+"""``normalizer check`` and ``normalizer explain`` through the real entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import EXAMPLE, SAMPLES, run
+
+
+def test_check_lists_each_violation_with_its_line_and_provider_text():
+    result = run("check", EXAMPLE)
+    assert result.returncode == 1
+    lines = result.stdout.decode().splitlines()
+    # call_ls (line 4) and call_cat (line 5) have no result before the user message of line 6
+    assert lines[0].startswith(f"{EXAMPLE}:4: message 3: OA-1 [tool.unanswered_call] An assistant message with 'tool_calls'")
+    assert any(line.startswith(f"{EXAMPLE}:9: message 8: OA-2 [tool.orphan_result]") for line in lines)
+    assert "did not have response messages: call_lic" in lines[-1]
+    assert "violations in 1 of 1 file(s)" in result.stderr.decode()
+
+
+def test_check_finds_nothing_after_repair(tmp_path: Path):
+    fixed = tmp_path / "fixed.jsonl"
+    assert run("repair", EXAMPLE, "-o", fixed).returncode == 0
+    result = run("check", fixed)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout == b""
+    assert "no violations" in result.stderr.decode()
+
+
+def test_check_of_a_real_broken_session_and_of_its_repair(tmp_path: Path):
+    """A real hermes session breaks Moonshot's rules; repaired for Moonshot it does not.
+    (A JSON document has no lines: its violations are placed by message index.)"""
+    sample = SAMPLES / "hermes" / "session_20260420_134110_b27c28.json"
+    broken = run("check", "--profile", "moonshot", sample)
+    assert broken.returncode == 1
+    assert broken.stdout.decode().startswith(f"{sample}: message ")
+    fixed = tmp_path / "fixed.jsonl"
+    assert run("repair", "--profile", "moonshot", sample, "-o", fixed).returncode == 0
+    clean = run("check", "--profile", "moonshot", fixed)
+    assert clean.returncode == 0, clean.stdout
+
+
+def test_check_a_folder_names_the_files(tmp_path: Path):
+    (tmp_path / "good.jsonl").write_bytes(run("repair", "-q", EXAMPLE).stdout)
+    (tmp_path / "bad.jsonl").write_bytes(EXAMPLE.read_bytes())
+    result = run("check", tmp_path)
+    assert result.returncode == 1
+    out = result.stdout.decode()
+    assert str(tmp_path / "bad.jsonl") in out and str(tmp_path / "good.jsonl") not in out
+    assert "in 1 of 2 file(s)" in result.stderr.decode()
+
+
+def test_check_of_unreadable_input_fails(tmp_path: Path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"{nope\n")
+    result = run("check", path)
+    assert result.returncode == 1
+    assert f"{path}:1:2: not JSON" in result.stderr.decode()
+    assert run("check", tmp_path / "missing.jsonl").returncode == 2
+
+
+def test_check_with_a_profile_from_stdin():
+    from normalizer._profiles import PROFILES
+
+    for name in sorted(PROFILES):
+        result = run("check", "--profile", name, "-", input=run("repair", "-q", "--profile", name, EXAMPLE).stdout)
+        assert result.returncode in (0, 1), result.stderr
+        assert b"Traceback" not in result.stderr
+
+
+def test_explain_plain_text_off_a_terminal():
+    result = run("explain", EXAMPLE)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    assert "\x1b[" not in text
+    assert "#1 merge_assistant  (messages 2-4 → output 2)" in text
+    assert "drop_orphan_result  (message 8 → removed)" in text
+    assert "| before" in text and "| after" in text
+    assert "merged assistant messages 2-4: one model turn stored as 3 messages" in text
+    assert text.rstrip().endswith("stub_missing_result 1")
+    assert all(line == line.rstrip() for line in text.splitlines())
+
+
+def test_explain_colour_when_asked():
+    result = run("explain", "--color", EXAMPLE)
+    assert result.returncode == 0
+    assert "\x1b[" in result.stdout.decode()
+
+
+def test_explain_of_a_clean_history_says_so():
+    result = run("explain", "-", input=run("repair", "-q", EXAMPLE).stdout)
+    assert result.returncode == 0
+    assert "10 in, 10 out; no repairs" in result.stdout.decode()
+
+
+@pytest.mark.parametrize("args", [["missing.jsonl"], ["--width", "5", str(EXAMPLE)]])
+def test_explain_usage_errors(args: list[str]):
+    assert run("explain", *args).returncode == 2
+
+
+def test_explain_bad_input_is_located(tmp_path: Path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "user",\n')
+    result = run("explain", path)
+    assert result.returncode == 1
+    assert f"{path}:2:" in result.stderr.decode()
