@@ -399,3 +399,11 @@ def test_opaque_messages_are_exempt_from_content_and_id_rules() -> None:
     opaque = A(None, [C("not valid for mistral")], codex_reasoning_items=[{"id": "rs_1"}])
     found = check([U(), opaque, T("not valid for mistral")], profile="mistral")
     assert [v.rule for v in found if v.index == 1] == []
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import normalizer._check
+
+    assert doctest.testmod(normalizer._check).failed == 0

@@ -102,7 +102,20 @@ def repair(messages: list[dict[str, Any]], profile: Any) -> list[dict[str, Any]]
     return list(normalizer.normalize_sync(messages, profile=profile))
 
 
-@pytest.mark.parametrize("name", ALL + ["deepseek:no-thinking", "zhipu:thinking", "qwen:thinking"])
+# Built-ins, their flags, and custom profiles exercising the other encodings and modes.
+CUSTOM = [
+    PROFILES["jinja-strict"].derive("gemma", system="fold", remove_rules=["JT-3"], add_rules=["JT-2"]),
+    PROFILES["default"].derive("o1-mini", system="fold", add_rules=["OA-8"], tool_only_content="omit"),
+    PROFILES["openai"].derive("responses", id_style="responses64", remove_rules=["OA-5"], add_rules=["RX-7"]),
+    PROFILES["anthropic"].derive("claude-4.5", trailing_assistant="allow", remove_rules=["AN-11"]),
+    PROFILES["mistral"].derive("mistral-forbid", trailing_assistant="forbid"),
+]
+
+
+@pytest.mark.parametrize(
+    "name", ALL + ["deepseek:no-thinking", "zhipu:thinking", "qwen:thinking"] + CUSTOM,
+    ids=lambda p: p if isinstance(p, str) else p.name,
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories)
 def test_repair_satisfies_check_and_is_idempotent(name: str, history: list[dict[str, Any]]) -> None:
