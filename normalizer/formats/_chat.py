@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from .._report import Report
-from ._common import Turn, count, describe, dumps, invalid, note_extra
+from ._common import Turn, count, describe, dumps, invalid, merge_extra, note_extra
 
 __all__ = ["ChatConverter", "FinetuneConverter", "ShareGPTConverter"]
 
@@ -61,7 +61,9 @@ class ChatConverter:
 class _Pairing:
     """Positional call/result pairing for one id-less conversation."""
 
-    def __init__(self, conversation: int) -> None:
+    def __init__(self, conversation: int, report: Report | None = None, line: int | None = None) -> None:
+        self.report = report
+        self.line = line
         self.prefix = f"call_{conversation}_"
         self.n = 0
         self.turn: Turn | None = None
@@ -78,6 +80,9 @@ class _Pairing:
         self.flush()
         self.unanswered = []  # a non-tool message ends the previous call round
         self.out.append(msg)
+
+    def message(self, role: str, content: Any, extra: dict[str, Any]) -> None:
+        self.emit(merge_extra({"role": role, "content": content}, extra, self.report, line=self.line))
 
     def assistant(self, texts: list[str], reasoning: list[str], calls: list[tuple[str, str]], extra: dict[str, Any]) -> None:
         if self.turn is None or self.turn.calls or not calls or texts or reasoning:
@@ -101,7 +106,7 @@ class _Pairing:
         # LLaMA-Factory packs the results of parallel calls into one tool message, as a JSON
         # list of {"tool_call_id"?, "name", "content"}: split it so each call gets its answer.
         if len(self.unanswered) > 1 and isinstance(content, str):
-            parts = _parallel_results(content, len(self.unanswered))
+            parts = _parallel_results(content, len(self.unanswered), self.line)
             if parts is not None:
                 for part in parts:
                     self._one(part, extra)
@@ -114,21 +119,23 @@ class _Pairing:
         else:
             call_id = f"{self.prefix}orphan_{self.orphans}"  # answers nothing: the core decides
             self.orphans += 1
-        self.out.append({"role": "tool", "tool_call_id": call_id, "content": content, **extra})
+        if isinstance(extra.get("tool_call_id"), str):
+            call_id = extra["tool_call_id"]  # the record names its call itself
+        self.out.append(merge_extra({"role": "tool", "tool_call_id": call_id, "content": content}, extra, self.report, line=self.line))
 
     def close(self) -> list[dict[str, Any]]:
         self.flush()
         return self.out
 
 
-def _parallel_results(text: str, n: int) -> list[str] | None:
+def _parallel_results(text: str, n: int, line: int | None) -> list[str] | None:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
     if not (isinstance(value, list) and len(value) == n and all(isinstance(v, dict) and "content" in v and "name" in v for v in value)):
         return None
-    return [v["content"] if isinstance(v["content"], str) else dumps(v["content"]) for v in value]
+    return [v["content"] if isinstance(v["content"], str) else dumps(v["content"], line=line, what="a parallel tool result's content") for v in value]
 
 
 def _parse_call(value: Any, line: int | None, where: str) -> list[tuple[str, str]]:
@@ -142,9 +149,9 @@ def _parse_call(value: Any, line: int | None, where: str) -> list[tuple[str, str
     calls = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise invalid(f"{where} is {describe(item)}, expected {{\"name\", \"arguments\"}}", line=line)
+            raise invalid(f"{where} is {describe(item)}, expected {{\"name\": <string>, \"arguments\"}}", line=line)
         args = item.get("arguments", {})
-        calls.append((item["name"], args if isinstance(args, str) else dumps(args)))
+        calls.append((item["name"], args if isinstance(args, str) else dumps(args, line=line, what=f"{where} arguments")))
     return calls
 
 
@@ -194,7 +201,7 @@ class ShareGPTConverter:
         turns = record.get("conversations") if isinstance(record, dict) else None
         if not isinstance(turns, list):
             raise invalid(f"expected a ShareGPT record {{\"conversations\": [...]}}, got {describe(record)}", line=line, field="conversations")
-        pairing = _Pairing(self._n)
+        pairing = _Pairing(self._n, self.report, line)
         system = record.get("system")
         if isinstance(system, str) and system:
             pairing.emit({"role": "system", "content": system})
@@ -207,14 +214,14 @@ class ShareGPTConverter:
             if source in _SHAREGPT_CALLS:
                 pairing.assistant([], [], _parse_call(value, line, where), extra)
             elif source in _SHAREGPT_RESULTS:
-                pairing.result(value if isinstance(value, str) else dumps(value), extra)
+                pairing.result(value if isinstance(value, str) else dumps(value, line=line, what=f"{where} value"), extra)
             elif source in _SHAREGPT_ROLES:
                 role = _SHAREGPT_ROLES[source]
-                text = value if isinstance(value, str) else dumps(value)
+                text = value if isinstance(value, str) else dumps(value, line=line, what=f"{where} value")
                 if role == "assistant":
                     pairing.assistant([text], [], [], extra)
                 else:
-                    pairing.emit({"role": role, "content": text, **extra})
+                    pairing.message(role, text, extra)
             else:
                 raise invalid(f"{where} has unknown 'from' {source!r}", line=line, hint="Expected human, gpt, system, function_call or observation")
         self._n += 1
@@ -259,7 +266,7 @@ class FinetuneConverter:
         return out, other
 
     def _v1(self, messages: list[Any], line: int | None) -> list[dict[str, Any]]:
-        pairing = _Pairing(self._n)
+        pairing = _Pairing(self._n, self.report, line)
         for i, m in enumerate(messages):
             where = f"messages[{i}]"
             if not isinstance(m, dict) or not isinstance(m.get("role"), str):
@@ -272,7 +279,7 @@ class FinetuneConverter:
             elif role == "tool":
                 pairing.result("".join(texts), extra)
             else:
-                pairing.emit({"role": role, "content": "".join(texts), **extra})
+                pairing.message(role, "".join(texts), extra)
         return pairing.close()
 
 
@@ -294,9 +301,9 @@ def _v1_parts(content: Any, line: int | None, where: str) -> tuple[list[str], li
             raise invalid(f"{where} content part is {describe(part)}", line=line)
         kind, value = part.get("type"), part.get("value", part.get("text", ""))
         if kind == "reasoning":
-            reasoning.append(value if isinstance(value, str) else dumps(value))
+            reasoning.append(value if isinstance(value, str) else dumps(value, line=line, what=f"{where} reasoning"))
         elif kind == "tool_call":
             calls.extend(_parse_call(value, line, f"{where} tool_call"))
         else:
-            texts.append(value if isinstance(value, str) else dumps(value))
+            texts.append(value if isinstance(value, str) else dumps(value, line=line, what=f"{where} content"))
     return texts, reasoning, calls

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from .._report import Report
-from ._common import Turn, as_text, count, describe, dumps, invalid, note_extra, text_parts
+from ._common import Turn, as_text, canonical, count, describe, dumps, invalid, merge_extra, note_extra, string_id, text_parts
 
 __all__ = ["ClaudeCodeConverter", "AnthropicConverter", "CLAUDE_LINE_TYPES"]
 
@@ -73,15 +71,14 @@ class _BlockConverter:
             elif kind == "tool_use":
                 name = block.get("name")
                 if not isinstance(name, str):
-                    raise invalid(f"tool_use block has name {describe(name)}", line=line, field="content.name")
+                    raise invalid(f"a 'tool_use' block needs a string 'name', got {describe(name)}", line=line, field="content.name")
                 call: dict[str, Any] = {
-                    "id": block.get("id"),
+                    "id": string_id(block.get("id"), line=line, what="a 'tool_use' block's 'id'", field="content.id"),
                     "type": "function",
-                    "function": {"name": name, "arguments": dumps(block.get("input", {}))},
+                    "function": {"name": name, "arguments": dumps(block.get("input", {}), line=line, what="a 'tool_use' block's 'input'")},
                 }
-                for key, value in block.items():
-                    if key not in ("type", "id", "name", "input"):
-                        call[key] = value  # e.g. "caller" on newer lines
+                # Other keys (e.g. "caller" on newer lines) are kept, never over the call's own.
+                merge_extra(call, {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")}, self.report, line=line)
                 ops.append(("call", call))
             elif kind in ("thinking", "redacted_thinking"):
                 ops.append(("thinking", block))
@@ -92,7 +89,7 @@ class _BlockConverter:
     def _apply(self, turn: Turn, ops: list[_Op], blocks: Any, line: int | None) -> None:
         for i, (op, value) in enumerate(ops):
             raw = blocks[i] if isinstance(blocks, list) else blocks
-            key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+            key = canonical(raw, line=line, what="an assistant content block")
             if key in turn.seen:
                 count(self.report, "skip_duplicate_block")
                 continue
@@ -128,17 +125,15 @@ class _BlockConverter:
     def _result(self, block: dict[str, Any], line: int | None) -> dict[str, Any]:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
-            raise invalid(f"tool_result block has tool_use_id {describe(call_id)}", line=line, field="content.tool_use_id")
+            raise invalid(f"a 'tool_result' block needs a string 'tool_use_id', got {describe(call_id)}", line=line, field="content.tool_use_id")
         content = block.get("content")
         if content is None:
             content = ""
         elif not isinstance(content, str):
             content = as_text(text_parts(content if isinstance(content, list) else [content], line=line, where="tool_result content"))
         msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": content}
-        for key, value in block.items():
-            if key not in ("type", "tool_use_id", "content"):
-                msg[key] = value  # is_error stays: an error result is still the call's answer
-        return msg
+        # is_error stays: an error result is still the call's answer.
+        return merge_extra(msg, {k: v for k, v in block.items() if k not in ("type", "tool_use_id", "content")}, self.report, line=line)
 
     def _assistant(self, content: Any, key: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         ops = self._assistant_ops(content, line)

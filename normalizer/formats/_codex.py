@@ -105,7 +105,7 @@ class CodexPlanner:
             self._turn_starts.append(self._last_user_item if self._last_user_item is not None else line)
         elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
             n = payload.get("num_turns")
-            if isinstance(n, int) and n > 0 and self._turn_starts:
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0 and self._turn_starts:
                 n = min(n, len(self._turn_starts))
                 self._ranges.append((self._turn_starts[-n], line))
                 del self._turn_starts[-n:]

@@ -8,6 +8,8 @@ Converters never mutate the records they are given: every output dict is new.
 
 from __future__ import annotations
 
+import json
+import reprlib
 from typing import Any, Protocol
 
 import orjson
@@ -15,7 +17,7 @@ import orjson
 from .._errors import InvalidMessage
 from .._report import Report
 
-__all__ = ["Converter", "Turn", "dumps", "invalid", "text_parts", "as_text"]
+__all__ = ["Converter", "Turn", "dumps", "canonical", "invalid", "text_parts", "as_text", "merge_extra", "string_id"]
 
 
 class Converter(Protocol):
@@ -29,21 +31,83 @@ class Converter(Protocol):
     def close(self) -> list[dict[str, Any]]: ...
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON text (orjson), as tool-call arguments and stringified outputs use."""
-    return orjson.dumps(value).decode()
+def dumps(value: Any, *, line: int | None = None, what: str = "value") -> str:
+    """Compact JSON text (orjson), as tool-call arguments and stringified outputs use.
+
+    orjson refuses integers past 64 bits (a JSON document may hold them) and nesting deeper
+    than 254; the first fall back to the standard library, the second (and anything else
+    that cannot be written) become an :class:`InvalidMessage` naming ``what`` and the line.
+    """
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    return _slow_dumps(value, line=line, what=what, sort_keys=False)
+
+
+def canonical(value: Any, *, line: int | None = None, what: str = "value") -> bytes:
+    """Key-sorted JSON bytes of a value, to compare values (duplicate detection)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    return _slow_dumps(value, line=line, what=what, sort_keys=True).encode()
+
+
+def _slow_dumps(value: Any, *, line: int | None, what: str, sort_keys: bool) -> str:
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
+    except RecursionError:
+        raise invalid(f"{what} is nested too deeply to be written as JSON", line=line, hint="Is this file corrupt?") from None
+    except (TypeError, ValueError) as exc:
+        raise invalid(f"{what} cannot be written as JSON ({exc})", line=line) from None
 
 
 def invalid(what: str, *, line: int | None, hint: str | None = None, field: str | None = None) -> InvalidMessage:
     return InvalidMessage(what, field=field, line=line, hint=hint)
 
 
+_repr = reprlib.Repr()
+_repr.maxlevel = 3
+_repr.maxstring = 60
+_repr.maxother = 60
+_repr.maxlong = 60
+
+
 def describe(value: Any) -> str:
-    """A short description of a value for error messages."""
-    text = repr(value)
+    """A short description of a value for error messages (bounded, however big or deep)."""
+    text = _repr.repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"
+
+
+def string_id(value: Any, *, line: int | None, what: str, field: str | None = None) -> str | None:
+    """``value`` when it is a string or missing (None); else a clear error about ``what``."""
+    if value is None or isinstance(value, str):
+        return value
+    raise invalid(f"{what} must be a string, got {describe(value)}", line=line, field=field)
+
+
+def same(a: Any, b: Any) -> bool:
+    """``a == b``, with values too deeply nested to compare counted as different."""
+    try:
+        return bool(a == b)
+    except RecursionError:
+        return False
+
+
+def merge_extra(msg: dict[str, Any], extra: Any, report: Report | None, *, line: int | None) -> dict[str, Any]:
+    """Add a record's other keys to the message being built, never over a key the converter
+    set (a record's own ``role`` or ``tool_call_id`` must not replace the converted one):
+    a clashing value is recorded in the report, not lost."""
+    for key, value in extra.items():
+        if key in msg:
+            if not same(msg[key], value):
+                note_extra(report, "drop_conflicting_field", f"{key!r} is set by the conversion; the record's own value was left out", line=line, dropped={key: value})
+        else:
+            msg[key] = value
+    return msg
 
 
 # Text-like content part types of the formats we read (Responses, Anthropic, Chat).
@@ -66,7 +130,7 @@ def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
         if not isinstance(part, dict):
             raise invalid(f"{where}: content part is {describe(part)}, expected an object", line=line)
         kind = part.get("type")
-        if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
+        if isinstance(kind, str) and kind in _TEXT_PARTS and isinstance(part.get("text"), str):
             out.append({"type": "text", "text": part["text"]})
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             image: dict[str, Any] = {"url": part["image_url"]}

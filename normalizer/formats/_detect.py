@@ -30,6 +30,8 @@ def guess(record: Any) -> tuple[str | None, bool]:
     if not isinstance(record, dict):
         return None, False
     kind = record.get("type")
+    if not isinstance(kind, str):
+        kind = None  # a record may hold anything there (a list, an object): it says nothing
     if "payload" in record and kind in CODEX_LINE_TYPES:
         return "codex", True
     if kind in CLAUDE_LINE_TYPES and any(k in record for k in _CLAUDE_KEYS):
@@ -38,12 +40,12 @@ def guess(record: Any) -> tuple[str | None, bool]:
         return "sharegpt", True
     if isinstance(record.get("messages"), list):
         return "finetune", True
-    if isinstance(kind, str) and kind in _RESPONSES_ITEMS:
+    if kind in _RESPONSES_ITEMS:
         return "responses", True
     if isinstance(record.get("role"), str):
         content = record.get("content")
         if isinstance(content, list):
-            types = {p.get("type") for p in content if isinstance(p, dict)}
+            types = {p.get("type") for p in content if isinstance(p, dict) and isinstance(p.get("type"), str)}
             if types & _ANTHROPIC_BLOCKS or any(isinstance(p, dict) and p.get("type") == "image" and "source" in p for p in content):
                 return "anthropic", True
             if types & _RESPONSES_PARTS:

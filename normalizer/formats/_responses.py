@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .._report import Report
-from ._common import Turn, as_text, describe, dumps, invalid, note_extra, text_parts
+from ._common import Turn, as_text, describe, dumps, invalid, merge_extra, note_extra, same, string_id, text_parts
 
 __all__ = ["ResponsesConverter", "REASONING_KEY"]
 
@@ -92,8 +92,8 @@ class ResponsesConverter:
 
     def _message(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         role = item.get("role")
-        if role not in _ROLES:
-            raise invalid(f"message item has role {role!r}", line=line, field="role", hint=f"Expected one of {', '.join(sorted(_ROLES))}")
+        if not isinstance(role, str) or role not in _ROLES:
+            raise invalid(f"a Responses 'message' item has role {describe(role)}", line=line, field="role", hint=f"Expected one of {', '.join(sorted(_ROLES))}")
         content = item.get("content")
         extra = {k: v for k, v in item.items() if k not in ("type", "role", "content")}
         if role == "assistant":
@@ -118,7 +118,7 @@ class ResponsesConverter:
 
     def _merge_extra(self, turn: Turn, extra: dict[str, Any], line: int | None) -> None:
         for key, value in extra.items():
-            if key in turn.extra and turn.extra[key] != value:
+            if key in turn.extra and not same(turn.extra[key], value):
                 # Two items of one turn disagree on a field (e.g. two message ids): keep the
                 # first on the message, the other in the report.
                 note_extra(self.report, "drop_conflicting_field", f"turn already has {key!r}; kept the first value", line=line, dropped={key: value})
@@ -134,26 +134,26 @@ class ResponsesConverter:
     def _function_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         name = item.get("name")
         if not isinstance(name, str):
-            raise invalid(f"function_call has name {describe(name)}", line=line, field="name", hint="A function_call needs its function name")
+            raise invalid(f"a Responses 'function_call' item needs a string 'name', got {describe(name)}", line=line, field="name", hint="A function_call needs its function name")
         args = item.get("arguments", "{}")
         if not isinstance(args, str):
-            args = dumps(args)
-        self._pending().calls.append(_call(item, name, args))
+            args = dumps(args, line=line, what="function_call 'arguments'")
+        self._pending().calls.append(_call(item, name, args, line, self.report))
         return []
 
     def _custom_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         name = item.get("name")
         if not isinstance(name, str):
-            raise invalid(f"custom_tool_call has name {describe(name)}", line=line, field="name")
+            raise invalid(f"a Responses 'custom_tool_call' item needs a string 'name', got {describe(name)}", line=line, field="name")
         # Free-form input (e.g. a raw "*** Begin Patch") is not JSON; wrap it so arguments
         # stay a JSON object string for every consumer (formats.md C8 / §1.4 step 4).
-        call = _call(item, name, dumps({"input": item.get("input", "")}))
+        call = _call(item, name, dumps({"input": item.get("input", "")}, line=line, what="custom_tool_call 'input'"), line, self.report)
         call["item_type"] = "custom_tool_call"
         self._pending().calls.append(call)
         return []
 
     def _shell_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
-        call = _call(item, "local_shell", dumps(item.get("action", {})))
+        call = _call(item, "local_shell", dumps(item.get("action", {}), line=line, what="local_shell_call 'action'"), line, self.report)
         call["item_type"] = "local_shell_call"
         self._pending().calls.append(call)
         return []
@@ -161,25 +161,23 @@ class ResponsesConverter:
     def _output(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         call_id = item.get("call_id", item.get("id"))
         if not isinstance(call_id, str):
-            raise invalid(f"{item.get('type')} has call_id {describe(call_id)}", line=line, field="call_id", hint="An output must name the call it answers")
+            raise invalid(f"a Responses {item.get('type')!r} item needs a string 'call_id', got {describe(call_id)}", line=line, field="call_id", hint="An output must name the call it answers")
         msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": _output_content(item.get("output"), line)}
-        for key, value in item.items():
-            if key not in ("type", "call_id", "output"):
-                msg["response_item_id" if key == "id" else key] = value
+        merge_extra(msg, {("response_item_id" if key == "id" else key): value for key, value in item.items() if key not in ("type", "call_id", "output")}, self.report, line=line)
         out = self.flush()
         out.append(msg)
         return out
 
 
-def _call(item: dict[str, Any], name: str, arguments: str) -> dict[str, Any]:
-    call_id = item.get("call_id") or item.get("id")
+def _call(item: dict[str, Any], name: str, arguments: str, line: int | None, report: Report | None) -> dict[str, Any]:
+    kind = item.get("type")
+    call_id = string_id(item.get("call_id"), line=line, what=f"a Responses {kind!r} item's 'call_id'", field="call_id")
+    if not call_id:
+        call_id = string_id(item.get("id"), line=line, what=f"a Responses {kind!r} item's 'id'", field="id")
     call: dict[str, Any] = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
     if "id" in item and item.get("call_id"):
         call["response_item_id"] = item["id"]  # the fc_... item id, as hermes keeps it
-    for key, value in item.items():
-        if key not in _CALL_KEYS:
-            call[key] = value
-    return call
+    return merge_extra(call, {k: v for k, v in item.items() if k not in _CALL_KEYS}, report, line=line)
 
 
 def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str | None, list[Any]]:
@@ -219,7 +217,7 @@ def _output_content(output: Any, line: int | None) -> Any:
         return ""
     if isinstance(output, list):
         return as_text(text_parts(output, line=line, where="tool output"))
-    return dumps(output)  # an object: keep it as JSON text, the only thing a tool message holds
+    return dumps(output, line=line, what="tool output")  # an object: keep it as JSON text, the only thing a tool message holds
 
 
 _HANDLERS: dict[str, Callable[[ResponsesConverter, dict[str, Any], int | None], list[dict[str, Any]]]] = {

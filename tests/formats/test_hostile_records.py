@@ -1,0 +1,236 @@
+"""Arbitrary records and bytes: every reader ends with messages or the project's own error."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import normalizer
+from normalizer import InputError, InvalidMessage, Report
+from normalizer.formats import FORMATS, read_messages
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12))
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=10,
+)
+# Records shaped like each format's, with wrong types in every field.
+keys = st.sampled_from([
+    "type", "role", "content", "payload", "message", "id", "call_id", "name", "arguments", "output",
+    "tool_calls", "tool_call_id", "conversations", "from", "value", "messages", "isSidechain", "summary",
+    "text", "input", "tool_use_id", "is_error",
+])
+typed_values = st.one_of(
+    json_values,
+    st.sampled_from(["message", "function_call", "function_call_output", "reasoning", "response_item",
+                     "event_msg", "assistant", "user", "tool", "tool_use", "tool_result", "text", "human", "gpt",
+                     "function_call", "observation", "compacted"]),
+)
+records = st.recursive(
+    st.dictionaries(keys, typed_values, max_size=6),
+    lambda inner: st.dictionaries(keys, st.one_of(typed_values, inner, st.lists(inner, max_size=3)), max_size=6),
+    max_leaves=15,
+)
+
+SETTINGS = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@SETTINGS
+@given(data=st.lists(st.one_of(records, json_values), max_size=8))
+def test_converters_take_arbitrary_records(fmt, data):
+    converter = FORMATS[fmt](Report())
+    try:
+        out = []
+        for line, record in enumerate(data, 1):
+            out += converter.feed(record, line=line)
+        out += converter.close()
+    except InputError as exc:
+        assert exc.line is not None or exc.index is not None or exc.source is not None, str(exc)
+        return
+    # What a converter produced, the core either repairs or rejects with a positioned error.
+    try:
+        list(normalizer.normalize_sync([m for m in out if isinstance(m, dict)]))
+    except InputError as exc:
+        assert exc.index is not None
+
+
+@SETTINGS
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_read_or_fail_clearly(raw):
+    try:
+        for _ in read_messages(io.BytesIO(raw)):
+            pass
+    except InputError as exc:
+        assert str(exc)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"\xef\xbb\xbf", b"\n\n\n", b"\xff\xfe{}", b"[", b'{"role": "user"', b"\x00" * 10],
+)
+def test_edge_files(raw):
+    try:
+        out = list(read_messages(io.BytesIO(raw)))
+    except InputError as exc:
+        assert "input" in str(exc) or ":" in str(exc)
+    else:
+        assert out == []
+
+
+# -- regressions: one per bug the property tests found ------------------------------------------
+
+
+def _run(fmt, records):
+    converter = FORMATS[fmt](Report())
+    out = []
+    for line, record in enumerate(records, 1):
+        out += converter.feed(record, line=line)
+    return out + converter.close()
+
+
+def _nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_responses_message_role_of_any_type_is_a_clear_error():
+    # was: TypeError: unhashable type: 'dict' (role tested against a set)
+    with pytest.raises(InvalidMessage, match="role dict") as exc:
+        _run("responses", [{"role": {}}])
+    assert exc.value.line == 1 and exc.value.field == "role"
+
+
+def test_content_part_type_of_any_type_is_kept_not_a_crash():
+    # was: TypeError: unhashable type (a part's "type" tested against a set)
+    out = _run("responses", [{"role": "user", "content": [{"type": {"x": 1}, "text": "a"}]}])
+    assert out == [{"role": "user", "content": [{"type": {"x": 1}, "text": "a"}]}]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "records", "what"),
+    [
+        ("responses", [{"type": "function_call", "name": "f", "call_id": {"a": 1}}, {"type": "function_call_output", "call_id": "c"}], "'call_id'"),
+        ("responses", [{"type": "function_call", "name": "f", "id": 7}], "'id'"),
+        (
+            "claude-code",
+            [
+                {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "f", "id": ["x"]}]}},
+                {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t"}]}},
+            ],
+            "'tool_use' block's 'id'",
+        ),
+        ("anthropic", [{"role": "assistant", "content": [{"type": "tool_use", "name": "f", "id": 1}]}], "'tool_use' block's 'id'"),
+    ],
+)
+def test_call_ids_must_be_strings(fmt, records, what):
+    # was: a dict / list id reached the call list, and TypeError (unhashable) when its turn
+    # was flushed with results; a number went on to the core as a call id
+    with pytest.raises(InvalidMessage, match=what) as exc:
+        _run(fmt, records)
+    assert exc.value.line == 1 and "must be a string" in str(exc.value)
+
+
+def test_function_call_name_error_names_the_item_and_the_type():
+    with pytest.raises(InvalidMessage, match="a Responses 'function_call' item needs a string 'name', got dict") as exc:
+        _run("responses", [{"type": "function_call", "name": {}, "call_id": "c"}])
+    assert exc.value.line == 1
+
+
+BIG = 2**70
+
+
+@pytest.mark.parametrize(
+    ("fmt", "records"),
+    [
+        ("responses", [{"type": "function_call", "name": "f", "call_id": "c", "arguments": {"n": BIG}}]),
+        ("responses", [{"type": "function_call_output", "call_id": "c", "output": {"n": BIG}}]),
+        ("claude-code", [{"type": "assistant", "message": {"content": [{"type": "thinking", "thinking": "x", "n": BIG}]}}]),
+        ("anthropic", [{"role": "assistant", "content": [{"type": "tool_use", "name": "f", "id": "t", "input": {"n": BIG}}]}]),
+        ("sharegpt", [{"conversations": [{"from": "human", "value": {"n": BIG}}]}]),
+    ],
+)
+def test_integers_past_64_bits_are_written_not_a_crash(fmt, records):
+    # was: TypeError "Integer exceeds 64-bit range" from orjson (a JSON document keeps big ints)
+    out = _run(fmt, records)
+    assert str(BIG) in repr(out)
+
+
+def test_deeply_nested_record_is_described_not_a_recursion_error():
+    # was: RecursionError from repr() while building the error message
+    with pytest.raises(InvalidMessage, match="expected a chat message") as exc:
+        _run("chat", [_nested(5000)])
+    assert exc.value.line == 1
+
+
+@pytest.mark.parametrize("depth", [300, 5000])
+def test_deeply_nested_arguments(depth):
+    # was: TypeError "Recursion limit reached" from orjson past 254 levels
+    records = [{"type": "function_call", "name": "f", "call_id": "c", "arguments": _nested(depth)}]
+    if depth < 900:
+        (msg,) = _run("responses", records)
+        assert msg["tool_calls"][0]["function"]["arguments"] == "[" * (depth + 1) + "]" * (depth + 1)
+    else:
+        with pytest.raises(InvalidMessage, match="nested too deeply") as exc:
+            _run("responses", records)
+        assert exc.value.line == 1
+
+
+@pytest.mark.parametrize(
+    ("fmt", "records", "expected"),
+    [
+        # was: the record's own "role" replaced the converted one (a tool result became a user turn)
+        (
+            "responses",
+            [{"type": "function_call_output", "call_id": "c", "output": "x", "role": "user"}],
+            [{"role": "tool", "tool_call_id": "c", "content": "x"}],
+        ),
+        (
+            "claude-code",
+            [
+                {"type": "assistant", "message": {"id": "m", "content": [{"type": "tool_use", "name": "f", "id": "t", "function": 1}]}},
+                {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "r", "role": "user"}]}},
+            ],
+            [
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "t", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "t", "content": "r"},
+            ],
+        ),
+        (
+            "sharegpt",
+            [{"conversations": [{"from": "human", "value": "hi", "role": "tool"}]}],
+            [{"role": "user", "content": "hi"}],
+        ),
+    ],
+)
+def test_record_keys_never_replace_converted_ones(fmt, records, expected):
+    report = Report()
+    converter = FORMATS[fmt](report)
+    out = []
+    for line, record in enumerate(records, 1):
+        out += converter.feed(record, line=line)
+    out += converter.close()
+    assert out == expected
+    assert report.records, "the clashing value is recorded, not lost"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type": [], "payload": 1}\n',
+        b'{"role": "user", "content": [{"type": {}}]}\n{"role": "user", "content": "x"}\n',
+    ],
+)
+def test_detection_takes_any_type_field(raw):
+    # was: TypeError: unhashable type (a record's "type" or a part's "type" looked up in a set)
+    try:
+        list(read_messages(io.BytesIO(raw)))
+    except InputError as exc:
+        assert exc.source is not None
