@@ -8,6 +8,7 @@ The core is :class:`Normalizer` (``feed(message) -> list``, ``close() -> list``,
 from __future__ import annotations
 
 from ._aio import ANormalized, normalize, repairing
+from ._check import RULES, Checker, Rule, Violation, acheck_iter, check, check_iter
 from ._core import Normalizer
 from ._errors import (
     InputError,
@@ -18,7 +19,7 @@ from ._errors import (
     UsageError,
 )
 from ._options import DEFAULT_STUB_TEXT, Options
-from ._profiles import PROFILES, Profile, get_profile
+from ._profiles import PROFILES, Profile, get_profile, load_profile
 from ._report import Repair, Report
 from ._sync import Normalized, normalize_sync
 from ._writers import WRITERS, write_finetune, write_json_array, write_jsonl
@@ -35,35 +36,43 @@ from .formats import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "acheck_iter",
     "ANormalized",
-    "Conversation",
-    "FORMATS",
-    "WRITERS",
     "aread_conversations",
     "aread_messages",
-    "detect_format",
-    "read_conversations",
-    "read_messages",
-    "write_finetune",
-    "write_json_array",
-    "write_jsonl",
+    "check",
+    "check_iter",
+    "Checker",
+    "Conversation",
     "DEFAULT_STUB_TEXT",
+    "detect_format",
+    "FORMATS",
+    "get_profile",
     "InputError",
     "InvalidMessage",
     "LimitExceeded",
+    "load_profile",
+    "normalize",
+    "normalize_sync",
     "Normalized",
     "Normalizer",
     "NormalizerError",
     "Options",
     "OrphanResultError",
-    "PROFILES",
     "Profile",
+    "PROFILES",
+    "read_conversations",
+    "read_messages",
     "Repair",
-    "Report",
-    "UsageError",
-    "__version__",
-    "get_profile",
-    "normalize",
-    "normalize_sync",
     "repairing",
+    "Report",
+    "Rule",
+    "RULES",
+    "UsageError",
+    "Violation",
+    "write_finetune",
+    "write_json_array",
+    "write_jsonl",
+    "WRITERS",
+    "__version__",
 ]

@@ -48,6 +48,8 @@ _EVENT_OF_ROLE = {
 _OPAQUE_KEYS = ("codex_reasoning_items", "codex_message_items")
 # Keys whose presence makes an assistant message worth sending even with no text or calls.
 _SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
+# Content parts that carry text (Chat, Responses input and output spellings).
+_TEXT_PART_TYPES = ("text", "input_text", "output_text")
 # Reasoning-only fields: they do not make a turn worth sending on their own.
 _TEXT_JOIN_KEYS = ("reasoning_content", "reasoning")
 
@@ -270,7 +272,12 @@ class Normalizer:
             for msg, more in self._stage.feed(message, notes or []):
                 self._append(msg, more)
 
-    def _append(self, message: Message, notes: list[Note]) -> None:
+    def _append(self, message: Message | None, notes: list[Note]) -> None:
+        # From the profile stage: None means it dropped the message (its notes say why).
+        if message is None:
+            if notes:
+                self._note(notes, None)
+            return
         if notes:
             self._note(notes, self._n_out + len(self._out))
         self._out.append(message)
@@ -725,10 +732,14 @@ def _has_text(content: Any) -> bool:
             if isinstance(part, str):
                 if part.strip():
                     return True
-            elif isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
-                text = part.get("text")
-                if isinstance(text, str) and text.strip():
-                    return True
+            elif isinstance(part, Mapping):
+                kind = part.get("type")
+                if kind in _TEXT_PART_TYPES or (kind is None and "text" in part):
+                    text = part.get("text")
+                    if isinstance(text, str) and text.strip():
+                        return True
+                elif kind is not None or part:
+                    return True  # an image, audio, file... part: content worth sending
             elif part is not None:
                 return True
         return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
+import json
 
 import normalizer
 
@@ -132,7 +132,8 @@ def _texts(value: Any) -> list[str]:
 def assert_nothing_lost(inp: list[Message], out: list[Message], report: normalizer.Report) -> None:
     """Every text, reasoning, tool call and tool result of the input is in the output or
     kept whole in a report record (dropped). Compared as JSON text, since merges join."""
-    haystack = orjson.dumps(out).decode() + orjson.dumps([r.dropped for r in report.records]).decode()
+    # json, not orjson: Python ints beyond 64 bits are valid message content too.
+    haystack = json.dumps(out, ensure_ascii=False) + json.dumps([r.dropped for r in report.records], ensure_ascii=False)
     for index, m in enumerate(inp):
         if not isinstance(m, dict):
             continue
@@ -147,5 +148,5 @@ def assert_nothing_lost(inp: list[Message], out: list[Message], report: normaliz
             if isinstance(fn.get("arguments"), str) and fn["arguments"].strip():
                 pieces.append(fn["arguments"])
         for piece in pieces:
-            needle = orjson.dumps(piece).decode()[1:-1]
+            needle = json.dumps(piece, ensure_ascii=False)[1:-1]
             assert needle in haystack, f"input {index}: {piece!r} is neither in the output nor in the report"
