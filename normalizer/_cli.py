@@ -178,6 +178,8 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
                 click.echo(f"{r.input}: {r.summary()}", err=True)
         if len(results) > 1:
             click.echo(_total_line(results, elapsed), err=True)
+        else:
+            click.echo(f"1 file{' (failed)' if failed else ''}, {elapsed:.2f} s", err=True)
     if report_path is not None:
         _write_report(report_path, results, elapsed)
     if failed:

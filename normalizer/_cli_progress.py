@@ -54,23 +54,23 @@ class _RichTracker(Tracker):
     def __init__(self, files_total: int) -> None:
         super().__init__(files_total)
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+        from rich.text import Text
+        from rich.progress import BarColumn, DownloadColumn, Progress, ProgressColumn, TimeElapsedColumn
 
         tracker = self
 
         class _Rate(ProgressColumn):
             def render(self, task: Any) -> Any:
                 elapsed = max(time.perf_counter() - tracker._start, 1e-9)
-                return f"{tracker.messages:,} msgs ({tracker.messages / elapsed:,.0f}/s)"
+                return Text(f"{tracker.messages:,} msgs {tracker.messages / elapsed:,.0f}/s", style="cyan", no_wrap=True)
 
         class _Files(ProgressColumn):
             def render(self, task: Any) -> Any:
-                return f"files {tracker.files_done}/{tracker.files_total}"
+                return Text(f"files {tracker.files_done}/{tracker.files_total}")
 
         self._start = time.perf_counter()
         self._progress = Progress(
-            TextColumn("[bold]normalizer"),
-            BarColumn(),
+            BarColumn(bar_width=12),
             DownloadColumn(),
             _Rate(),
             _Files(),

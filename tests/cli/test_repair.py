@@ -32,7 +32,9 @@ def test_file_to_stdout_is_the_library_output():
     result = run("repair", EXAMPLE)
     assert result.returncode == 0, result.stderr
     assert jsonl(result.stdout) == library_repair(EXAMPLE)
-    assert result.stderr.decode().strip() == f"{EXAMPLE}: {EXPECTED_SUMMARY}"
+    summary, timing = result.stderr.decode().splitlines()
+    assert summary == f"{EXAMPLE}: {EXPECTED_SUMMARY}"
+    assert timing.startswith("1 file, ") and timing.endswith(" s")
 
 
 def test_stdin_to_stdout_is_the_default():
@@ -351,3 +353,34 @@ def test_main_in_process(capsys: pytest.CaptureFixture[str]):
     assert main(["check", "--quiet", str(EXAMPLE)]) == 1
     assert main(["repair", "--jobs", "0", str(EXAMPLE)]) == 2
     time.sleep(0)  # keep the signal handlers main() installed harmless for the rest of the run
+
+
+def test_progress_only_on_a_terminal(tmp_path: Path):
+    """stderr on a pseudo-terminal gets the rich display; piped stderr (above) never does."""
+    import os
+    import pty
+
+    src = big_session(tmp_path / "big.jsonl", 30_000)
+    for quiet in (False, True):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "normalizer", "repair", src, "-o", tmp_path / "out.jsonl", *(["-q"] if quiet else [])],
+            stdout=subprocess.DEVNULL, stderr=slave, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "100"},
+        )
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        assert proc.wait(timeout=60) == 0
+        if quiet:
+            assert seen == b""
+        else:
+            assert b"msgs" in seen and b"files 1/1" in seen and b"MB" in seen
+            assert b"150001 in, 120001 out; merge_assistant 30000" in seen  # and the summary after it
