@@ -12,9 +12,11 @@ import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any, TypeVar
 
+from anyio import CancelScope
 from anyio.lowlevel import checkpoint
 
 from ._core import Normalizer
+from ._errors import NormalizerError
 from ._report import Report
 from ._sync import Normalized, add_position_note
 
@@ -32,11 +34,21 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
 
     Use it as ``async with normalize(src) as messages: async for m in messages: ...`` (or
     call ``aclose()``) to close the source promptly when you stop early.
+
+    It is a plain class, not an async generator: each ``__anext__`` awaits the source at
+    most once and nothing else, so the adapter adds one coroutine layer, not two (the
+    difference is measurable at ~1 us per message).
     """
 
     def __init__(self, source: AsyncIterable[Any] | Iterable[Any], normalizer: Normalizer) -> None:
         self.normalizer = normalizer
-        self._messages = self._run(source)
+        self._async = hasattr(source, "__aiter__")
+        # Taking the iterator starts nothing (an async generator's __aiter__ is itself).
+        self._iterator: Any = source.__aiter__() if self._async else iter(source)  # type: ignore[union-attr,arg-type]
+        self._pending: list[dict[str, Any]] = []  # outputs not handed out yet
+        self._next = 0
+        self._pulled = 0  # messages read from the source
+        self._done = False
 
     @property
     def report(self) -> Report:
@@ -46,62 +58,75 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        return await self._messages.__anext__()
+        while True:
+            if self._next < len(self._pending):
+                self._next += 1
+                return self._pending[self._next - 1]
+            if self._done:
+                raise StopAsyncIteration
+            # Pull exactly one message: never read further ahead than the consumer asks.
+            # (Inlined rather than a helper coroutine: one await per message, not two.)
+            try:
+                if self._async:
+                    message = await self._iterator.__anext__()
+                else:
+                    try:
+                        message = next(self._iterator)
+                    except StopIteration:
+                        raise StopAsyncIteration from None
+                    # A sync source never yields to the event loop by itself: checkpoint
+                    # now and then so that a long history stays cancellable.
+                    if not self._pulled % _CHECKPOINT_EVERY:
+                        await checkpoint()
+                self._pulled += 1
+            except StopAsyncIteration:
+                self._done = True
+                await self._close_source()
+                await checkpoint()
+                self._pending, self._next = self.normalizer.close(), 0
+                continue
+            except BaseException as exc:
+                if isinstance(exc, Exception) and not isinstance(exc, NormalizerError):
+                    add_position_note(exc, self._pulled)
+                await self._fail()
+                raise
+            try:
+                self._pending, self._next = self.normalizer.feed(message), 0
+            except BaseException:
+                await self._fail()
+                raise
 
     async def aclose(self) -> None:
         """Stop early: closes the source (``aclose``/``close``) too."""
-        await self._messages.aclose()
+        self._done = True
+        self._pending, self._next = [], 0
+        await self._close_source()
+
+    async def _fail(self) -> None:
+        self._done = True
+        self._pending, self._next = [], 0
+        await self._close_source()
+
+    async def _close_source(self) -> None:
+        iterator, self._iterator = self._iterator, None
+        if iterator is None:
+            return
+        # Shielded: closing must finish even when we got here by being cancelled (trio
+        # would otherwise cancel the source's aclose at its first checkpoint).
+        with CancelScope(shield=True):
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            else:
+                close = getattr(iterator, "close", None)
+                if close is not None:
+                    close()
 
     async def __aenter__(self) -> ANormalized:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-    async def _run(self, source: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[dict[str, Any]]:
-        feed = self.normalizer.feed
-        index = 0
-        if hasattr(source, "__aiter__"):
-            iterator = source.__aiter__()  # type: ignore[union-attr]
-            try:
-                while True:
-                    try:
-                        message = await iterator.__anext__()
-                    except StopAsyncIteration:
-                        break
-                    except Exception as exc:
-                        add_position_note(exc, index)
-                        raise
-                    index += 1
-                    for out in feed(message):
-                        yield out
-            finally:
-                aclose = getattr(iterator, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-        else:
-            sync_iterator = iter(source)  # type: ignore[arg-type]
-            try:
-                while True:
-                    try:
-                        message = next(sync_iterator)
-                    except StopIteration:
-                        break
-                    except Exception as exc:
-                        add_position_note(exc, index)
-                        raise
-                    index += 1
-                    if not index % _CHECKPOINT_EVERY:
-                        await checkpoint()
-                    for out in feed(message):
-                        yield out
-            finally:
-                close = getattr(sync_iterator, "close", None)
-                if close is not None:
-                    close()
-        await checkpoint()
-        for out in self.normalizer.close():
-            yield out
 
 
 def normalize(

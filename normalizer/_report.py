@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
@@ -54,12 +54,8 @@ class Report(BaseModel):
     records: list[Repair] = Field(default_factory=list)
     records_omitted: int = 0
     max_records: int = DEFAULT_MAX_RECORDS
-
-    _on_record: Callable[[Repair], None] | None = PrivateAttr(default=None)
-
-    def __init__(self, *, on_record: Callable[[Repair], None] | None = None, **data: Any) -> None:
-        super().__init__(**data)
-        self._on_record = on_record
+    on_record: Callable[[Repair], None] | None = Field(default=None, exclude=True, repr=False)
+    """Called with every record as it is made (not part of the dumped report)."""
 
     @property
     def changed(self) -> bool:
@@ -80,13 +76,15 @@ class Report(BaseModel):
         record = Repair(
             kind=kind, detail=detail, input=input or [], output=output, dropped=dropped, line=line
         )
-        self.counts[kind] = self.counts.get(kind, 0) + 1
-        if len(self.records) < self.max_records:
-            self.records.append(record)
+        counts = self.counts
+        counts[kind] = counts.get(kind, 0) + 1
+        records = self.records
+        if len(records) < self.max_records:
+            records.append(record)
         else:
             self.records_omitted += 1
-        if self._on_record is not None:
-            self._on_record(record)
+        if self.on_record is not None:
+            self.on_record(record)
         return record
 
     def count(self, kind: str, n: int = 1) -> None:
