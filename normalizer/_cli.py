@@ -101,7 +101,7 @@ def _core_options(f: Any) -> Any:
     return f
 
 
-@cli.command(context_settings=_CONTEXT)
+@cli.command(context_settings=_CONTEXT, short_help="Repair files, folders or stdin (to stdout, -o, or --in-place).")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
@@ -269,7 +269,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
 # -- check ----------------------------------------------------------------------------------------
 
 
-@cli.command(context_settings=_CONTEXT)
+@cli.command(context_settings=_CONTEXT, short_help="List what a provider would reject (exit 1 if anything).")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
@@ -312,7 +312,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, qu
 # -- explain --------------------------------------------------------------------------------------
 
 
-@cli.command(context_settings=_CONTEXT)
+@cli.command(context_settings=_CONTEXT, short_help="Show each repair: the messages before and after, side by side.")
 @click.argument("input", default="-", metavar="INPUT")
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
