@@ -86,10 +86,13 @@ class _BlockConverter:
                 ops.append(("other", block))
         return ops
 
-    def _apply(self, turn: Turn, ops: list[_Op], blocks: Any, line: int | None) -> None:
-        for i, (op, value) in enumerate(ops):
-            raw = blocks[i] if isinstance(blocks, list) else blocks
-            key = canonical(raw, line=line, what="an assistant content block")
+    def _keys(self, ops: list[_Op], blocks: Any, line: int | None) -> list[bytes]:
+        """Each block's duplicate-detection key (computed before any state changes: a block
+        too deep to encode rejects the whole record)."""
+        return [canonical(blocks[i] if isinstance(blocks, list) else blocks, line=line, what="an assistant content block") for i in range(len(ops))]
+
+    def _apply(self, turn: Turn, ops: list[_Op], keys: list[bytes], line: int | None) -> None:
+        for (op, value), key in zip(ops, keys):
             if key in turn.seen:
                 count(self.report, "skip_duplicate_block")
                 continue
@@ -137,6 +140,7 @@ class _BlockConverter:
 
     def _assistant(self, content: Any, key: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         ops = self._assistant_ops(content, line)
+        keys = self._keys(ops, content, line)
         out: list[dict[str, Any]] = []
         if self._turn is None or key is None or self._turn.key != key:
             out = self.flush()
@@ -144,7 +148,7 @@ class _BlockConverter:
         if extra:
             for k, v in extra.items():
                 self._turn.extra.setdefault(k, v)
-        self._apply(self._turn, ops, content, line)
+        self._apply(self._turn, ops, keys, line)
         return out
 
     def _user(self, content: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:

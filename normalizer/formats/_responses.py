@@ -138,7 +138,8 @@ class ResponsesConverter:
         args = item.get("arguments", "{}")
         if not isinstance(args, str):
             args = dumps(args, line=line, what="function_call 'arguments'")
-        self._pending().calls.append(_call(item, name, args, line, self.report))
+        call = _call(item, name, args, line, self.report)  # before _pending(): a rejected item changes nothing
+        self._pending().calls.append(call)
         return []
 
     def _custom_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 import normalizer
 from normalizer import InputError, InvalidMessage, Report
-from normalizer.formats import FORMATS, read_messages
+from normalizer.formats import FORMATS, read_conversations, read_messages
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12))
 json_values = st.recursive(
@@ -23,13 +24,16 @@ json_values = st.recursive(
 keys = st.sampled_from([
     "type", "role", "content", "payload", "message", "id", "call_id", "name", "arguments", "output",
     "tool_calls", "tool_call_id", "conversations", "from", "value", "messages", "isSidechain", "summary",
-    "text", "input", "tool_use_id", "is_error",
+    "text", "input", "tool_use_id", "is_error", "replacement_history", "num_turns", "base_instructions",
+    "parentUuid", "isMeta", "encrypted_content", "action", "refusal", "thinking", "source", "image_url", "system",
 ])
 typed_values = st.one_of(
     json_values,
     st.sampled_from(["message", "function_call", "function_call_output", "reasoning", "response_item",
                      "event_msg", "assistant", "user", "tool", "tool_use", "tool_result", "text", "human", "gpt",
-                     "function_call", "observation", "compacted"]),
+                     "function_call", "observation", "compacted", "user_message", "thread_rolled_back",
+                     "turn_aborted", "session_meta", "custom_tool_call", "local_shell_call", "thinking", "image",
+                     "input_image", "refusal", "input_text", "output_text", "custom_tool_call_output", "reasoning"]),
 )
 records = st.recursive(
     st.dictionaries(keys, typed_values, max_size=6),
@@ -68,6 +72,33 @@ def test_arbitrary_bytes_read_or_fail_clearly(raw):
             pass
     except InputError as exc:
         assert str(exc)
+
+
+def _encode(value):
+    return json.dumps(value).encode()
+
+
+containers = st.sampled_from(["jsonl", "array", "messages", "input", "body", "system"])
+
+
+@SETTINGS
+@given(data=st.lists(st.one_of(records, json_values), max_size=6), container=containers, fmt=st.sampled_from(["auto", *sorted(FORMATS)]), extra=json_values, on_invalid=st.sampled_from(["error", "skip"]))
+def test_files_of_arbitrary_records_read_or_fail_clearly(data, container, fmt, extra, on_invalid):
+    """The same records written as a file (JSONL or a document): the readers, detection and
+    document meta keys included, end with messages or a positioned InputError."""
+    if container == "jsonl":
+        raw = b"\n".join(_encode(r) for r in data)
+    elif container == "array":
+        raw = _encode(data)
+    elif container == "body":
+        raw = _encode({"request": {"body": {"messages": data, "system": extra}}})
+    else:
+        raw = _encode({container: data, "system": extra, "system_prompt": extra} if container != "system" else {"system": extra, "messages": data})
+    try:
+        for conv in read_conversations(io.BytesIO(raw), fmt, on_invalid=on_invalid):
+            list(conv.messages)
+    except InputError as exc:
+        assert exc.line is not None or exc.index is not None or exc.source is not None, str(exc)
 
 
 @pytest.mark.parametrize(
@@ -234,3 +265,24 @@ def test_detection_takes_any_type_field(raw):
         list(read_messages(io.BytesIO(raw)))
     except InputError as exc:
         assert exc.source is not None
+
+
+def test_a_rejected_function_call_leaves_no_empty_turn():
+    # was: the pending turn was opened before the item was checked, so a skipped bad item
+    # still produced an empty assistant message
+    converter = FORMATS["responses"](Report())
+    with pytest.raises(InvalidMessage):
+        converter.feed({"type": "function_call", "name": "f", "call_id": 5}, line=1)
+    assert converter.close() == []
+
+
+def test_a_rejected_claude_line_does_not_lose_the_pending_turn():
+    # was: the pending turn was flushed before the new line's blocks were encoded; a block
+    # too deep to encode then raised and the flushed turn was lost with the return value
+    converter = FORMATS["claude-code"](Report())
+    assert converter.feed({"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "a"}]}}, line=1) == []
+    deep = {"type": "assistant", "message": {"id": "m2", "content": [{"type": "text", "text": "b"}, {"type": "x", "v": _nested(5000)}]}}
+    with pytest.raises(InvalidMessage, match="nested too deeply") as exc:
+        converter.feed(deep, line=2)
+    assert exc.value.line == 2
+    assert converter.close() == [{"role": "assistant", "content": "a"}]
