@@ -113,7 +113,9 @@ class Normalizer:
         self._results: dict[str, tuple[Message, int, list[Note]]] = {}
         self._arrival: list[str] = []  # result ids in the order they arrived
         self._deferred: list[tuple[Message, int]] = []
-        self._held_bytes = 0
+        self._held_bytes = 0  # text held by the pending user message, turn and tool block
+        self._user_bytes = 0  # the part of it that the held user message accounts for
+        self._answered: dict[str, Any] = {}  # call ids of the turn just emitted (duplicates)
 
     # ------------------------------------------------------------------ public surface
 
@@ -302,7 +304,10 @@ class Normalizer:
                 limit="max_turn_fragments", value=limit, index=self._index,
                 hint="a real history never gets near this; if it does, raise max_turn_fragments",
             )
-        self._hold_bytes(_size(message) + (_size(held) if len(inputs) == 2 else 0))
+        size = _size(message) + (_size(held) if len(inputs) == 2 else 0)
+        if held is self._user:
+            self._user_bytes += size
+        self._hold_bytes(size)
 
     def _hold_bytes(self, size: int) -> None:
         self._held_bytes += size
@@ -356,6 +361,17 @@ class Normalizer:
         aliases = self._aliases.get(call_id)
         return aliases is not None and any(a in unanswered for a in aliases)
 
+    def is_empty_fragment(self, message: Message) -> bool:
+        """An assistant message with nothing in it at all: no text, calls or reasoning."""
+        return not (
+            message.get("tool_calls")
+            or _has_text(message.get("content"))
+            or _is_opaque(message)
+            or any(message.get(k) for k in _SUBSTANCE_KEYS)
+            or any(message.get(k) for k in _TEXT_JOIN_KEYS)
+            or message.get("reasoning_details")
+        )
+
     def completes_turn(self, message: Message) -> bool:
         """This tool message answers the last unanswered call of the held turn."""
         return len(self._unanswered) == 1 and self.answers_turn(message)
@@ -405,6 +421,8 @@ class Normalizer:
         user = self._user
         if user is not None:
             self._user = None
+            self._held_bytes -= self._user_bytes
+            self._user_bytes = 0
             notes = self._user_notes
             inputs = self._user_inputs
             if len(inputs) > 1:
@@ -418,6 +436,8 @@ class Normalizer:
         index = self._index
         self._turn_inputs = [index]
         self._turn_notes = []
+        if self._answered:
+            self._answered = {}
         # (the tool-block state was reset by _end_block when the previous turn ended)
         if _is_opaque(message):
             self._turn_opaque = True
@@ -491,11 +511,11 @@ class Normalizer:
         """A tool result that answers no unanswered call of the turn before it."""
         index = self._index
         call_id = message.get("tool_call_id")
-        duplicate = bool(call_id) and call_id in self._results
+        duplicate = bool(call_id) and (call_id in self._results or call_id in self._answered)
         if duplicate:
             kind, why = "duplicate_result", f"a second result for call {call_id!r}"
         else:
-            kind, why = "orphan_result", f"a result for call {call_id!r}, which no turn before it made"
+            kind, why = "orphan_result", f"a result for call {call_id!r}, which the turn before it did not make"
         policy = self.options.orphan_results
         if policy == "error":
             raise OrphanResultError(
@@ -511,6 +531,16 @@ class Normalizer:
             f"{kind}_to_user", f"tool message {index} ({why}) kept as user text", [index], message
         )
         self._replay.append((user, index))
+
+    def drop_empty(self, message: Message) -> None:
+        """Drop an empty assistant message that cannot merge into the held turn. Held as a
+        turn of its own it would end the held one and then vanish, leaving two turns of one
+        speaker side by side that only a second pass would merge."""
+        index = self._index
+        self._record(
+            "drop_empty_assistant", f"dropped assistant message {index}: it has no text and no tool calls",
+            [index], message,
+        )
 
     def end_turn(self, message: Message | None = None) -> None:
         """The held turn is over: emit it with its results (stubs for missing ones), or drop
@@ -686,6 +716,7 @@ class Normalizer:
             self._deferred = []
         # Reset only what was used: this runs once per assistant turn.
         if self._calls:
+            self._answered = self._calls  # a late second result for them is a duplicate
             self._calls = {}
             self._unanswered = {}
         if self._results:
@@ -693,7 +724,7 @@ class Normalizer:
             self._arrival = []
         if self._aliases:
             self._aliases = {}
-        self._held_bytes = 0
+        self._held_bytes = self._user_bytes
 
 
 # ---------------------------------------------------------------------- helpers
@@ -772,6 +803,10 @@ def _join(a: Any, b: Any) -> Any:
     return joined if joined else a
 
 
+def _joinable(value: Any) -> bool:
+    return value is None or type(value) is str or type(value) is list
+
+
 def _merge(held: Message, new: Message) -> tuple[Message, list[tuple[str, Any, Any]]]:
     """Merge ``new`` into a copy of ``held``. Returns the merged message and the values
     that ``new`` overwrote (key, old, new) -- recorded, never silently lost."""
@@ -782,7 +817,7 @@ def _merge(held: Message, new: Message) -> tuple[Message, list[tuple[str, Any, A
             continue  # calls are merged by the turn's call registry
         if key not in merged:
             merged[key] = value
-        elif key == "content" or key in _TEXT_JOIN_KEYS:
+        elif (key == "content" or key in _TEXT_JOIN_KEYS) and _joinable(merged[key]) and _joinable(value):
             merged[key] = _join(merged[key], value)
         else:
             old = merged[key]

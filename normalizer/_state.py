@@ -91,6 +91,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     _row("user", TURN, TOOLS, "defer", when="turn_has_calls"),
     _row("user", TURN, USER, "end_turn", "hold_user"),  # an empty turn drops; users then merge
     _row("assistant", TURN, TURN, "merge_turn", when="continues_turn"),
+    _row("assistant", TURN, TURN, "drop_empty", when="is_empty_fragment"),  # see Normalizer.drop_empty
     _row("assistant", TURN, TURN, "end_turn", "hold_turn"),  # opaque state or another speaker
     _row("tool", TURN, IDLE, "take_result", "end_turn", when="completes_turn"),
     _row("tool", TURN, TOOLS, "take_result", when="answers_turn"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -19,7 +20,8 @@ class Normalized(Iterator[dict[str, Any]]):
 
     def __init__(self, source: Iterable[Any], normalizer: Normalizer) -> None:
         self.normalizer = normalizer
-        self._messages = self._run(iter(source))
+        self._source = iter(source)
+        self._messages = self._run(self._source)
 
     @property
     def report(self) -> Report:
@@ -34,6 +36,11 @@ class Normalized(Iterator[dict[str, Any]]):
 
     def close(self) -> None:
         """Stop early: closes the source if it can be closed."""
+        if inspect.getgeneratorstate(self._messages) == inspect.GEN_CREATED:
+            # Never started: its `finally` would not run, so close the source here.
+            close = getattr(self._source, "close", None)
+            if close is not None:
+                close()
         self._messages.close()
 
     def _run(self, source: Iterator[Any]) -> Iterator[dict[str, Any]]:
