@@ -214,8 +214,8 @@ def _jsonl_records(
     for line, raw in lines:
         if line == 1 and raw.startswith(BOM):
             raw = raw[3:]
-        if not raw.strip():
-            continue  # blank lines (and a trailing newline) carry nothing
+        if not raw or raw.isspace():
+            continue  # blank lines (and a trailing newline) carry nothing (isspace: no copy)
         try:
             value = decode_line(raw, source=source, line=line)
         except InvalidMessage as exc:

@@ -116,6 +116,10 @@ class _Pipeline:
         self.format = fmt
         kwargs = {k: v for k, v in self.options.items() if _CONVERTER_OPTIONS[k] == fmt}
         self.converter = FORMATS[fmt](self.report, **kwargs)
+        # Looked up once, not per record: _one runs for every line of the file.
+        self._multi = self.multi
+        self._feed = self.converter.feed
+        self._take_sidechains = getattr(self.converter, "take_sidechains", None)
         # Codex history control needs a first pass; the driver provides it (or None).
         self.pending_plan = fmt == "codex"
 
@@ -177,15 +181,21 @@ class _Pipeline:
             if meta is not None:
                 out.extend(("msg", m) for m in self._located(lambda: meta(key, val, line=line), value, line, index))
             return out
-        if self.multi:
+        if self._multi:
             try:
                 messages, extra = self.converter.split(value, line=line)
             except InputError as exc:
                 self._skip_or_raise(exc, value, line, index)
                 return []
             return [("conv", messages, extra, index, line)]
-        out = [("msg", m) for m in self._located(lambda: self.converter.feed(value, line=line), value, line, index)]
-        out.extend(self._sidechains())
+        try:
+            messages = self._feed(value, line=line)
+        except InputError as exc:
+            self._skip_or_raise(exc, value, line, index)
+            return []
+        out = [("msg", m) for m in messages]
+        if self._take_sidechains is not None:
+            out.extend(("side", conv) for conv in self._take_sidechains())
         return out
 
     def _sidechains(self) -> list[_Out]:
