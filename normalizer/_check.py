@@ -490,8 +490,9 @@ class Checker:
     duplicate check (see :data:`DEFAULT_MAX_SEEN_IDS`; ``incomplete`` turns True past it).
 
     Opaque assistant messages (Codex interim turns, ``finish_reason: "incomplete"``) are
-    exempt from the content and id rules: they must be replayed exactly as stored, so no
-    repair could change them.
+    exempt from the rules about the message itself (content, call ids and arguments,
+    reasoning fields, an empty ``tool_calls``): they must be replayed exactly as stored, so
+    no repair could change them. Their tool results, and where they stand, are still checked.
     """
 
     def __init__(self, profile: Any = "default", *, max_seen_ids: int = DEFAULT_MAX_SEEN_IDS) -> None:
@@ -653,15 +654,21 @@ class Checker:
             for j, part in enumerate(content):
                 if not isinstance(part, Mapping) or "type" not in part:
                     emit(out, "content.part_type", index, j=j)
-                    if not isinstance(part, Mapping):
-                        continue
-                if part.get("type", "text") in _TEXT_TYPES or ("type" not in part and "text" in part):
-                    texts += 1
+                # A text part: a string, a text type, or no type and a "text" key (the
+                # core's rule, _core._has_text; an untyped {"image_url": ...} is an image).
+                if isinstance(part, str):
+                    text: Any = part
+                elif isinstance(part, Mapping) and (
+                    part.get("type") in _TEXT_TYPES or ("type" not in part and "text" in part)
+                ):
                     text = part.get("text")
-                    if not isinstance(text, str) or text == "":
-                        emit(out, "content.nonempty_text_part", index, j=j)
-                    elif not text.strip():
-                        emit(out, "content.non_whitespace_text", index, j=j)
+                else:
+                    continue
+                texts += 1
+                if not isinstance(text, str) or text == "":
+                    emit(out, "content.nonempty_text_part", index, j=j)
+                elif not text.strip():
+                    emit(out, "content.non_whitespace_text", index, j=j)
             emit(out, "content.string_only", index, _role=role)
             if texts > 1:
                 emit(out, "content.single_text", index)
@@ -695,19 +702,23 @@ class Checker:
 
     def _check_assistant(self, msg: Mapping[str, Any], index: int, opaque: bool, out: list[Violation]) -> None:
         emit = self._emit
-        for field in _REASONING_FIELDS:
-            if field in msg:
-                emit(out, "reasoning.unsupported", index, field=field)
+        # An opaque turn is replayed exactly as stored (no repair may touch it): the rules
+        # about its fields -- reasoning present or absent, an empty call list -- do not apply.
+        if not opaque:
+            for field in _REASONING_FIELDS:
+                if field in msg:
+                    emit(out, "reasoning.unsupported", index, field=field)
         calls = msg.get("tool_calls")
         if calls is None or "tool_calls" not in msg:
             return
         if isinstance(calls, list) and not calls:
-            emit(out, "tool.empty_tool_calls", index)
+            if not opaque:
+                emit(out, "tool.empty_tool_calls", index)
             return
         if not isinstance(calls, list):
             return
         profile = self.profile
-        if profile.requires_reasoning() and msg.get("reasoning_content") is None:
+        if not opaque and profile.requires_reasoning() and msg.get("reasoning_content") is None:
             emit(out, "reasoning.required_on_tool_turns", index)
         block: dict[str, str] = {}
         offset = 1 if _has_text(msg.get("content")) else 0  # Anthropic: the text block comes first
@@ -727,7 +738,8 @@ class Checker:
                     emit(out, "tool.arguments_object", index)
             if isinstance(call_id, str) and call_id:
                 if call_id in block:
-                    emit(out, "tool.duplicate_call_id", index, id=call_id, j=j + offset)
+                    if not opaque:
+                        emit(out, "tool.duplicate_call_id", index, id=call_id, j=j + offset)
                 elif "tool.duplicate_call_id" in self._rules and not opaque:
                     seen = self._seen_ids
                     if call_id in seen:

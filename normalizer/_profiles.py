@@ -97,6 +97,10 @@ class Profile(BaseModel):
     """The user message appended where a final assistant message is forbidden."""
     placeholder_bridge: str = "Understood."
     """The assistant message put between a tool result and a user message (Mistral)."""
+    placeholder_part: str = "[{kind} omitted: only text can be sent here]"
+    """Text that stands in for a part that is not text (an image...) where the provider
+    accepts only a string (``content.string_only``); ``{kind}`` is the part's type and
+    ``{profile}`` the profile's name. The part itself is kept whole in the report."""
 
     @field_validator("rules")
     @classmethod
@@ -106,7 +110,7 @@ class Profile(BaseModel):
                 raise ValueError(f"unknown rule {rule!r}; the rules are: {', '.join(RULES)}")
         return tuple(dict.fromkeys(rules))
 
-    @field_validator("placeholder_user", "placeholder_continue", "placeholder_bridge")
+    @field_validator("placeholder_user", "placeholder_continue", "placeholder_bridge", "placeholder_part")
     @classmethod
     def _visible(cls, text: str) -> str:
         # " " is rejected by Anthropic and Bedrock (AN-7: opencode PR #3194 was reverted).

@@ -20,9 +20,39 @@ research recommends:
    placeholder (or ``prefix: true``) where a final assistant is forbidden, a user message
    when the history has none.
 
+Parts that are not text
+-----------------------
+A part is text when its type is a text type, or when it has no type but a ``"text"`` key
+(the core's rule, ``_core._has_text``); anything else (an image, audio, a file, an untyped
+``{"image_url": ...}``) is never flattened away. Where the profile only prefers strings
+(``content_form="string"``) a list that holds such a part stays a list: nothing is lost.
+Where the provider *rejects* a list (``content.string_only``: DeepSeek and Groq tool
+results, every Ollama message) the part cannot be sent at all, so it is replaced by a short
+text placeholder (``Profile.placeholder_part``, naming its type) and kept whole in the
+note's ``dropped``. That is the least lossy repair that the provider accepts: moving the
+part into a user message after the tool block would add a turn the conversation never had,
+and the same providers reject images there too (DeepSeek's API is text-only, Ollama's
+``content`` is a string everywhere), so the part would still have to go. Several text parts
+where one is allowed (``content.single_text``, xAI) are joined into the first one; the
+other parts stay in place.
+
+Repairs the stage undoes
+------------------------
+The core normalizes toward OpenAI's encoding (object arguments become a JSON string, ``""``
+next to calls becomes ``null``); a profile that wants the other encoding (Ollama's object
+arguments, ``""`` for a tool-only message) turns it back. When the stage restores exactly the
+input's value it removes the core's note and makes none of its own, so repairing a repaired
+history reports nothing. (The core encodes an object with orjson, which this decodes back to
+an equal object for any JSON object; only a non-JSON Python object -- non-string keys, NaN --
+would differ, and no history read from JSON has one.) Not covered: Mistral's split of text
+and calls, which the core merges back (``merge_assistant``) before the stage splits it again;
+the stage cannot tell its own split from two different fragments without the core's help.
+
 Every change is a note on the message it concerns; every synthetic message carries a note
 saying it is synthetic (its output index lands in the report); anything removed is kept
-whole in the note's ``dropped``. Input dicts are never mutated: copy on write.
+whole in the note's ``dropped``. A message the stage drops is returned as ``(None, notes)``
+at once, so its notes are recorded (with no output index) and nothing waits. Input dicts
+are never mutated: copy on write.
 
 Memory (bounded, documented):
 
@@ -64,6 +94,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ._check import RULES
 from ._core import _has_text, _is_opaque, _join, _merge
 from ._errors import LimitExceeded
 
@@ -74,7 +105,7 @@ __all__ = ["ProfileStage", "MAX_LEADING_SYSTEMS", "MAX_MERGED", "mistral_id", "b
 
 Message = dict[str, Any]
 Note = tuple[str, str, list[int], Any]
-Out = list[tuple[Message, list[Note]]]
+Out = list[tuple["Message | None", list[Note]]]  # None: a message the stage dropped (its notes say why)
 
 #: Leading system messages held (merged) until the first non-system message. Real
 #: histories have one to three; this only stops a hostile stream of system messages.
@@ -141,13 +172,20 @@ class ProfileStage:
         self._strip_reasoning = p.reasoning == "strip"
         self._system = p.system
         self._flatten = p.content_form == "string"
+        self._single_text = "content.single_text" in keys
+        # Roles whose content must be a string (content.string_only): there a part that is
+        # not text cannot stay (see "Parts that are not text" in the module docstring).
+        self._string_roles: frozenset[str] = frozenset(
+            role for rule in p.active_rules() if "content.string_only" in RULES[rule].keys
+            for role in (RULES[rule].roles or ("system", "user", "assistant", "tool"))
+        )
         self._objects = p.arguments == "object"
         self.idle = not (
             self._alternate or self._first_user or self._requires_user or self._bridge or self._split
             or self._nonempty or self._null_to_empty or self._names or self._part_types or self._response_name
             or self._strip_calls or self._prefix or self._forbid or self._rstrip or self._pad
             or self._strip_reasoning or self._system != "anywhere" or self._flatten or self._objects
-            or p.id_style != "keep" or p.tool_only_content != "keep"
+            or p.id_style != "keep" or p.tool_only_content != "keep" or self._single_text or bool(self._string_roles)
         )
         # state
         self._started = False  # a non-system message has been placed
@@ -162,9 +200,6 @@ class ProfileStage:
         self._n = 0  # calls seen: the id counter
         self._ids: dict[Any, str] = {}  # this turn: original call id -> new id
         self._fnames: dict[str, Any] = {}  # this turn: new id -> function name
-        # Notes of a message the stage dropped: they ride on the next message out (the
-        # interface has no message-less record).
-        self._pending: list[Note] = []
         self._dropped = False  # the stage dropped a message since the last one placed
 
     # ------------------------------------------------------------------ interface
@@ -193,7 +228,10 @@ class ProfileStage:
             ))
             message = {**message, "role": "user"}
         for msg, more in self._shape(message, notes):
-            self._place(msg, more, out)
+            if msg is None:  # dropped: its notes are recorded now, with no output index
+                out.append((None, more))
+            else:
+                self._place(msg, more, out)
         return out
 
     def close(self) -> Out:
@@ -223,7 +261,12 @@ class ProfileStage:
                   f"{self.profile.name} does not accept a history that ends with the assistant", [], None)],
                 out,
             )
-        if self._requires_user and self._placed and not self._seen_user:
+        # Not after calls left open (trailing_calls="keep"): a user message after them would
+        # make the next pass stub them (the history is not sendable until they are answered
+        # anyway; once their results are in, the placeholder goes after them).
+        if self._requires_user and self._placed and not self._seen_user and not (
+            self._last == "assistant" and self._last_calls
+        ):
             text = self.profile.placeholder_continue if self._last in ("assistant", "tool") else self.profile.placeholder_user
             self._put({"role": "user", "content": text},
                       [("placeholder_user", "added a user message: the history had none", [], None)], out)
@@ -232,7 +275,7 @@ class ProfileStage:
 
     # ------------------------------------------------------------------ per message
 
-    def _shape(self, message: Message, notes: list[Note]) -> list[tuple[Message, list[Note]]]:
+    def _shape(self, message: Message, notes: list[Note]) -> list[tuple[Message | None, list[Note]]]:
         role = message["role"]
         m = message
         if role != "assistant" and self._strip_calls and "tool_calls" in m:
@@ -247,8 +290,14 @@ class ProfileStage:
             m = {**m, "name": fixed}
         if role == "assistant":
             if _is_opaque(m):
-                # Opaque state is replayed exactly as stored; its results keep their ids.
+                # Opaque state is replayed exactly as stored; its results keep their ids but
+                # still get the name of the function they answer (tool.response_name).
                 self._ids, self._fnames = {}, {}
+                calls = m.get("tool_calls")
+                for call in calls if isinstance(calls, list) else ():
+                    function = call.get("function") if isinstance(call, Mapping) else None
+                    if isinstance(function, Mapping) and isinstance(call.get("id"), str):
+                        self._fnames[call["id"]] = function.get("name")
                 return [(m, notes)]
             return self._assistant(self._content(m, role, notes), notes, message)
         m = self._content(m, role, notes)
@@ -270,9 +319,14 @@ class ProfileStage:
                     notes.append(("drop_empty_text_part", f"dropped {len(new) - len(kept)} empty or whitespace "
                                   "text part(s)", [], [p for p in new if _blank_part(p)]))
                     new = kept
-            if self._flatten and all(_is_text_part(p) for p in new):
-                new = "".join(p if isinstance(p, str) else p.get("text") or "" for p in new)
-                notes.append(("flatten_content", "content parts (text only) sent as one string", [], None))
+            if self._single_text:
+                new = self._one_text_part(new, notes)
+            if all(_is_text_part(p) for p in new):
+                if self._flatten or role in self._string_roles:
+                    new = "".join(p if isinstance(p, str) else p.get("text") or "" for p in new)
+                    notes.append(("flatten_content", "content parts (text only) sent as one string", [], None))
+            elif role in self._string_roles:
+                new = self._text_only(new, role, notes)
         elif isinstance(content, str) and self._nonempty and content and not content.strip() and role != "user":
             new = ""
             notes.append(("drop_whitespace_text", "whitespace-only content became ''", [], {"content": content}))
@@ -289,7 +343,47 @@ class ProfileStage:
             return m
         return {**m, "content": new}
 
-    def _assistant(self, m: Message, notes: list[Note], message: Message) -> list[tuple[Message, list[Note]]]:
+    def _one_text_part(self, parts: list[Any], notes: list[Note]) -> list[Any]:
+        """content.single_text: the text parts joined into the first one, other parts kept in place."""
+        at = [i for i, part in enumerate(parts) if _is_text_part(part)]
+        if len(at) < 2:
+            return parts
+        text = "".join(_text_of(parts[i]) for i in at)
+        first = parts[at[0]]
+        joined = {**first, "text": text} if isinstance(first, Mapping) else {"type": "text", "text": text}
+        rest = set(at[1:])
+        notes.append(("join_text_parts", f"{len(at)} text parts joined into one: {self.profile.name} accepts a "
+                      "single text element per message (the other parts stay where they were)", [],
+                      [parts[i] for i in at[1:]]))
+        return [joined if i == at[0] else part for i, part in enumerate(parts) if i not in rest]
+
+    def _text_only(self, parts: list[Any], role: str, notes: list[Note]) -> str:
+        """content.string_only with a part that is not text: see the module docstring."""
+        pieces: list[str] = []
+        run: list[str] = []
+        removed: list[Any] = []
+        for part in parts:
+            if _is_text_part(part):
+                run.append(_text_of(part))
+                continue
+            removed.append(part)
+            if "".join(run):
+                pieces.append("".join(run))
+            run = []
+            pieces.append(self.profile.placeholder_part.replace("{kind}", _kind(part))
+                          .replace("{profile}", self.profile.name))
+        if "".join(run):
+            pieces.append("".join(run))
+        notes.append((
+            "replace_non_text_part",
+            f"{len(removed)} part(s) that are not text ({', '.join(_kind(p) for p in removed)}) replaced by a text "
+            f"placeholder: {self.profile.name} accepts only a string as the content of a {role} message "
+            "(the parts are kept whole here)",
+            [], removed,
+        ))
+        return "\n".join(pieces)
+
+    def _assistant(self, m: Message, notes: list[Note], message: Message) -> list[tuple[Message | None, list[Note]]]:
         p = self.profile
         if self._strip_reasoning:
             removed = {k: m[k] for k in _REASONING_FIELDS if k in m}
@@ -313,12 +407,10 @@ class ProfileStage:
                 # Blank once its parts are typed and flattened (the core counted an untyped
                 # part as content): drop it, as the core drops an empty assistant message.
                 self._dropped = True
-                self._pending.extend(notes)
-                self._pending.append(("drop_empty_assistant", "dropped an assistant message whose content is "
-                                      "only empty text", [], message))
-                return []
+                return [(None, notes + [("drop_empty_assistant", "dropped an assistant message whose content is "
+                                         "only empty text", [], message)])]
             return [(m, notes)]
-        new_calls, renamed, decoded = [], [], 0
+        new_calls, renamed, decoded, restored = [], [], 0, False
         for call in calls:
             old = call.get("id")
             new = self._new_id(old)
@@ -336,7 +428,12 @@ class ProfileStage:
                     value = None
                 if isinstance(value, dict):
                     fixed = {**fixed, "function": {**function, "arguments": value}}
-                    decoded += 1
+                    # The core encoded an object here and this decodes it back: no change
+                    # from the input, so neither repair is recorded (idempotence of reports).
+                    if not _cancel(notes, "encode_arguments", f"call {old!r}: arguments given as an object, "
+                                   "encoded as JSON"):
+                        decoded += 1
+                    restored = True
             new_calls.append(fixed)
         if renamed:
             notes.append((
@@ -346,7 +443,7 @@ class ProfileStage:
             ))
         if decoded:
             notes.append(("decode_arguments", f"arguments of {decoded} call(s) sent as objects", [], None))
-        if renamed or decoded:
+        if renamed or restored:
             m = {**m, "tool_calls": new_calls}
         content = m.get("content")
         if not _has_text(content):
@@ -385,8 +482,12 @@ class ProfileStage:
             return {k: v for k, v in m.items() if k != "content"}
         else:
             return m
-        notes.append(("encode_tool_only_content", f"content {content!r} of a tool-only assistant message became "
-                      f"{value!r} ({self.profile.name})", [], {"content": content}))
+        # The core turned a blank content into null and this restores the very value the
+        # input had: no change, so neither repair is recorded.
+        if not (content is None and _cancel(notes, "empty_content_to_null", f"content {value!r} next to tool calls "
+                                            "became null")):
+            notes.append(("encode_tool_only_content", f"content {content!r} of a tool-only assistant message "
+                          f"became {value!r} ({self.profile.name})", [], {"content": content}))
         return {**m, "content": value}
 
     def _result(self, m: Message, notes: list[Note]) -> Message:
@@ -442,10 +543,23 @@ class ProfileStage:
             self._leading = (message, notes)
             return
         held, held_notes = self._leading
-        merged, _ = _merge(held, {k: v for k, v in message.items() if k == "content"})
+        # Every key is kept: content joined as the core joins it, a key only the later one
+        # has added, a conflicting value replaced by the later one (the earlier one recorded).
+        merged, conflicts = _merge(held, message)
+        if "tool_calls" in message:  # not a system field, but nothing is lost silently
+            if "tool_calls" in held and held["tool_calls"] != message["tool_calls"]:
+                conflicts.append(("tool_calls", held["tool_calls"], message["tool_calls"]))
+            merged["tool_calls"] = message["tool_calls"]
+        dropped = {"role": message["role"]} if message["role"] != held["role"] else None
         note = ("merge_leading_systems", f"merged {self._leading_count} leading system messages into one: "
-                f"{self.profile.name} accepts a single system message at the start", [], None)
-        self._leading = (merged, held_notes + notes + [note])
+                f"{self.profile.name} accepts a single system message at the start"
+                + (f" (a {message['role']} message became part of the {held['role']} message)" if dropped else ""),
+                [], dropped)
+        self._leading = (merged, held_notes + notes + [note] + [
+            ("merge_conflict", f"merging leading system messages: '{k}' was {old!r}, the later {new!r} kept",
+             [], {k: old})
+            for k, old, new in conflicts
+        ])
 
     def _folded(self, lead: Message, user: Message | None) -> Message:
         content = lead.get("content")
@@ -562,8 +676,6 @@ class ProfileStage:
             return
         self._held = None
         m, notes = held
-        if self._pending:
-            notes, self._pending = self._pending + notes, []
         if self._prefix and not final and m.get("prefix") is True and m["role"] == "assistant":
             m = {k: v for k, v in m.items() if k != "prefix"}
             notes = notes + [("clear_prefix", "removed prefix: true from an assistant message that is not "
@@ -571,8 +683,6 @@ class ProfileStage:
         out.append((m, notes))
 
     def _emit(self, m: Message, notes: list[Note], out: Out) -> None:
-        if self._pending:
-            notes, self._pending = self._pending + notes, []
         out.append((m, notes))
         self._placed = True
         role = m["role"]
@@ -604,18 +714,48 @@ def _mergeable(a: Message, b: Message) -> bool:
     return not a.get("tool_calls") and not _is_opaque(a) and not _is_opaque(b)
 
 
+def _is_text_kind(part: Mapping[str, Any]) -> bool:
+    # The core's rule (_core._has_text): a text type, or no type and a "text" key. An
+    # untyped {"image_url": ...} is an image, not text.
+    kind = part.get("type")
+    return kind in _TEXT_TYPES or (kind is None and "text" in part)
+
+
 def _is_text_part(part: Any) -> bool:
     if isinstance(part, str):
         return True
-    return isinstance(part, Mapping) and part.get("type", "text") in _TEXT_TYPES and isinstance(part.get("text", ""), str)
+    return isinstance(part, Mapping) and _is_text_kind(part) and isinstance(part.get("text", ""), str)
+
+
+def _text_of(part: Any) -> str:
+    return part if isinstance(part, str) else part.get("text") or ""
+
+
+def _kind(part: Any) -> str:
+    if isinstance(part, Mapping):
+        kind = part.get("type")
+        if isinstance(kind, str) and kind:
+            return kind
+        keys = [k for k in part if isinstance(k, str)]
+        return keys[0] if keys else "empty"
+    return type(part).__name__
 
 
 def _blank_part(part: Any) -> bool:
     if isinstance(part, str):
         return not part.strip()
-    if isinstance(part, Mapping) and part.get("type", "text") in _TEXT_TYPES:
+    if isinstance(part, Mapping) and _is_text_kind(part):
         text = part.get("text")
         return not isinstance(text, str) or not text.strip()
+    return False
+
+
+def _cancel(notes: list[Note], kind: str, detail: str) -> bool:
+    """Remove the core's note ``kind`` with exactly this ``detail`` (a repair this stage undoes)."""
+    for i, note in enumerate(notes):
+        if note[0] == kind and note[1] == detail:
+            del notes[i]
+            return True
     return False
 
 

@@ -401,6 +401,25 @@ def test_opaque_messages_are_exempt_from_content_and_id_rules() -> None:
     assert [v.rule for v in found if v.index == 1] == []
 
 
+def test_opaque_turns_are_exempt_from_the_rules_about_their_own_fields() -> None:
+    # Replayed exactly as stored: no empty-tool_calls, reasoning-required or reasoning-unsupported violation.
+    empty = A("partial", [], finish_reason="incomplete")
+    assert check([U(), empty, U("go on")]) == []
+    bare = A(None, [C()], finish_reason="incomplete")
+    assert check([U(), bare, T(), U("go on")], profile="deepseek") == []
+    assert check([U(), A("partial", reasoning_content="r", finish_reason="incomplete"), U()], profile="groq") == []
+    # ... but its results are still checked, and the same turn without the state is not exempt
+    assert [v.rule for v in check([U(), A(None, [C()], codex_message_items=[1]), T()], profile="gemini")] == ["GM-7"]
+    assert [v.rule for v in check([U(), A("partial", []), U()])] == ["OA-4"]
+
+
+def test_a_part_is_text_by_its_type_or_its_text_key() -> None:
+    image = {"image_url": {"url": "u"}}  # no type: an image, as the core counts it
+    assert check([U([{"text": "a"}, image])], profile="xai") == []
+    assert [v.rule for v in check([U([{"text": "a"}, "b", image])], profile="xai")] == ["XA-2"]
+    assert [v.rule for v in check([U([{"text": "a"}, image])], profile="moonshot")] == []
+
+
 def test_docstring_examples() -> None:
     import doctest
 

@@ -24,9 +24,11 @@ IDS = ["call_1", "call_2", "c3", "toolu_01.x", "functions.get:0", "call_" + "x" 
 TEXTS = ["hi", "", "  ", "hello world ", "ok", "a\n"]
 
 text = st.sampled_from(TEXTS)
+IMAGES = [{"type": "image_url", "image_url": {"url": "http://x/a.png"}}, {"image_url": {"url": "http://x/b.png"}}]
 part = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, text),
     st.builds(lambda t: {"text": t}, text),  # no type
+    st.sampled_from(IMAGES),  # typed, and untyped (an image all the same: never flattened away)
 )
 content = st.one_of(st.none(), text, st.lists(part, max_size=3))
 name = st.sampled_from([None, None, "alice", "bob", "bad name!"])
@@ -210,3 +212,126 @@ def test_openai_clamps_only_long_ids() -> None:
     new = out[1]["tool_calls"][0]["id"]
     assert len(new) <= 40 and new.startswith("call_") and out[2]["tool_call_id"] == new
     assert out[1]["tool_calls"][1]["id"] == "short"
+
+
+def _images(value: Any) -> int:
+    """How many image parts (typed or not; the stage may add the type) ``value`` holds, at any depth."""
+    if isinstance(value, dict):
+        if "image_url" in value:
+            return 1
+        return sum(_images(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_images(v) for v in value)
+    return 0
+
+
+@pytest.mark.parametrize("name", ALL)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories)
+def test_no_part_that_is_not_text_is_lost_without_a_record(name: str, history: list[dict[str, Any]]) -> None:
+    stream = normalizer.normalize_sync(copy.deepcopy(history), profile=name)
+    out = list(stream)
+    kept = _images(out) + sum(_images(r.dropped) for r in stream.report.records)
+    assert kept >= _images(history)
+
+
+@pytest.mark.parametrize("name", ["deepseek", "groq", "ollama"])
+def test_string_only_replaces_a_non_text_part_and_keeps_it_in_the_report(name: str) -> None:
+    image = {"type": "image_url", "image_url": {"url": "u"}}
+    history = [{"role": "user", "content": "a"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+               {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "see:"}, image]}]
+    stream = normalizer.normalize_sync(history, profile=name)
+    out = list(stream)
+    assert out[2]["content"] == "see:\n[image_url omitted: only text can be sent here]"
+    (record,) = [r for r in stream.report.records if r.kind == "replace_non_text_part"]
+    assert record.dropped == [image] and record.output == 2
+    assert check(out, profile=name) == []
+
+
+def test_string_preferred_keeps_a_list_with_an_image() -> None:
+    image = {"image_url": {"url": "u"}}  # untyped: still an image
+    history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}, image]}]
+    assert list(normalizer.normalize_sync(history, profile="deepseek"))[0]["content"] == history[0]["content"]
+    out = list(normalizer.normalize_sync(history, profile="xai"))  # one text element per message
+    assert out[0]["content"] == [{"type": "text", "text": "ab"}, image]
+    assert check(out, profile="xai") == []
+
+
+def test_a_message_the_stage_drops_is_recorded_at_once() -> None:
+    stage = make_stage(get_profile("openai"))
+    out = stage.feed({"role": "assistant", "content": [{"foo": 1}]}, [])
+    assert [(m, [n[0] for n in notes]) for m, notes in out] == [(None, ["add_part_type", "drop_empty_assistant"])]
+    assert stage.close() == []
+
+
+def test_leading_systems_merge_keeps_every_key() -> None:
+    history = [{"role": "system", "content": "a", "name": "x"},
+               {"role": "system", "content": "b", "name": "ops", "cache_control": {"type": "ephemeral"}},
+               {"role": "user", "content": "q"}]
+    stream = normalizer.normalize_sync(history, profile="jinja-strict")
+    out = list(stream)
+    assert out[0] == {"role": "system", "content": "a\nb", "name": "ops", "cache_control": {"type": "ephemeral"}}
+    assert [r.dropped for r in stream.report.records if r.kind == "merge_conflict"] == [{"name": "x"}]
+
+
+@pytest.mark.parametrize("name", ["gemini", "strict"])
+def test_results_of_an_opaque_turn_get_their_function_name(name: str) -> None:
+    history = [{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": None, "codex_reasoning_items": [{"id": "r"}], "tool_calls": [
+                   {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+               {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+    out = repair(history, name)
+    assert out[1] == history[1] and out[2]["name"] == "ls" and out[2]["tool_call_id"] == "call_1"
+
+
+@pytest.mark.parametrize("name", ["ollama", "xai", "groq"])
+def test_undone_core_repairs_are_not_reported(name: str) -> None:
+    """Ollama's object arguments and a tool-only "": the core's repair and the stage's undo cancel."""
+    history = [{"role": "user", "content": "q"},
+               {"role": "assistant", "content": "", "tool_calls": [
+                   {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": [1, 2.5]}}}]},
+               {"role": "tool", "tool_call_id": "c", "content": "r"}]
+    stream = normalizer.normalize_sync(copy.deepcopy(history), profile=name)
+    out = list(stream)
+    kinds = {r.kind for r in stream.report.records}
+    assert "empty_content_to_null" not in kinds and "encode_tool_only_content" not in kinds
+    if name == "ollama":
+        assert out == history and not stream.report.changed
+    else:
+        assert kinds == {"encode_arguments"}
+
+
+def test_requires_user_placeholder_waits_for_open_calls() -> None:
+    history = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+    kept = list(normalizer.normalize_sync(history, profile="qwen", trailing_calls="keep"))
+    assert kept == history  # calls left open: no user after them (the next pass would stub them)
+    stubbed = list(normalizer.normalize_sync(history, profile="qwen"))
+    assert [m["role"] for m in stubbed] == ["assistant", "tool", "user"]
+
+
+def _opaque(chunk: list[dict[str, Any]], marker: str) -> list[dict[str, Any]]:
+    first = chunk[0]
+    if first["role"] != "assistant":
+        return chunk
+    state = "incomplete" if marker == "finish_reason" else [{"id": "rs_1"}]
+    return [{**first, marker: state}, *chunk[1:]]
+
+
+opaque_histories = st.lists(
+    st.tuples(st.one_of(message.map(lambda m: [m]), exchange()),
+              st.sampled_from([None, "finish_reason", "codex_reasoning_items", "codex_message_items"])),
+    max_size=6,
+).map(lambda chunks: [m for chunk, marker in chunks for m in (_opaque(chunk, marker) if marker else chunk)])
+
+
+@pytest.mark.parametrize("name", ALL + ["qwen:thinking", "zhipu:thinking"])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=opaque_histories)
+def test_repair_with_opaque_turns_satisfies_check_and_is_idempotent(name: str, history: list[dict[str, Any]]) -> None:
+    """Opaque turns are replayed as stored; check exempts them from the rules no repair may apply."""
+    once = repair(copy.deepcopy(history), name)
+    assert check(once, profile=name) == []
+    assert repair(once, name) == once
