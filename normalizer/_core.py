@@ -569,6 +569,33 @@ class Normalizer:
                 [index], None,
             ))
             return {k: v for k, v in message.items() if k != "tool_calls"}
+        # Fast path: every call already clean (a function with a name and non-blank string
+        # arguments, an id new to the turn, a type) -- register them, change nothing.
+        registry = self._calls
+        fresh: list[str] = []
+        for call in raw:
+            function = call.get("function")
+            call_id = call.get("id")
+            if (
+                type(function) is not dict
+                or not call_id
+                or call_id in registry
+                or call.get("type") is None
+            ):
+                break
+            name = function.get("name")
+            arguments = function.get("arguments")
+            if not name or type(arguments) is not str or not arguments or arguments.isspace() or name.isspace():
+                break
+            registry[call_id] = call
+            fresh.append(call_id)
+        else:
+            unanswered = self._unanswered
+            for call_id in fresh:
+                unanswered[call_id] = None
+            return message
+        for call_id in fresh:  # undo the partial registration; the slow path redoes it all
+            del registry[call_id]
         calls: list[Any] = []
         changed = False
         notes = self._turn_notes

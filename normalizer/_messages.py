@@ -128,9 +128,12 @@ def is_plain(message: dict[str, Any]) -> bool:
                 or type(function.get("arguments")) is not str
             ):
                 return False  # a call that hygiene will touch: let the adapter check it
-            for value in (call.get("type"), call.get("call_id")):
-                if value is not None and type(value) is not str:
-                    return False
+            kind = call.get("type")
+            if kind is not None and type(kind) is not str:
+                return False
+            alias = call.get("call_id")
+            if alias is not None and type(alias) is not str:
+                return False
         return True
     return role == "user" or role == "system" or role == "developer"
 
