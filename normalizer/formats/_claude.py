@@ -68,6 +68,9 @@ class _BlockConverter:
             kind = block.get("type")
             if kind == "text":
                 ops.append(("text", block.get("text") if isinstance(block.get("text"), str) else ""))
+                extra = {k: v for k, v in block.items() if k not in ("type", "text")}
+                if extra:  # e.g. citations: a Chat message's text has no room for them
+                    note_extra(self.report, "drop_block_fields", f"text block fields {sorted(extra)} have no place in a Chat message; kept here", line=line, dropped=extra)
             elif kind == "tool_use":
                 name = block.get("name")
                 if not isinstance(name, str):

@@ -112,6 +112,7 @@ def merge_extra(msg: dict[str, Any], extra: Any, report: Report | None, *, line:
 
 # Text-like content part types of the formats we read (Responses, Anthropic, Chat).
 _TEXT_PARTS = {"text", "input_text", "output_text", "summary_text", "reasoning_text"}
+_EMPTY_NOISE = {"annotations", "logprobs"}
 
 
 def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
@@ -131,7 +132,13 @@ def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
             raise invalid(f"{where}: content part is {describe(part)}, expected an object", line=line)
         kind = part.get("type")
         if isinstance(kind, str) and kind in _TEXT_PARTS and isinstance(part.get("text"), str):
-            out.append({"type": "text", "text": part["text"]})
+            # Other keys of a text part (cache_control, citations...) stay on it; empty
+            # annotation/logprob lists of Responses output are noise, not data.
+            text: dict[str, Any] = {"type": "text", "text": part["text"]}
+            for key, value in part.items():
+                if key not in ("type", "text") and not (key in _EMPTY_NOISE and value in ([], None)):
+                    text[key] = value
+            out.append(text)
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             image: dict[str, Any] = {"url": part["image_url"]}
             if "detail" in part:
@@ -156,14 +163,14 @@ def as_text(parts: list[Any]) -> str | list[Any]:
     """One text part collapses to a string (the common case); anything else stays a list."""
     if not parts:
         return ""
-    if len(parts) == 1 and parts[0].get("type") == "text":
+    if len(parts) == 1 and parts[0].get("type") == "text" and len(parts[0]) == 2:
         return parts[0]["text"]  # type: ignore[no-any-return]
     return parts
 
 
 def only_text(parts: list[Any]) -> str | None:
     """The joined text of parts when they are all text, else None."""
-    if all(isinstance(p, dict) and p.get("type") == "text" for p in parts):
+    if all(isinstance(p, dict) and p.get("type") == "text" and len(p) == 2 for p in parts):
         return "".join(p["text"] for p in parts)
     return None
 
