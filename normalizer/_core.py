@@ -341,12 +341,17 @@ class Normalizer:
     def continues_turn(self, message: Message) -> bool:
         """This assistant message is another fragment of the held turn."""
         turn = self._turn
-        return (
-            turn is not None
-            and not self._turn_opaque
-            and not _is_opaque(message)
-            and turn.get("name") == message.get("name")
-        )
+        if (
+            turn is None
+            or self._turn_opaque
+            or _is_opaque(message)
+            or turn.get("name") != message.get("name")
+        ):
+            return False
+        if not self.options.merge_text_then_calls and not self._calls and message.get("tool_calls"):
+            # text, then calls: the profile keeps them as two messages (it split them itself)
+            return not (_has_text(turn.get("content")) and not _has_text(message.get("content")))
+        return True
 
     def answers_turn(self, message: Message) -> bool:
         """This tool message answers a still-unanswered call of the held turn."""

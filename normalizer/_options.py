@@ -50,6 +50,10 @@ class Options(BaseModel):
     """A tool result answering no call of the turn before it (or answering one twice)."""
     trailing_calls: Literal["stub", "keep", "drop"] = "stub"
     """Calls still unanswered when the input ends: stub them, leave them, or remove them."""
+    merge_text_then_calls: bool = True
+    """Merge an assistant text message with the tool-call-only message right after it (one
+    turn stored as two). Off for providers that want text and calls apart (Mistral's MI-5):
+    the profile stage splits them, and merging them back would undo it on every pass."""
     stub_text: str = DEFAULT_STUB_TEXT
     """Content of the synthetic result given to an unanswered call."""
     max_turn_fragments: int = DEFAULT_MAX_TURN_FRAGMENTS

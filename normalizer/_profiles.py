@@ -252,6 +252,7 @@ def _builtins() -> dict[str, Profile]:
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
         rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
+        options={"merge_text_then_calls": False},  # MI-5: the stage splits; the core must not re-merge
     )
     groq = default.derive(
         "groq", description="Groq (strict field validation; no reasoning fields in history).",

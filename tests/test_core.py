@@ -527,3 +527,12 @@ def test_normalize_sync_is_exported_with_report():
     stream = normalizer.normalize_sync([A("a"), A("b")])
     assert list(stream) == [A("a\nb")]
     assert stream.report.counts == {"merge_assistant": 1}
+
+
+def test_text_then_calls_stay_apart_when_the_profile_wants_them_apart():
+    history = [U(), A("Let me check."), A(None, ["c1"]), T("c1")]
+    out, report = repair(history, merge_text_then_calls=False)
+    assert out == history and not report.changed
+    # other splits still merge
+    out, _ = repair([U(), A("a"), A("b")], merge_text_then_calls=False)
+    assert out == [U(), A("a\nb")]

@@ -171,10 +171,7 @@ def test_second_result_for_last_call_is_a_duplicate() -> None:
 
 
 @pytest.mark.parametrize("profile", [
-    pytest.param("mistral", marks=pytest.mark.xfail(
-        strict=True, reason="the core merges the stage's split halves (text, then calls) back into one turn "
-        "(merge_assistant) and the stage splits them again (split_text_and_calls); the stage cannot tell a "
-        "split it made from a different pair of fragments without a core hook")),
+    "mistral",
     "ollama",
 ])
 def test_repairing_repaired_history_reports_nothing(profile: str) -> None:
