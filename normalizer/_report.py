@@ -21,9 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
 #: Records kept in memory per report. A real session has tens of repairs; a 10M-message
-#: dataset with a defect every few turns has millions, which belong in a stream
-#: (``on_record``), not in RAM.
-DEFAULT_MAX_RECORDS = 10_000
+#: dataset with a defect every few turns has hundreds of thousands, which belong in a
+#: stream (``on_record``, as the CLI's --report does), not in RAM. A record keeps what it
+#: dropped whole (a tool output can be KBs), so 1,000 of them is already a few MB: enough to
+#: read by eye, and memory stays flat from the first thousand defects on.
+DEFAULT_MAX_RECORDS = 1_000
 
 
 class Repair(BaseModel):
