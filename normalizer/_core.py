@@ -89,6 +89,8 @@ class Normalizer:
         self.options: Options = make_options(self.profile.core_options(), options)
         opts = self.options
         self._validate = opts.validate_messages
+        self._max_held_bytes = opts.max_held_bytes  # read per result: plain attributes
+        self._max_held_messages = opts.max_held_messages
         self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
         self._stage = make_stage(self.profile)
         self.state = IDLE
@@ -158,7 +160,17 @@ class Normalizer:
                 msg = dict(msg)
         self._index = index
         try:
-            self._dispatch(event, msg)
+            # _dispatch, inlined: this is the per-message path (one Python call less).
+            for conditions, actions, dest in self._table[self.state][event]:
+                for condition in conditions:
+                    if not condition(self, msg):
+                        break
+                else:
+                    if dest is not None:
+                        self.state = dest
+                    for action in actions:
+                        action(self, msg)
+                    break
             if self._replay:
                 self._run_replay()
         except InputError:
@@ -216,6 +228,7 @@ class Normalizer:
 
     def _dispatch(self, event: str, message: Message | None) -> None:
         # The compiled table: rows in order, first whose conditions hold wins (Rule 3).
+        # (Inlined in feed(): keep the two in step.)
         for conditions, actions, dest in self._table[self.state][event]:
             for condition in conditions:
                 if not condition(self, message):
@@ -266,6 +279,7 @@ class Normalizer:
     # -- emission
 
     def _emit(self, message: Message, notes: list[Note] | None = None) -> None:
+        # Also inlined in _emit_results: keep the two in step.
         if self._stage is None:
             if notes:
                 self._note(notes, self._n_out + len(self._out))
@@ -478,39 +492,43 @@ class Normalizer:
         """Keep a tool result for the held turn's call it answers."""
         index = self._index
         call_id = message.get("tool_call_id")
-        notes: list[Note] = []
-        if call_id and call_id.strip():
-            if call_id in self._unanswered:
-                target = call_id
-            else:  # a second result for a call id the turn used twice: the renamed twin
-                target = next(a for a in self._aliases[call_id] if a in self._unanswered)
-                notes.append((
-                    "rename_result_id",
-                    f"result {index} answers the second call with id {call_id!r}, renamed {target!r}",
-                    [index], None,
-                ))
+        unanswered = self._unanswered
+        notes: list[Note] | None = None  # most results need none: no list per result
+        if call_id in unanswered:
+            target = call_id
+        elif call_id and call_id.strip():  # a second result for an id the turn used twice
+            target = next(a for a in self._aliases[call_id] if a in unanswered)
+            notes = [(
+                "rename_result_id",
+                f"result {index} answers the second call with id {call_id!r}, renamed {target!r}",
+                [index], None,
+            )]
         else:
-            target = next(iter(self._unanswered))
-            notes.append((
+            target = next(iter(unanswered))
+            notes = [(
                 "assign_result_id",
                 f"result {index} had no tool_call_id; it answers the next unanswered call, {target!r}",
                 [index], None,
-            ))
+            )]
         if target != call_id:
             message = {**message, "tool_call_id": target}
         if self._deferred:
-            notes.append((
+            notes = (notes or []) + [(
                 "move_result",
                 f"moved result {index} up to its call, before {len(self._deferred)} message(s) "
                 "that arrived while it was outstanding",
                 [index] + [i for _, i in self._deferred], None,
-            ))
-        del self._unanswered[target]
-        self._results[target] = (message, index, notes)
+            )]
+        del unanswered[target]
+        results = self._results
+        results[target] = (message, index, notes)
         self._arrival.append(target)
         content = message.get("content")
-        self._hold_bytes(len(content) if type(content) is str else _size(message))
-        self._check_held()
+        self._held_bytes += len(content) if type(content) is str else _size(message)
+        if self._held_bytes > self._max_held_bytes:
+            self._hold_bytes(0)  # raises LimitExceeded
+        if len(results) + len(self._deferred) > self._max_held_messages:
+            self._check_held()  # raises LimitExceeded
 
     def orphan_result(self, message: Message) -> None:
         """A tool result that answers no unanswered call of the turn before it."""
@@ -724,10 +742,15 @@ class Normalizer:
     def _emit_results(self, stub: bool, inputs: list[int]) -> None:
         # The tool block in call order: each call's result, or a stub for a missing one.
         results = self._results
+        out = self._out
+        plain = self._stage is None
         for call_id in self._calls:
             result = results.get(call_id)
             if result is not None:
-                self._emit(result[0], result[2])
+                if plain and not result[2]:
+                    out.append(result[0])  # _emit, inlined for the common case
+                else:
+                    self._emit(result[0], result[2])
             elif stub:
                 self._emit(
                     {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text},
