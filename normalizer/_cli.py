@@ -91,9 +91,10 @@ def _core_options(f: Any) -> Any:
         click.option("--orphan-results", type=click.Choice(["drop", "keep_as_user", "error"]), default="drop",
                      show_default=True, help="A tool result that answers no call: drop it (kept in the report), "
                                              "turn it into user text, or fail."),
-        click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default="stub",
-                     show_default=True, help="Calls still unanswered at the end: answer with --stub-text, leave "
-                                             "them open (tools still running), or remove them."),
+        click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default=None,
+                     help="Calls still unanswered at the end: answer with --stub-text, leave them open "
+                          "(tools still running), or remove them. Default: stub for a session; keep for "
+                          "training data (finetune, sharegpt), where an example may end on a call."),
         click.option("--stub-text", default=DEFAULT_STUB_TEXT, show_default=True,
                      help="Content of the synthetic result given to an unanswered call."),
     ]):
@@ -155,6 +156,8 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
         raise click.UsageError(str(exc)) from None
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,
                "on_invalid": "error" if on_invalid == "fail" else "skip"}
+    if trailing_calls is None:
+        del options["trailing_calls"]  # decided per input: see _cli_run.core_options
     _validate_core(profile, options)
     settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
                         report=report_path is not None)
@@ -338,7 +341,7 @@ def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_ca
         raise click.UsageError("no input: give a file, or pipe a session into it")
     if input != "-" and not os.path.isfile(input):
         raise click.UsageError(f"{input}: no such file")
-    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text}
+    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls or "stub", "stub_text": stub_text}
     _validate_core(profile, options)
     try:
         status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,

@@ -30,6 +30,7 @@ from ._cli_lines import lines_of
 from ._cli_progress import Tracker
 from ._core import Normalizer
 from ._errors import InputError
+from ._profiles import get_profile
 from ._report import Report, Repair
 from .formats import FORMATS, read_conversations
 
@@ -222,6 +223,16 @@ def _write_error(job: Job, exc: OSError) -> str:
     return f"{job.output}: cannot write: {what}; {kept}. {todo[0].upper()}{todo[1:]}"
 
 
+def core_options(settings: Settings, multi: bool) -> dict[str, Any]:
+    """The core's options for one input. Unless the user or the profile chose a trailing-calls
+    policy, training data keeps calls open at the end of an example (a fine-tuning example
+    may well end on the call the model should learn to make); a session stubs them."""
+    options = dict(settings.options)
+    if "trailing_calls" not in options and "trailing_calls" not in get_profile(settings.profile).options:
+        options["trailing_calls"] = "keep" if multi else "stub"
+    return options
+
+
 def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult) -> None:
     spool = result.spool = tempfile.TemporaryFile() if settings.report else None  # noqa: SIM115
     conv_index = [None]  # which conversation records belong to (multi-conversation inputs)
@@ -269,7 +280,7 @@ def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Trac
             )
         result.conversations += 1
         conv_index[0] = conv.index if multi else None
-        core = Normalizer(settings.profile, **settings.options, max_records=0, on_record=on_record)
+        core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0, on_record=on_record)
         feed = core.feed
         try:
             if kind == "jsonl":

@@ -384,3 +384,21 @@ def test_progress_only_on_a_terminal(tmp_path: Path):
         else:
             assert b"msgs" in seen and b"files 1/1" in seen and b"MB" in seen
             assert b"150001 in, 120001 out; merge_assistant 30000" in seen  # and the summary after it
+
+
+def test_training_data_keeps_a_final_call_open_unless_told_otherwise(tmp_path):
+    # A fine-tuning example may end on the call the model should learn to make.
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    example = {"messages": [{"role": "user", "content": "q"},
+                            {"role": "assistant", "content": None, "tool_calls": [call]}], "tools": []}
+    path = tmp_path / "train.jsonl"
+    path.write_bytes(orjson.dumps(example) + b"\n")
+    kept = run("repair", "--from", "finetune", path)
+    assert kept.returncode == 0, kept.stderr
+    assert jsonl(kept.stdout) == [example]
+    stubbed = run("repair", "--from", "finetune", "--trailing-calls", "stub", path)
+    assert jsonl(stubbed.stdout)[0]["messages"][-1]["role"] == "tool"
+    # A session still stubs by default.
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in example["messages"]))
+    assert jsonl(run("repair", session).stdout)[-1]["role"] == "tool"
