@@ -611,12 +611,17 @@ class ProfileStage:
             # The core never emits two same-speaker users, or two same-speaker assistant
             # fragments, side by side: if they meet here, the stage removed or converted
             # what stood between them, and they merge as the core would have merged them.
-            # (The two halves of a Mistral split are the one deliberate exception.)
+            # The text half of a Mistral split merges into a text-only assistant before it
+            # too (the core keeps text and calls apart for Mistral, so "text" then "text +
+            # calls" reaches the stage as two messages); the calls half never merges.
             if (
                 held is not None
                 and held[0]["role"] == role
                 and _mergeable(held[0], m)
-                and (self._alternate or (held[0].get("name") == m.get("name") and (role == "user" or dropped)))
+                and (self._alternate or (
+                    held[0].get("name") == m.get("name")
+                    and (role == "user" or dropped or not m.get("tool_calls"))
+                ))
             ):
                 self._merge_held(m, notes, out)
                 return

@@ -335,3 +335,16 @@ def test_repair_with_opaque_turns_satisfies_check_and_is_idempotent(name: str, h
     once = repair(copy.deepcopy(history), name)
     assert check(once, profile=name) == []
     assert repair(once, name) == once
+
+
+def test_mistral_text_then_text_and_calls_is_a_fixed_point() -> None:
+    # Found by hypothesis: the core keeps text and calls apart for Mistral, the stage splits
+    # "text + calls"; the split's text half must merge into the text turn before it.
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history = [{"role": "assistant", "content": "hi"},
+               {"role": "assistant", "content": None, "tool_calls": [call]},
+               {"role": "assistant", "content": "hi", "tool_calls": [call]}]
+    once = list(normalizer.normalize_sync(history, profile="mistral"))
+    assert list(normalizer.normalize_sync(once, profile="mistral")) == once
+    assert normalizer.check(once, profile="mistral") == []
+    assert once[0] == {"role": "assistant", "content": "hi\nhi"}
