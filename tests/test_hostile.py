@@ -110,3 +110,21 @@ def test_many_held_results_hit_the_limit():
     with pytest.raises(LimitExceeded, match="max_held_messages"):
         for c in calls:
             n.feed(T(c))
+
+
+def test_untrusted_files_are_data_never_code(tmp_path, monkeypatch):
+    # A profile "file" that is Python is refused, not imported; a session file whose text
+    # looks like code is only ever text.
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil_profile.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(normalizer.UsageError, match="must end in .toml or .json"):
+        Normalizer(profile=str(evil))
+    with pytest.raises(normalizer.UsageError, match="unknown profile"):
+        Normalizer(profile="evil_profile")
+    session = tmp_path / "session.jsonl"
+    session.write_text(json.dumps({"role": "user", "content": f"__import__('os').system('touch {marker}')"}) + "\n")
+    out = list(normalizer.normalize_sync(normalizer.read_messages(session)))
+    assert out[0]["content"].startswith("__import__")
+    assert not marker.exists()
