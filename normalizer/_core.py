@@ -112,7 +112,7 @@ class Normalizer:
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, list[str]] = {}  # original id -> renamed duplicates
-        self._results: dict[str, tuple[Message, int, list[Note]]] = {}
+        self._results: dict[str, tuple[Message, int, list[Note] | None]] = {}
         self._arrival: list[str] = []  # result ids in the order they arrived
         self._deferred: list[tuple[Message, int]] = []
         self._held_bytes = 0  # text held by the pending user message, turn and tool block
@@ -153,9 +153,10 @@ class Normalizer:
         else:
             msg = message if type(message) is dict else as_message(message)
             role = msg.get("role") if isinstance(msg, Mapping) else None
-            event = _EVENT_OF_ROLE.get(role) if type(role) is str else None
-            if event is None:
+            known = _EVENT_OF_ROLE.get(role) if type(role) is str else None
+            if known is None:
                 return self._invalid(_shape_error(msg, index), message)
+            event = known
             if type(msg) is not dict:
                 msg = dict(msg)
         self._index = index
@@ -1000,15 +1001,18 @@ def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, list[Row]]
         for source, transitions in event.transitions.items():
             rows = table[source].setdefault(name, [])
             for transition in transitions:
-                conditions = []
+                conditions: list[Callable[..., bool]] = []
                 for condition in transition.conditions:
-                    func = getattr(cls, condition.func)
+                    # Names are looked up on cls; a callable in the table is used as it is.
+                    func = getattr(cls, condition.func) if isinstance(condition.func, str) else condition.func
                     if condition.target:
                         conditions.append(func)
                     else:
                         conditions.append(lambda self, m, f=func: not f(self, m))
                 callbacks = [*transition.prepare, *transition.before, *transition.after]
-                actions = tuple(getattr(cls, cb) for cb in callbacks)
+                actions: tuple[Callable[..., None], ...] = tuple(
+                    getattr(cls, cb) if isinstance(cb, str) else cb for cb in callbacks
+                )
                 rows.append((tuple(conditions), actions, transition.dest))
     return table
 

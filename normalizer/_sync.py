@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from ._core import Normalizer
@@ -43,7 +43,7 @@ class Normalized(Iterator[dict[str, Any]]):
                 close()
         self._messages.close()
 
-    def _run(self, source: Iterator[Any]) -> Iterator[dict[str, Any]]:
+    def _run(self, source: Iterator[Any]) -> Generator[dict[str, Any], None, None]:
         feed = self.normalizer.feed
         index = 0
         try:
