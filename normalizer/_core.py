@@ -1004,14 +1004,16 @@ def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, list[Row]]
                 conditions: list[Callable[..., bool]] = []
                 for condition in transition.conditions:
                     # Names are looked up on cls; a callable in the table is used as it is.
-                    func = getattr(cls, condition.func) if isinstance(condition.func, str) else condition.func
+                    func: Callable[..., bool] = (
+                        getattr(cls, condition.func) if isinstance(condition.func, str) else condition.func  # type: ignore[assignment]
+                    )
                     if condition.target:
                         conditions.append(func)
                     else:
                         conditions.append(lambda self, m, f=func: not f(self, m))
                 callbacks = [*transition.prepare, *transition.before, *transition.after]
                 actions: tuple[Callable[..., None], ...] = tuple(
-                    getattr(cls, cb) if isinstance(cb, str) else cb for cb in callbacks
+                    getattr(cls, cb) if isinstance(cb, str) else cb for cb in callbacks  # type: ignore[misc]
                 )
                 rows.append((tuple(conditions), actions, transition.dest))
     return table
