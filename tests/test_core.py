@@ -536,3 +536,20 @@ def test_text_then_calls_stay_apart_when_the_profile_wants_them_apart():
     # other splits still merge
     out, _ = repair([U(), A("a"), A("b")], merge_text_then_calls=False)
     assert out == [U(), A("a\nb")]
+
+
+def test_a_failing_source_says_where_and_keeps_its_type():
+    def source():
+        yield U("a")
+        yield A("b")
+        raise ConnectionError("db gone")
+
+    with pytest.raises(ConnectionError) as info:
+        list(normalizer.normalize_sync(source()))
+    assert info.value.__notes__ == ["raised by the message source while reading message 2 (normalizer)"]
+
+
+def test_our_own_errors_get_no_source_note():
+    with pytest.raises(InvalidMessage) as info:
+        list(normalizer.normalize_sync([U(), {"role": "user", "content": 5}]))
+    assert not getattr(info.value, "__notes__", None)
