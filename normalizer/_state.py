@@ -15,11 +15,11 @@
 #     their call instead of being deleted.
 #   - A user message may be followed by another user message, or by an assistant turn that
 #     turns out empty and is dropped -- either way the users must merge, so a user message
-#     is held until something substantive follows it.
+#     is held until something else is emitted after it (the next turn, a system message).
 #
 # So at any moment at most one of each is held: a user message, an assistant turn, its
 # results, and the messages deferred behind them. That is the whole state, and it does
-# not grow with the length of the history (bounds: _options.Limits).
+# not grow with the length of the history (bounds: the max_* options in _options.py).
 #
 # Rule 1: every decision about *where a message goes* lives in TRANSITIONS below. _core.py
 #         implements the named conditions and actions; actions never fire events. (The one
