@@ -651,7 +651,10 @@ class Normalizer:
             if not isinstance(arguments, str) or not arguments.strip():
                 if isinstance(arguments, (dict, list)):
                     encoded = _encode_arguments(arguments, index, position)
-                    notes.append(("encode_arguments", f"call {call_id!r}: arguments given as an object, encoded as JSON", [index], None))
+                    notes.append((
+                        "encode_arguments", f"call {call_id!r}: arguments given as an object, encoded as JSON",
+                        [index], {"id": call_id, "arguments": arguments},  # the form it had
+                    ))
                 else:
                     encoded = "{}"
                     notes.append(("default_arguments", f"call {call_id!r}: empty arguments became '{{}}'", [index], None))
@@ -723,7 +726,10 @@ class Normalizer:
             return
         if self._calls and content is not None and not opaque and _is_blank(content):
             # "text content blocks must be non-empty": "" next to tool calls means "no text".
-            notes.append(("empty_content_to_null", f"content {content!r} next to tool calls became null", list(inputs), None))
+            notes.append((
+                "empty_content_to_null", f"content {content!r} next to tool calls became null",
+                list(inputs), {"content": content},  # the value it had
+            ))
             turn = {**turn, "content": None}
         if self._user is not None:
             self.release_user()

@@ -430,8 +430,7 @@ class ProfileStage:
                     fixed = {**fixed, "function": {**function, "arguments": value}}
                     # The core encoded an object here and this decodes it back: no change
                     # from the input, so neither repair is recorded (idempotence of reports).
-                    if not _cancel(notes, "encode_arguments", f"call {old!r}: arguments given as an object, "
-                                   "encoded as JSON"):
+                    if not _cancel(notes, "encode_arguments", {"id": old, "arguments": value}):
                         decoded += 1
                     restored = True
             new_calls.append(fixed)
@@ -484,8 +483,7 @@ class ProfileStage:
             return m
         # The core turned a blank content into null and this restores the very value the
         # input had: no change, so neither repair is recorded.
-        if not (content is None and _cancel(notes, "empty_content_to_null", f"content {value!r} next to tool calls "
-                                            "became null")):
+        if not (content is None and _cancel(notes, "empty_content_to_null", {"content": value})):
             notes.append(("encode_tool_only_content", f"content {content!r} of a tool-only assistant message "
                           f"became {value!r} ({self.profile.name})", [], {"content": content}))
         return {**m, "content": value}
@@ -755,10 +753,11 @@ def _blank_part(part: Any) -> bool:
     return False
 
 
-def _cancel(notes: list[Note], kind: str, detail: str) -> bool:
-    """Remove the core's note ``kind`` with exactly this ``detail`` (a repair this stage undoes)."""
+def _cancel(notes: list[Note], kind: str, before: Any) -> bool:
+    """Remove the core's note ``kind`` whose recorded former value is ``before``: the core
+    changed that value and this stage restores it exactly, so neither repair happened."""
     for i, note in enumerate(notes):
-        if note[0] == kind and note[1] == detail:
+        if note[0] == kind and note[3] == before:
             del notes[i]
             return True
     return False
