@@ -43,9 +43,6 @@ _EVENT_OF_ROLE = {
     "tool": "tool",
 }
 
-# Assistant messages carrying opaque continuation state (Codex interim turns, incomplete
-# responses) must be replayed exactly as stored: never merged, never dropped, never edited.
-_OPAQUE_KEYS = ("codex_reasoning_items", "codex_message_items")
 # Keys whose presence makes an assistant message worth sending even with no text or calls.
 _SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
 # Content parts that carry text (Chat, Responses input and output spellings).
@@ -799,6 +796,8 @@ def _call_id(call: Any) -> str | None:
 
 
 def _is_opaque(message: Message) -> bool:
+    # Assistant messages carrying opaque continuation state (Codex interim turns, incomplete
+    # responses) must be replayed exactly as stored: never merged, dropped or edited.
     # Spelled out (no loop): this runs for every assistant message.
     return bool(
         message.get("finish_reason") == "incomplete"
