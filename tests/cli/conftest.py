@@ -13,7 +13,10 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "split-turns.jsonl"
-SAMPLES = ROOT / "tests" / "data" / "samples"
+sys.path.insert(0, str(ROOT / "tests"))
+from realdata import HAVE_SAMPLES, SAMPLES, SKIP_REASON, needs_samples  # noqa: E402
+
+__all__ = ["HAVE_SAMPLES", "SAMPLES", "SKIP_REASON", "needs_samples"]
 
 
 def run(*args: Any, input: bytes | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import EXAMPLE, SAMPLES, run
+from tests.cli.conftest import EXAMPLE, SAMPLES, needs_samples, run
 
 
 def test_check_lists_each_violation_with_its_line_and_provider_text():
@@ -29,6 +29,7 @@ def test_check_finds_nothing_after_repair(tmp_path: Path):
     assert "no violations" in result.stderr.decode()
 
 
+@needs_samples
 def test_check_of_a_real_broken_session_and_of_its_repair(tmp_path: Path):
     """A real hermes session breaks Moonshot's rules; repaired for Moonshot it does not.
     (A JSON document has no lines: its violations are placed by message index.)"""

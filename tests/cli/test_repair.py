@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import normalizer
-from tests.cli.conftest import EXAMPLE, ROOT, SAMPLES, big_session, jsonl, run, write_jsonl
+from tests.cli.conftest import EXAMPLE, HAVE_SAMPLES, ROOT, SAMPLES, SKIP_REASON, big_session, jsonl, needs_samples, run, write_jsonl
 
 EXPECTED_SUMMARY = (
     "12 in, 10 out; drop_orphan_result 1, empty_content_to_null 1, merge_assistant 1, "
@@ -79,6 +79,7 @@ def test_empty_input_gives_empty_output():
     assert orjson.loads(run("repair", "-", "--to", "json", input=b"").stdout) == []
 
 
+@needs_samples
 def test_finetune_input_keeps_one_conversation_per_line():
     src = SAMPLES / "chat_training" / "llamafactory_reason_tool_use_demo_50_first21lines.jsonl"
     result = run("repair", src)
@@ -92,6 +93,7 @@ def test_finetune_input_keeps_one_conversation_per_line():
     assert "--to finetune" in refused.stderr.decode()
 
 
+@needs_samples
 @pytest.mark.parametrize("sample", [
     "claude_code/ccviewer_v1.0.108_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
     "codex_rollout/moonmind_rollout-2025-11-12T17-48-11_first165lines.jsonl",
@@ -168,6 +170,8 @@ def make_tree(root: Path) -> Path:
     (src / "a").mkdir(parents=True)
     (src / "a" / "one.jsonl").write_bytes(EXAMPLE.read_bytes())
     (src / "two.jsonl").write_bytes(EXAMPLE.read_bytes())
+    if not HAVE_SAMPLES:
+        pytest.skip(SKIP_REASON)
     (src / "hermes.json").write_bytes((SAMPLES / "hermes" / "session_20260420_131817_5fb96e.json").read_bytes())
     (src / "notes.txt").write_text("not a session")
     (src / ".hidden.jsonl").write_text("not read")

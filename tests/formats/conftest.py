@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+from realdata import HAVE_SAMPLES, SAMPLES, SKIP_REASON
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -15,4 +15,6 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def samples() -> Path:
+    if not HAVE_SAMPLES:
+        pytest.skip(SKIP_REASON)
     return SAMPLES

@@ -13,10 +13,12 @@ import normalizer
 from normalizer import DEFAULT_STUB_TEXT, Report
 from normalizer.formats import read_messages
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
-MOONMIND = next((SAMPLES / "codex_rollout").glob("moonmind*"))
-PAI = next((SAMPLES / "claude_code").glob("pai*"))
-CCVIEWER = next((SAMPLES / "claude_code").glob("ccviewer*"))
+from realdata import SAMPLES, needs_samples
+
+pytestmark = needs_samples
+MOONMIND = SAMPLES / "codex_rollout" / "moonmind_rollout-2025-11-12T17-48-11_first165lines.jsonl"
+PAI = SAMPLES / "claude_code" / "pai_v2.0.71_5eac5945-4cf4-4f5c-a46a-1f8dacb407aa.jsonl"
+CCVIEWER = SAMPLES / "claude_code" / "ccviewer_v1.0.108_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
 
 
 def raw_lines(path: Path) -> list[bytes]:

@@ -191,8 +191,7 @@ def test_detect_format() -> None:
 
 
 @pytest.mark.anyio
-async def test_async_read_matches_sync(tmp_path: Path) -> None:
-    samples = Path(__file__).resolve().parent.parent / "data" / "samples"
+async def test_async_read_matches_sync(samples: Path) -> None:
     for path in sorted(samples.rglob("*.json*")):
         if "training" in str(path):
             sync = [list(c.messages) for c in read_conversations(path)]
