@@ -1,4 +1,4 @@
-"""The command line: ``normalizer repair | check | explain``.
+"""The command line: ``chatnorm repair | check | explain``.
 
 Only wiring around the library: files are found and paired with outputs in
 ``_cli_files.py``, repaired in ``_cli_run.py``, checked in ``_cli_check.py``, explained in
@@ -39,26 +39,26 @@ def _profile_names() -> list[str]:
     return sorted(PROFILES)
 
 
-class _Profile(click.ParamType):
+class _Profile(click.ParamType[str, str]):
     """A built-in profile name, or a path to a TOML/JSON profile file."""
 
     name = "profile"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
         from ._profiles import get_profile
 
         try:
             get_profile(value)
         except NormalizerError as exc:
             self.fail(str(exc), param, ctx)
-        return value
+        return str(value)
 
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 @click.group(context_settings=_CONTEXT)
-@click.version_option(__version__, "-V", "--version", prog_name="normalizer")
+@click.version_option(__version__, "-V", "--version", prog_name="chatnorm")
 def cli() -> None:
     """Repair LLM chat histories so strict OpenAI-compatible providers accept them.
 
@@ -68,12 +68,12 @@ def cli() -> None:
 
     \b
     Examples:
-      normalizer repair session.jsonl > fixed.jsonl
-      cat export.jsonl | normalizer repair | head
-      normalizer repair sessions/ -o repaired/ --jobs 4 --report report.json
-      normalizer repair --in-place sessions/
-      normalizer check --profile mistral train.jsonl
-      normalizer explain session.jsonl
+      chatnorm repair session.jsonl > fixed.jsonl
+      cat export.jsonl | chatnorm repair | head
+      chatnorm repair sessions/ -o repaired/ --jobs 4 --report report.json
+      chatnorm repair --in-place sessions/
+      chatnorm check --profile mistral train.jsonl
+      chatnorm explain session.jsonl
 
     Exit status: 0 done, 1 an input failed or check found violations, 2 usage error,
     130/143 interrupted (nothing half-written is left behind).
@@ -136,12 +136,12 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
 
     \b
     Examples:
-      normalizer repair examples/split-turns.jsonl
-      normalizer repair --from codex rollout.jsonl --report report.json > chat.jsonl
-      cat session.jsonl | normalizer repair - | head
-      normalizer repair sessions/ -o repaired/ --jobs 4
-      normalizer repair --in-place --trailing-calls keep sessions/
-      normalizer repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
+      chatnorm repair examples/split-turns.jsonl
+      chatnorm repair --from codex rollout.jsonl --report report.json > chat.jsonl
+      cat session.jsonl | chatnorm repair - | head
+      chatnorm repair sessions/ -o repaired/ --jobs 4
+      chatnorm repair --in-place --trailing-calls keep sessions/
+      chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
     """
     from ._cli_files import PlanError, plan_jobs
     from ._cli_progress import make_tracker
@@ -149,7 +149,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
 
     items = list(inputs) or ["-"]
     if items == ["-"] and sys.stdin.isatty():
-        raise click.UsageError("no input: give a file or a folder, or pipe a session into it (normalizer repair - < session.jsonl)")
+        raise click.UsageError("no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
     try:
         plan = plan_jobs(items, output=output, in_place=in_place, to=to)
     except PlanError as exc:
@@ -288,9 +288,9 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, qu
 
     \b
     Examples:
-      normalizer check examples/split-turns.jsonl
-      normalizer check --profile mistral sessions/
-      normalizer repair session.jsonl | normalizer check -
+      chatnorm check examples/split-turns.jsonl
+      chatnorm check --profile mistral sessions/
+      chatnorm repair session.jsonl | chatnorm check -
     """
     from ._cli_check import run_check
     from ._cli_files import PlanError, expand_inputs
@@ -332,8 +332,8 @@ def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_ca
 
     \b
     Examples:
-      normalizer explain examples/split-turns.jsonl
-      normalizer explain --profile mistral session.jsonl | less -R
+      chatnorm explain examples/split-turns.jsonl
+      chatnorm explain --profile mistral session.jsonl | less -R
     """
     from ._cli_explain import run_explain
 
@@ -385,14 +385,14 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``normalizer`` console script; returns the exit status."""
+    """Entry point of the ``chatnorm`` console script (and of ``python -m normalizer``); returns the exit status."""
     from ._cli_run import Interrupted
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_signal)
         signal.signal(signal.SIGTERM, _on_signal)
     try:
-        cli.main(args=argv, prog_name="normalizer", standalone_mode=False)
+        cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
         signum = _SIGNAL[0] or signal.SIGINT
         click.echo(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)

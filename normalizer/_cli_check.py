@@ -1,4 +1,4 @@
-"""``normalizer check``: every violation of a profile's rules, with where it is.
+"""``chatnorm check``: every violation of a profile's rules, with where it is.
 
 Each file is read as a stream of conversations and each conversation goes through its own
 streaming ``Checker`` (constant memory). Violations are listed once a file is read, because

@@ -1,4 +1,4 @@
-"""``normalizer explain``: each repair as the messages before and after, side by side.
+"""``chatnorm explain``: each repair as the messages before and after, side by side.
 
 The input is read whole (explain is for a person looking at one session) and repaired with
 every record kept. Records that produced the same output message are shown together, as

@@ -99,7 +99,7 @@ class _Input:
     def read(self, n: int = -1) -> bytes:
         if self._before is not None:
             self._before()
-        data = self._read1(n if n > 0 else 1 << 20)
+        data: bytes = self._read1(n if n > 0 else 1 << 20)
         self.bytes += len(data)
         return data
 
@@ -235,7 +235,7 @@ def core_options(settings: Settings, multi: bool) -> dict[str, Any]:
 
 def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult) -> None:
     spool = result.spool = tempfile.TemporaryFile() if settings.report else None  # noqa: SIM115
-    conv_index = [None]  # which conversation records belong to (multi-conversation inputs)
+    conv_index: list[int | None] = [None]  # which conversation records belong to (multi-conversation inputs)
 
     def on_record(record: Repair) -> None:
         if spool is not None:

@@ -1,4 +1,4 @@
-"""``normalizer check`` and ``normalizer explain`` through the real entry point."""
+"""``chatnorm check`` and ``chatnorm explain`` through the real entry point."""
 
 from __future__ import annotations
 

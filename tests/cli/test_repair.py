@@ -1,4 +1,4 @@
-"""``normalizer repair`` through the real entry point: pipes, files, folders, formats,
+"""``chatnorm repair`` through the real entry point: pipes, files, folders, formats,
 reports, exit statuses and error positions."""
 
 from __future__ import annotations
@@ -326,13 +326,16 @@ def test_help_has_examples(command: list[str]):
     result = run(*command, "--help")
     assert result.returncode == 0
     text = result.stdout.decode()
-    assert "Examples:" in text and "normalizer " in text
+    assert "Examples:" in text
+    assert f"Usage: chatnorm {' '.join(command)}".rstrip() + " [OPTIONS]" in text
+    assert "  chatnorm " in text
+    assert "normalizer " not in text  # the old command name is gone from every help text
 
 
 def test_version():
     result = run("--version")
     assert result.returncode == 0
-    assert result.stdout.decode().strip() == f"normalizer, version {normalizer.__version__}"
+    assert result.stdout.decode().strip() == f"chatnorm, version {normalizer.__version__}"
 
 
 def test_importing_the_library_does_not_import_the_cli_dependencies():
