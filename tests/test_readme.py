@@ -1,22 +1,161 @@
-"""The README says what the code does."""
+"""The README runs as written.
+
+- Every ``python`` block is executed on its own, in a fresh namespace, in a scratch folder
+  that holds a copy of ``examples/``; a plain block right after it is the output it prints.
+- Every ``console`` block is a transcript: each ``$ command`` is run with bash there, and
+  what it prints (stdout and stderr together) must match the lines below it. A line ``...``
+  stands for any number of lines; timings (``0.01 s``) match any timing.
+- Every ``sh`` block's commands are run there and must succeed, except the set-up block,
+  whose test command must be the one ``.ci/run`` runs.
+- The state diagram is rendered from the machine itself.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from normalizer._state import diagram
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SETUP_TEST_COMMAND = "python -m pip install -e '.[test]' && python -m pytest"
+TIMING = re.compile(r"\b\d+\.\d\d s\b")
 
 
-def test_state_diagram_is_rendered_from_the_machine():
-    blocks = re.findall(r"```mermaid\n(.*?)```", README, re.S)
-    assert blocks, "README has no mermaid diagram"
-    assert blocks[0].strip() == diagram().strip()
+@dataclass(frozen=True, slots=True)
+class Block:
+    lang: str
+    body: str
+    line: int  # 1-based line of the opening fence
+    output: str | None  # the plain block right after a python block, if any
+
+    @property
+    def id(self) -> str:
+        return f"README.md:{self.line}"
 
 
-def test_readme_names_the_ci_test_command():
-    ci = (Path(__file__).parents[1] / ".ci" / "run").read_text()
-    assert "python -m pytest" in ci
-    assert "python -m pip install -e '.[test]' && python -m pytest" in README
+def blocks() -> list[Block]:
+    found: list[Block] = []
+    fence = re.compile(r"^```([\w-]*)\n(.*?)^```\n", re.S | re.M)
+    matches = list(fence.finditer(README))
+    for i, m in enumerate(matches):
+        lang, body = m.group(1), m.group(2)
+        output = None
+        nxt = matches[i + 1] if i + 1 < len(matches) else None
+        if lang == "python" and nxt is not None and nxt.group(1) == "" and nxt.start() == m.end():
+            output = nxt.group(2)
+        found.append(Block(lang, body, README.count("\n", 0, m.start()) + 1, output))
+    return found
+
+
+BLOCKS = blocks()
+
+
+def of(lang: str) -> list[Block]:
+    return [b for b in BLOCKS if b.lang == lang]
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def shell_env() -> dict[str, str]:
+    """The environment a user's shell has after the README's install: ``chatnorm`` and
+    ``python`` are this interpreter's."""
+    bindir = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""), "COLUMNS": "100", "NO_COLOR": "1"}
+
+
+def require_chatnorm() -> None:
+    if shutil.which("chatnorm", path=shell_env()["PATH"]) is None:
+        pytest.skip("the chatnorm command is not installed (python -m pip install -e .)")
+
+
+def matches(expected: str, actual: str) -> bool:
+    """``actual`` fits ``expected``, where an expected line ``...`` spans any lines."""
+    pattern = []
+    for line in expected.rstrip("\n").split("\n"):
+        if line == "...":
+            pattern.append(r"(?:.*\n)*?")
+        else:
+            pattern.append(r"\d+\.\d\d s".join(map(re.escape, TIMING.split(line))) + r"\n")
+    return re.fullmatch("".join(pattern), actual.rstrip("\n") + "\n") is not None
+
+
+def test_readme_has_blocks_of_each_kind() -> None:
+    assert len(of("python")) >= 6
+    assert len(of("console")) >= 4
+    assert of("mermaid")
+
+
+@pytest.mark.parametrize("block", of("python"), ids=lambda b: b.id)
+def test_python_block_runs(block: Block, scratch: Path) -> None:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(block.body, block.id, "exec"), {"__name__": "__main__"})
+    if block.output is not None:
+        assert printed.getvalue().rstrip("\n") == block.output.rstrip("\n")
+
+
+@pytest.mark.parametrize("block", of("console"), ids=lambda b: b.id)
+def test_console_transcript_is_current(block: Block, scratch: Path) -> None:
+    require_chatnorm()
+    steps = re.split(r"^\$ ", block.body, flags=re.M)
+    assert steps[0] == "", f"{block.id}: a console block starts with a '$ ' command"
+    for step in steps[1:]:
+        command, _, expected = step.partition("\n")
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=scratch, env=shell_env(),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120,
+        )
+        actual = done.stdout.decode()
+        assert matches(expected, actual), f"{block.id}: `{command}` printed:\n{actual}"
+
+
+@pytest.mark.parametrize("block", [b for b in of("sh") if "pip install" not in b.body], ids=lambda b: b.id)
+def test_shell_commands_work(block: Block, scratch: Path) -> None:
+    require_chatnorm()
+    for line in block.body.splitlines():
+        command = line.split("  #", 1)[0].strip()
+        if not command or command.startswith("#"):
+            continue
+        done = subprocess.run(["bash", "-c", command], cwd=scratch, env=shell_env(), capture_output=True, timeout=120)
+        assert done.returncode == 0, f"{block.id}: `{command}` failed: {done.stderr.decode()}"
+
+
+def test_setup_commands_come_first_and_ci_runs_the_test_command() -> None:
+    setup = [b for b in of("sh") if "pip install" in b.body]
+    assert setup, "README has no set-up block"
+    first = setup[0]
+    assert first is [b for b in BLOCKS if b.lang in ("sh", "console", "python")][0], "the set-up commands come first"
+    commands = [line.split("  #", 1)[0].strip() for line in first.body.splitlines() if line.strip()]
+    assert commands == [
+        "python -m pip install -e . && chatnorm repair examples/split-turns.jsonl",
+        SETUP_TEST_COMMAND,
+    ]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pip install --quiet --disable-pip-version-check -e '.[test]'" in ci
+    assert "\npython -m pytest\n" in ci
+
+
+def test_state_diagram_is_rendered_from_the_machine() -> None:
+    mermaid = of("mermaid")
+    assert mermaid[0].body.strip() == diagram().strip()
+
+
+def test_matches_spans_and_timings() -> None:
+    assert matches("a\n...\nz 0.00 s\n", "a\nb\nc\nz 1.25 s\n")
+    assert not matches("a\nz\n", "a\nb\nz\n")
