@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
 from ._core import _has_text, _is_opaque
+from ._errors import InvalidMessage
+from ._messages import is_plain, validate_message
 
 if TYPE_CHECKING:
     from ._profiles import Profile
@@ -446,7 +448,12 @@ def _render(text: str, values: Mapping[str, Any]) -> str:
     # JSON), and an unknown value ({c}: a JSON column we cannot know) stays visible.
     def fill(match: re.Match[str]) -> str:
         value = values.get(match.group(1))
-        return match.group(0) if value is None else str(value)
+        if value is None:
+            return match.group(0)
+        try:
+            return str(value)
+        except RecursionError:  # an id that is a list nested thousands deep: say so, do not crash
+            return f"<{type(value).__name__} nested too deeply to show>"
 
     return _PLACEHOLDER.sub(fill, text)
 
@@ -535,13 +542,16 @@ class Checker:
         if not isinstance(message, Mapping):
             dump = getattr(message, "model_dump", None)
             message = dump(mode="json", exclude_unset=True) if dump is not None else None
-        role = _ROLE.get(message.get("role")) if isinstance(message, Mapping) else None
+        raw_role = message.get("role") if isinstance(message, Mapping) else None
+        # A role that is not a string (a list, an object) is not a role: no lookup with it.
+        role = _ROLE.get(raw_role) if isinstance(raw_role, str) else None
         if role is None:
             # Not a chat message at all: no provider text applies, the normalizer's does.
-            out.append(Violation(
-                index=self._index, rule="shape", key="shape", source="normalizer",
-                message="not a chat message: expected an object with role system, developer, user, assistant or tool",
-            ))
+            out.append(_shape(self._index, "expected an object with role system, developer, user, assistant or tool"))
+            return out
+        problem = _shape_problem(message, self._index)
+        if problem is not None:
+            out.append(_shape(self._index, problem))
             return out
         self._check(message, role, out)
         return out
@@ -556,7 +566,7 @@ class Checker:
         if self._index >= 0 and not self._seen_user:
             self._emit(out, "role.requires_user", None)
         last = self._last
-        if last is not None and _ROLE.get(last.get("role")) == "assistant" and not last.get("tool_calls"):
+        if last is not None and last.get("role") == "assistant" and not last.get("tool_calls"):
             if not (last.get("prefix") is True and self.profile.trailing_assistant == "prefix"):
                 self._emit(out, "role.last_user_or_tool", self._last_index)
             if _ends_in_whitespace(last.get("content")):
@@ -598,7 +608,7 @@ class Checker:
         emit = self._emit
         if role != "tool":
             self._end_block(out)
-        opaque = role == "assistant" and _is_opaque(msg)
+        opaque = role == "assistant" and _is_opaque(cast("dict[str, Any]", msg))  # reads keys only
         # -- roles and order
         prev = self._prev
         if "role.mistral_transitions" in self._rules and prev is not None and role not in _MISTRAL_NEXT[prev]:
@@ -798,13 +808,34 @@ class Checker:
             emit(out, "tool.response_name", index, j=position)
 
 
+def _shape(index: int, what: str) -> Violation:
+    return Violation(index=index, rule="shape", key="shape", source="normalizer", message=f"not a chat message: {what}")
+
+
+def _shape_problem(message: Mapping[str, Any], index: int) -> str | None:
+    """What the normalizer's message validation (``_messages.py``, the one home of the
+    message shape) says is wrong with ``message``, or None. A message the repair would
+    refuse (content a number, ``tool_calls`` not a list of objects...) is a finding here,
+    never a silent pass."""
+    if type(message) is dict and is_plain(message):
+        return None  # the validator would accept it unchanged (the core's fast path)
+    try:
+        validate_message(message, index)
+    except InvalidMessage as exc:
+        return f"{exc.what}. {exc.hint}" if exc.hint else exc.what
+    except RecursionError:
+        return "nested too deeply to read (a chat message is a few levels deep)"
+    return None
+
+
 def _ends_in_whitespace(content: Any) -> bool:
     if isinstance(content, str):
         return content != content.rstrip()
     if isinstance(content, list) and content:
         part = content[-1]
         if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-            return part["text"] != part["text"].rstrip()
+            text: str = part["text"]
+            return text != text.rstrip()
     return False
 
 
