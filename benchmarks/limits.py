@@ -1,0 +1,227 @@
+"""Hostile shapes against the documented limits: memory stays bounded, time stays linear.
+
+``python -m benchmarks.limits [--sizes 1000,2000,5000,10000] [--out benchmarks/results]``
+
+Every scenario runs in a fresh process (so its peak RSS is its own, read from ``VmHWM``)
+and prints one JSON object; this driver collects them into a table and ``limits.json``.
+
+Bounded memory (one run each; the outcome is the error the library gives, or ``ok``):
+
+* ``deep_document``: a 400 KB JSON document nested 200,000 levels deep (was: 22 GB, OOM kill);
+* ``long_record``: a JSON array whose one record is 80 MB, past ``max_record_bytes``;
+* ``deep_line``: a JSONL line nested 300 levels deep (valid JSON orjson cannot write back);
+* ``held_images``: 2,000 user messages each carrying a distinct 1 MB ``image_url`` part, held
+  behind an open call (was: 1.94 GB, no error; the limit is ``max_held_bytes``, 256 MiB);
+* ``profile_dev_zero``: a profile file that ``extends = "/dev/zero"`` (was: reads forever).
+
+Linear time (per-unit cost at each of ``--sizes``; flat means linear):
+
+* ``merge_assistant``: N assistant fragments of 20 KB merged into one turn (core);
+* ``merge_user``: N user messages of 20 KB merged into one (core);
+* ``stage_merge``: N user messages of 20 KB under the ``anthropic`` profile's alternation;
+* ``duplicate_ids``: N calls sharing one id in one turn, each renamed (core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+KB = 1024
+MB = 1024 * KB
+
+
+def _hwm_mb() -> float:
+    with open("/proc/self/status", "rb") as fh:
+        for line in fh:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) / KB
+    return float("nan")
+
+
+def _outcome(run: Callable[[], object]) -> tuple[str, float]:
+    """Run, and say how it ended: ``ok`` or the exception's class and first words."""
+    start = time.perf_counter()
+    try:
+        run()
+        outcome = "ok"
+    except Exception as exc:  # noqa: BLE001 - the outcome is what we report
+        outcome = f"{type(exc).__name__}: {str(exc)[:90]}"
+    return outcome, time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------- scenarios (child side)
+
+
+def deep_document(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "deep.json"
+    path.write_bytes(b"[" * 200_000 + b"]" * 200_000)
+    from normalizer import read_messages
+
+    return lambda: list(read_messages(path))
+
+
+def long_record(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "long.json"
+    with path.open("wb") as fh:
+        fh.write(b'[{"role": "user", "content": "')
+        chunk = b"x" * MB
+        for _ in range(80):
+            fh.write(chunk)
+        fh.write(b'"}]')
+    from normalizer import read_messages
+
+    return lambda: list(read_messages(path))
+
+
+def deep_line(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "deep.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "hi", "x": ' + b"[" * 300 + b"]" * 300 + b"}\n")
+    from normalizer import normalize_sync, read_messages, write_jsonl
+
+    # written back out, as the CLI does: orjson reads 300 levels but cannot write them
+    return lambda: write_jsonl(normalize_sync(read_messages(path)), workdir / "out.jsonl")
+
+
+def held_images(workdir: Path, n: int) -> Callable[[], object]:
+    from normalizer import normalize_sync
+
+    def history() -> Iterator[dict[str, Any]]:
+        yield {"role": "user", "content": "look"}
+        yield {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+        for i in range(2000):
+            # a distinct string each time, so the held bytes are real memory
+            url = f"data:image/png;base64,{i:08d}" + "A" * MB
+            yield {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}
+        yield {"role": "tool", "tool_call_id": "c1", "content": "done"}
+
+    return lambda: sum(1 for _ in normalize_sync(history()))
+
+
+def profile_dev_zero(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "p.toml"
+    path.write_text('extends = "/dev/zero"\n', encoding="utf-8")
+    from normalizer import load_profile
+
+    return lambda: load_profile(path)
+
+
+FRAGMENT = "y" * (20 * KB)
+
+
+def merge_assistant(workdir: Path, n: int) -> Callable[[], object]:
+    from normalizer import normalize_sync
+
+    msgs = [{"role": "user", "content": "go"}] + [{"role": "assistant", "content": f"{i} {FRAGMENT}"} for i in range(n)]
+    return lambda: list(normalize_sync(msgs))
+
+
+def merge_user(workdir: Path, n: int) -> Callable[[], object]:
+    from normalizer import normalize_sync
+
+    msgs = [{"role": "user", "content": f"{i} {FRAGMENT}"} for i in range(n)]
+    return lambda: list(normalize_sync(msgs))
+
+
+def stage_merge(workdir: Path, n: int) -> Callable[[], object]:
+    from normalizer import normalize_sync
+
+    # user, then system messages: the core keeps them apart, the anthropic profile turns a
+    # mid-history system into user text and merges it into the user turn (alternation)
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    msgs += [{"role": "system", "content": f"{i} {FRAGMENT}"} for i in range(n)]
+    msgs.append({"role": "assistant", "content": "ok"})
+    return lambda: list(normalize_sync(msgs, profile="anthropic"))
+
+
+def duplicate_ids(workdir: Path, n: int) -> Callable[[], object]:
+    from normalizer import normalize_sync
+
+    calls = [{"id": "a", "type": "function", "function": {"name": "f", "arguments": f'{{"i": {i}}}'}} for i in range(n)]
+    msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
+    return lambda: list(normalize_sync(msgs))
+
+
+BOUNDED = {f.__name__: f for f in (deep_document, long_record, deep_line, held_images, profile_dev_zero)}
+LINEAR = {f.__name__: f for f in (merge_assistant, merge_user, stage_merge, duplicate_ids)}
+
+
+def child(name: str, n: int) -> None:
+    scenario = {**BOUNDED, **LINEAR}[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        run = scenario(Path(tmp), n)
+        before = _hwm_mb()
+        outcome, seconds = _outcome(run)
+    print(json.dumps({"scenario": name, "n": n, "outcome": outcome, "seconds": seconds,
+                      "peak_rss_mb": _hwm_mb(), "setup_rss_mb": before}))
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def run_child(name: str, n: int, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "benchmarks.limits", "--child", name, str(n)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+    except subprocess.TimeoutExpired:
+        return {"scenario": name, "n": n, "outcome": f"TIMEOUT after {timeout:.0f} s", "seconds": None, "peak_rss_mb": None}
+    if done.returncode != 0:
+        return {"scenario": name, "n": n, "outcome": f"crashed (exit {done.returncode}): {done.stderr.strip()[-200:]}",
+                "seconds": None, "peak_rss_mb": None}
+    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return row
+
+
+def table(bounded: list[dict[str, Any]], linear: list[dict[str, Any]]) -> str:
+    out = ["| scenario | outcome | seconds | peak RSS MB |", "|---|---|---:|---:|"]
+    for r in bounded:
+        secs = "—" if r["seconds"] is None else f"{r['seconds']:.3f}"
+        rss = "—" if r["peak_rss_mb"] is None else f"{r['peak_rss_mb']:.0f}"
+        out.append(f"| {r['scenario']} | {r['outcome']} | {secs} | {rss} |")
+    out += ["", "| scenario | N | µs per unit | total s | peak RSS MB | outcome |", "|---|---:|---:|---:|---:|---|"]
+    for r in linear:
+        per = "—" if r["seconds"] is None else f"{r['seconds'] / r['n'] * 1e6:.1f}"
+        secs = "—" if r["seconds"] is None else f"{r['seconds']:.3f}"
+        rss = "—" if r["peak_rss_mb"] is None else f"{r['peak_rss_mb']:.0f}"
+        out.append(f"| {r['scenario']} | {r['n']:,} | {per} | {secs} | {rss} | {r['outcome']} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.limits", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,2000,5000,10000", help="N for the linear-time scenarios")
+    ap.add_argument("--only", default="", help="comma-separated scenario names (default: all)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds before a scenario counts as hung")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--child", nargs=2, metavar=("SCENARIO", "N"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child[0], int(args.child[1]))
+        return 0
+    only = set(filter(None, args.only.split(",")))
+    sizes = [int(s) for s in args.sizes.split(",")]
+    bounded = [run_child(name, 0, args.timeout) for name in BOUNDED if not only or name in only]
+    linear = [run_child(name, n, args.timeout) for name in LINEAR if not only or name in only for n in sizes]
+    text = table(bounded, linear)
+    print(text)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "limits.json").write_text(json.dumps({"bounded": bounded, "linear": linear}, indent=2) + "\n", encoding="utf-8")
+    (out / "limits.md").write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
