@@ -48,8 +48,9 @@ __all__ = [
 
 #: Call ids remembered to find ids reused across turns (``tool.duplicate_call_id``). The
 #: check is exact up to this many distinct ids (a few MB); past it new ids are no longer
-#: remembered and ``Checker.incomplete`` turns True. Repair does not need this memory: its
-#: ids are unique by construction (see ``_stage.py``).
+#: remembered, ``Checker.incomplete`` turns True (``incomplete_reason`` names the limit) and
+#: ``close()`` ends with a warning (rule ``incomplete``), so ``check()``'s list says it too.
+#: Repair does not need this memory: its ids are unique by construction (see ``_stage.py``).
 DEFAULT_MAX_SEEN_IDS = 100_000
 
 
@@ -494,7 +495,13 @@ class Checker:
 
     Memory is bounded: the checker holds the open tool block's call ids and names, the
     last role, a few counters, and up to ``max_seen_ids`` call ids for the cross-turn
-    duplicate check (see :data:`DEFAULT_MAX_SEEN_IDS`; ``incomplete`` turns True past it).
+    duplicate check (see :data:`DEFAULT_MAX_SEEN_IDS`).
+
+    Past ``max_seen_ids`` the check is no longer exact: ``incomplete`` turns True,
+    ``incomplete_reason`` says which limit to raise, and ``close()`` returns, last, a
+    warning with rule ``incomplete`` (index None) saying the same, so a caller that only
+    sees the list of violations (``check()``) is not told "no violations" for a check that
+    could not be done.
 
     Opaque assistant messages (Codex interim turns, ``finish_reason: "incomplete"``) are
     exempt from the rules about the message itself (content, call ids and arguments,
@@ -513,6 +520,8 @@ class Checker:
                 self._rules.setdefault(key, []).append(rule)
         self.max_seen_ids = max_seen_ids
         self.incomplete = False
+        self.incomplete_reason: str | None = None
+        """Why the check is not exact (which limit to raise), or None while it is."""
         self._closed = False
         self._index = -1
         self._systems = 0  # system messages so far (for native indices)
@@ -571,6 +580,10 @@ class Checker:
                 self._emit(out, "role.last_user_or_tool", self._last_index)
             if _ends_in_whitespace(last.get("content")):
                 self._emit(out, "content.final_assistant_trailing_ws", self._last_index)
+        if self.incomplete_reason is not None:
+            # Last, so that "no violations" is never the answer of a check that was not done.
+            out.append(Violation(index=None, rule="incomplete", key="incomplete", source="normalizer",
+                                 severity="warning", message=f"the check is incomplete: {self.incomplete_reason}"))
         return out
 
     # -- detection
@@ -756,14 +769,22 @@ class Checker:
                         emit(out, "tool.duplicate_call_id", index, id=call_id, j=j + offset)
                     elif len(seen) < self.max_seen_ids:
                         seen.add(call_id)
-                    else:
-                        self.incomplete = True
+                    elif not self.incomplete:
+                        self._give_up_ids()
                 block[call_id] = fname if isinstance(fname, str) else ""
         if block:
             self._block = block
             self._block_index = index
             self._block_answered = {}
             self._block_position = 0
+
+    def _give_up_ids(self) -> None:
+        self.incomplete = True
+        self.incomplete_reason = (
+            f"more than {self.max_seen_ids} distinct call ids: ids first seen after that were not remembered, "
+            "so a reuse of one of them across turns (tool.duplicate_call_id) is not reported; "
+            "raise max_seen_ids to check them"
+        )
 
     def _check_call_id(self, call_id: Any, index: int, j: int, out: list[Violation]) -> None:
         style = self.profile.id_style
@@ -865,6 +886,10 @@ async def acheck_iter(messages: AsyncIterable[Any], profile: Any = "default", **
 
 def check(messages: Iterable[Any], profile: Any = "default", **kw: Any) -> list[Violation]:
     """Every violation of ``profile``'s rules in ``messages``; changes nothing.
+
+    When the check could not be exact (more distinct call ids than ``max_seen_ids``), the
+    list ends with a warning whose ``rule`` is ``"incomplete"`` saying which limit to
+    raise (see :class:`Checker`); an empty list always means a complete check.
 
     >>> check([{"role": "assistant", "content": "Hi"}], profile="bedrock")[0].message
     'A conversation must start with a user message. Try again with a conversation that starts with a user message.'

@@ -385,6 +385,27 @@ def test_seen_ids_are_bounded() -> None:
     assert checker.incomplete and len(checker._seen_ids) == 5
 
 
+def test_a_check_past_max_seen_ids_says_it_is_incomplete() -> None:
+    # zhipu checks ids across turns (ZP-1): 6 distinct ids, then a reuse of the sixth, which
+    # was not remembered. Before: "no violations" and only an attribute knew.
+    history: list[Msg] = [U()]
+    for k in [0, 1, 2, 3, 4, 5, 5]:
+        history += [A(None, [C(f"id{k}")]), T(f"id{k}")]
+    checker = Checker("zhipu", max_seen_ids=5)
+    assert checker.incomplete_reason is None
+    assert [v for m in history for v in checker.feed(m)] == []
+    (notice,) = checker.close()
+    reason = ("more than 5 distinct call ids: ids first seen after that were not remembered, so a reuse of one "
+              "of them across turns (tool.duplicate_call_id) is not reported; raise max_seen_ids to check them")
+    assert checker.incomplete and checker.incomplete_reason == reason
+    assert notice == Violation(index=None, rule="incomplete", key="incomplete", source="normalizer",
+                               severity="warning", message=f"the check is incomplete: {reason}")
+    assert check(history, profile="zhipu", max_seen_ids=5) == [notice]
+    # Within the limit the reuse is found and there is no notice.
+    assert [(v.rule, v.key, v.index) for v in check(history, profile="zhipu", max_seen_ids=6)] == [
+        ("ZP-1", "tool.duplicate_call_id", 13)]
+
+
 def test_native_index_skips_system_messages() -> None:
     found = check([S(), S(), U(""), A("x")], profile="anthropic")
     assert found[0].message.startswith("messages.0:") and found[0].index == 2
