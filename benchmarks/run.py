@@ -1,6 +1,11 @@
 """Run the whole benchmark in one process and report medians and same-run ratios.
 
-``python -m benchmarks.run [--sizes 10000,100000,1000000] [--quick] [--out benchmarks/results]``
+``python -m benchmarks.run [--sizes 10000,100000,1000000] [--workloads bench,short,real] [--quick] [--out benchmarks/results]``
+
+Workloads (``--workloads``, default ``bench``): ``bench`` is the seeded agent session (mean
+message ~0.9 KB, ~0.05 repairs per message); ``short`` is short messages with many defects
+(mean ~130 B, ~0.27 repairs per message: where per-message overhead shows); ``real`` is the
+session samples under ``../shared/samples`` read with the library's readers and replicated.
 
 For every history length in ``--sizes``:
 
@@ -42,15 +47,15 @@ from typing import Any
 import orjson
 
 from . import _probe
-from .workload import Mix, chat_messages, responses_items, responses_to_chat, write_jsonl
+from .workload import WORKLOADS, Mix, responses_items, responses_to_chat, write_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 Message = dict[str, Any]
 Thunk = Callable[[], object]
 
-COLUMNS = ("row", "size", "msgs/s", "µs/msg", "peak RSS MB", "cost × floor", "speed × LangChain", "note")
+COLUMNS = ("row", "workload", "size", "msgs/s", "µs/msg", "peak RSS MB", "cost × floor", "speed × LangChain", "note")
 ROW_KEYS = (
-    "key", "row", "group", "size", "unit", "units", "status", "median_s", "times_s",
+    "key", "row", "group", "workload", "size", "unit", "units", "status", "median_s", "times_s",
     "per_s", "us_per_unit", "peak_rss_mb", "cost_vs_floor", "speed_vs_langchain", "note",
 )  # fmt: skip
 
@@ -63,6 +68,7 @@ class Data:
     """One history length, materialised once for the in-process rows."""
 
     size: int
+    workload: str
     msgs: list[Message]
     blobs: list[bytes]
     items: list[Message]
@@ -77,15 +83,15 @@ class Data:
         return self._extra[key]
 
 
-def make_data(size: int, seed: int, mix: Mix, workdir: Path, files: bool) -> Data:
-    msgs = list(chat_messages(size, seed=seed, mix=mix))
+def make_data(size: int, seed: int, mix: Mix, workdir: Path, files: bool, workload: str = "bench") -> Data:
+    msgs = list(WORKLOADS[workload](size, seed=seed, mix=mix))
     blobs = [orjson.dumps(m) for m in msgs]
-    items = list(responses_items(msgs))
+    items = list(responses_items(msgs)) if workload == "bench" else []
     item_blobs = [orjson.dumps(i) for i in items]
-    data = Data(size, msgs, blobs, items, item_blobs)
+    data = Data(size, workload, msgs, blobs, items, item_blobs)
     if files:
-        data.chat_file = workdir / f"chat_{size}.jsonl"
-        data.items_file = workdir / f"responses_{size}.jsonl"
+        data.chat_file = workdir / f"chat_{workload}_{size}.jsonl"
+        data.items_file = workdir / f"responses_{workload}_{size}.jsonl"
         write_jsonl(data.chat_file, msgs)
         write_jsonl(data.items_file, items)
     return data
@@ -172,6 +178,30 @@ def _async(d: Data) -> Thunk:
             pass
 
     return lambda: asyncio.run(consume())
+
+
+def _async_trio(d: Data) -> Thunk:
+    try:
+        import trio
+    except ImportError:
+        raise Skip("skipped (trio not installed)") from None
+    normalize = _core().normalize
+    msgs = d.msgs
+
+    async def consume() -> None:
+        async for _ in normalize(msgs):
+            pass
+
+    return lambda: trio.run(consume)
+
+
+def _core_profile(name: str) -> Callable[[Data], Thunk]:
+    def make(d: Data) -> Thunk:
+        normalize_sync = _core().normalize_sync
+        msgs = d.msgs
+        return lambda: _drain(normalize_sync(msgs, profile=name))
+
+    return make
 
 
 def _subprocess_env() -> dict[str, str]:
@@ -316,6 +346,7 @@ CASES: tuple[Case, ...] = (
     Case("core_novalidate", "core normalize_sync, validate=off", "core", "message", _core_sync(False)),
     Case("core_bytes", "bytes→loads→core→dumps, validate=on", "core", "message", _core_bytes),
     Case("async", "async adapter normalize (asyncio), validate=on", "core", "message", _async),
+    Case("async_trio", "async adapter normalize (trio), validate=on", "core", "message", _async_trio),
     Case("langchain", "LangChain convert+merge_message_runs+to_openai", "peer", "message", _langchain),
     Case(
         "pydantic_ai",
@@ -331,6 +362,17 @@ CASES: tuple[Case, ...] = (
     Case("cli", "CLI: python -m normalizer repair FILE", "cli", "message", _cli, rss=True),
     Case("copy", "floor: orjson JSONL copy (subprocess)", "cli", "message", _copy, rss=True),
 )
+PROFILE_NAMES = (
+    "openai", "deepseek", "moonshot", "anthropic", "bedrock", "gemini", "mistral", "groq",
+    "xai", "qwen", "zhipu", "jinja-strict", "ollama", "strict",
+)  # fmt: skip
+
+
+def profile_cases(names: Iterable[str]) -> list[Case]:
+    """One core row per built-in profile (``default`` is the core_validate row)."""
+    return [Case(f"profile_{n}", f"core, profile={n}", "profile", "message", _core_profile(n)) for n in names]
+
+
 # (row key suffix, probe mode, label, core options)
 MEM_MODES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("copy", "copy", "RSS probe: orjson copy via pipe", ()),
@@ -356,7 +398,7 @@ def measure_size(d: Data, cases: list[Case], repeats: int, log: Callable[[str], 
     rows: dict[str, dict[str, Any]] = {}
     for case in cases:
         units = len(d.items) if case.unit == "item" else d.size
-        rows[case.key] = _row(case.key, case.row, case.group, d.size, case.unit, units, note=case.note)
+        rows[case.key] = _row(case.key, case.row, case.group, d.size, case.unit, units, note=case.note, workload=d.workload)
         try:
             thunks[case.key] = case.make(d)
         except Skip as exc:
@@ -449,7 +491,7 @@ def measure_memory(sizes: list[int], seed: int, mix: str, log: Callable[[str], N
     rows: list[dict[str, Any]] = []
     for size in sizes:
         for key, mode, label, opts in MEM_MODES:
-            rec = _row(f"mem_{key}", label, "memory", size, "message", size)
+            rec = _row(f"mem_{key}", label, "memory", size, "message", size, workload="bench")
             try:
                 if mode in ("cli", "async"):
                     if mode == "cli":
@@ -484,22 +526,25 @@ def measure_memory(sizes: list[int], seed: int, mix: str, log: Callable[[str], N
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
     """Fill ``cost_vs_floor`` and ``speed_vs_langchain`` from same-size, same-run medians."""
-    by = {(r["key"], r["size"]): r for r in rows if r["status"] == "ok"}
+    by = {(r["key"], r["workload"], r["size"]): r for r in rows if r["status"] == "ok"}
     for r in rows:
         if r["status"] != "ok" or r["us_per_unit"] is None or r["group"] == "memory":
             continue
         floor_key = {"cli": "copy", "responses": "floor_items", "responses-floor": "floor_items"}.get(r["group"], "floor")
-        floor = by.get((floor_key, r["size"]))
+        floor = by.get((floor_key, r["workload"], r["size"]))
         if floor:
             r["cost_vs_floor"] = r["us_per_unit"] / floor["us_per_unit"]
-        lc = by.get(("langchain", r["size"]))
-        if lc and r["unit"] == "message" and r["group"] in ("core", "peer", "floor"):
+        core = by.get(("core_validate", r["workload"], r["size"]))
+        if core and r["group"] == "profile":
+            r["note"] = (r["note"] + "; " if r["note"] else "") + f"{r['us_per_unit'] / core['us_per_unit']:.2f} × default core"
+        lc = by.get(("langchain", r["workload"], r["size"]))
+        if lc and r["unit"] == "message" and r["group"] in ("core", "peer", "floor", "profile"):
             r["speed_vs_langchain"] = lc["us_per_unit"] / r["us_per_unit"]
 
 
 def targets(rows: list[dict[str, Any]], start: dict[str, float | None]) -> list[dict[str, Any]]:
-    """Evaluate the issue's targets at the largest size where both sides ran."""
-    by = {(r["key"], r["size"]): r for r in rows if r["status"] == "ok"}
+    """Evaluate the targets at the largest size where both sides ran (the ``bench`` workload)."""
+    by = {(r["key"], r["size"]): r for r in rows if r["status"] == "ok" and r["workload"] in ("bench", None)}
 
     def largest(a: str, b: str) -> int | None:
         common = [s for (k, s) in by if k == a and (b, s) in by]
@@ -557,13 +602,14 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The plain-text table (also valid GitHub markdown)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] + ["---:"] * 6 + ["---"]) + "|"]
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---", "---"] + ["---:"] * 6 + ["---"]) + "|"]
     for r in rows:
         ok = r["status"] == "ok"
         unit = "" if r["unit"] == "message" else f" /{r['unit']}"
         note = r["note"] if ok else r["status"]
         cells = [
             r["row"],
+            r["workload"] or "bench",
             f"{r['size']:,}",
             _fmt(r["per_s"], ",.0f") + unit if ok else "—",
             _fmt(r["us_per_unit"], ".2f") + unit if ok else "—",
@@ -689,10 +735,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-peers", action="store_true", help="skip LangChain, pydantic-ai and the Agents SDK")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mix", default="", help='defect rates, e.g. "split=0.2,orphan=0" or "none"')
+    ap.add_argument("--workloads", default="bench", help="comma-separated: bench, short, real (default bench)")
+    ap.add_argument("--profiles", default="all", help='profile rows: "all", "none" or comma-separated names')
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="directory for bench.json/.md/.png")
     args = ap.parse_args(argv)
     args.sizes = [int(s.replace("_", "")) for s in (args.sizes or ("2000" if args.quick else "10000,100000,1000000")).split(",")]
     args.repeats = args.repeats or (3 if args.quick else 5)
+    args.workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    unknown = [w for w in args.workloads if w not in WORKLOADS]
+    if unknown:
+        ap.error(f"unknown workload(s) {unknown}; expected some of {sorted(WORKLOADS)}")
+    names = {"all": list(PROFILE_NAMES), "none": []}.get(args.profiles)
+    args.profiles = names if names is not None else [n.strip() for n in args.profiles.split(",") if n.strip()]
     if args.mem_min is None:
         args.mem_min = 0 if args.quick else 100_000
     return args
@@ -706,6 +760,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     cases = [c for c in CASES if not (args.no_peers and c.group in ("peer", "responses") and not c.key.startswith("core"))]
+    cases += profile_cases(args.profiles)
     t_start = time.time()
     mem_sizes = [] if args.no_memory else [s for s in args.sizes if s >= args.mem_min]
     est = sum(s * 35e-6 for s in mem_sizes)  # ~8 + 12 + 7 + 8 µs/message over the four probes
@@ -714,14 +769,20 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="normalizer-bench-") as tmp:
-        for size in args.sizes:
+        for workload, size in ((w, s) for w in args.workloads for s in args.sizes):
             inproc = size <= args.inproc_max
             files = size <= args.file_max
             chosen = [c for c in cases if (c.group == "cli" and files) or (c.group != "cli" and inproc)]
+            if workload != "bench":  # the Responses rendering is of the bench workload only
+                chosen = [c for c in chosen if c.unit != "item"]
             if not chosen:
                 continue
-            log(f"size {size:,}: preparing workload")
-            data = make_data(size, args.seed, mix, Path(tmp), files)
+            log(f"workload {workload}, size {size:,}: preparing")
+            try:
+                data = make_data(size, args.seed, mix, Path(tmp), files, workload)
+            except FileNotFoundError as exc:
+                notes.append(f"workload {workload} skipped: {exc}")
+                continue
             rows.extend(measure_size(data, chosen, args.repeats, log))
             del data
             gc.collect()

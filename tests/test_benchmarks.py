@@ -5,6 +5,7 @@ No timing assertions: timings belong in the benchmark output, not in tests.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -12,7 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
+from realdata import needs_samples
 
 from benchmarks import workload
 from benchmarks.run import COLUMNS, ROW_KEYS
@@ -65,6 +68,27 @@ def test_responses_rendering_round_trips_to_chat() -> None:
     assert len(back) >= len(msgs)
 
 
+def test_short_workload_is_short_and_defect_heavy() -> None:
+    import normalizer
+
+    msgs = list(workload.short_messages(5000, seed=3))
+    assert msgs == list(workload.short_messages(5000, seed=3))
+    mean = sum(len(orjson.dumps(m)) for m in msgs) / len(msgs)
+    assert 100 < mean < 170
+    stream = normalizer.normalize_sync(msgs)
+    list(stream)
+    per_message = sum(stream.report.counts.values()) / len(msgs)
+    assert 0.2 < per_message < 0.35
+    assert {"merge_assistant", "empty_content_to_null", "stub_missing_result", "drop_orphan_result"} <= set(stream.report.counts)
+
+
+@needs_samples
+def test_real_workload_replicates_the_samples() -> None:
+    msgs = list(workload.real_messages(3000))
+    assert len(msgs) == 3000
+    assert {m["role"] for m in msgs} >= {"user", "assistant", "tool"}
+
+
 def test_generator_holds_constant_state() -> None:
     # 10M messages must stream: taking a slice deep into the history needs no list.
     gen = workload.chat_messages(10_000_000, seed=0)
@@ -101,8 +125,12 @@ def test_benchmark_command_produces_table_and_json(tmp_path: Path) -> None:
     assert {"floor", "core_validate", "core_novalidate", "async", "copy", "mem_async", "mem_cli"} <= keys
     by = {r["key"]: r for r in rows}
     assert by["floor"]["status"] == "ok" and by["floor"]["per_s"] > 0
-    for key in ("langchain", "pydantic_ai", "agents_sdk"):
-        assert by[key]["status"] == "ok" or by[key]["status"].startswith("skipped")
+    for key, module in (("langchain", "langchain_core"), ("pydantic_ai", "pydantic_ai"), ("agents_sdk", "agents")):
+        expected = "ok" if importlib.util.find_spec(module) is not None else "skipped (not installed)"
+        assert by[key]["status"] == expected, key
+    assert by["async_trio"]["status"] == "ok"
+    assert by["profile_mistral"]["status"] == "ok"
+    assert {r["workload"] for r in rows} == {"bench"}
     for t in result["targets"]:
         assert {"target", "value", "limit", "met"} <= t.keys()
     assert (out / "bench.md").read_text().startswith("| row |")
