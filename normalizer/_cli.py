@@ -143,7 +143,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair --in-place --trailing-calls keep sessions/
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
     """
-    from ._cli_files import PlanError, plan_jobs
+    from ._cli_files import PlanError, check_paths, plan_jobs
     from ._cli_progress import make_tracker
     from ._cli_run import Settings, run_jobs
 
@@ -152,6 +152,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
         raise click.UsageError("no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
     try:
         plan = plan_jobs(items, output=output, in_place=in_place, to=to)
+        check_paths(plan, items, report_path)
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,

@@ -23,7 +23,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO
 
-__all__ = ["Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "AtomicOutput", "open_output"]
+__all__ = [
+    "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
+]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
 SESSION_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -131,7 +133,9 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str)
                 raise PlanError("--in-place needs files, not stdin")
             if not os.path.isfile(path):
                 raise PlanError(f"{path}: not a regular file; --in-place can only replace files")
-            jobs.append(Job(path, path, path, in_place=True))
+            # A symlink is written through: the temporary file goes next to the real file and
+            # is renamed over it, so the link stays a link and its target gets the repair.
+            jobs.append(Job(path, path, os.path.realpath(path), in_place=True))
         return jobs
     if output is None or output == "-":
         if len(found) > 1 and to != "finetune":
@@ -167,6 +171,61 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str)
 def _refuse_same(path: str, target: str) -> None:
     if path != "-" and os.path.exists(target) and os.path.samefile(path, target):
         raise PlanError(f"{target} is the input itself; use --in-place to replace it")
+
+
+def _identity(path: str) -> tuple[object, ...] | None:
+    """What makes two paths the same file: the inode of an existing file (so ``./x``, a
+    symlink and a hard link all agree), the resolved path of one still to be created.
+    None for what is not a file we would replace (a device, a FIFO: ``/dev/null`` can take
+    several outputs at once)."""
+    try:
+        st = os.stat(path)
+    except OSError:  # not there yet (or not reachable): judged by where it would be
+        return ("path", os.path.realpath(path))
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return ("inode", st.st_dev, st.st_ino)
+    return None
+
+
+def check_paths(jobs: list[Job], inputs: list[str], report: str | None) -> None:
+    """Refuse, before anything is written, any output that is an input or another output.
+
+    Outputs are every job's output and the report; inputs are every file read and every
+    folder given. ``--in-place`` outputs are their own inputs by design, but each may be
+    written once only, and nothing else may land on them. Temporary files need no check:
+    ``mkstemp`` makes a new name, and the report's spool lives in the system's temp folder.
+
+    Raises:
+        PlanError: two of them are the same file (one line: which, and what to do).
+    """
+    reads: dict[tuple[object, ...], str] = {}
+    for item in inputs:
+        if item != "-" and os.path.isdir(item):
+            key = _identity(item)
+            if key is not None:
+                reads.setdefault(key, item)
+    for job in jobs:
+        if job.input != "-":
+            key = _identity(job.input)
+            if key is not None:
+                reads.setdefault(key, job.input)
+    writes: dict[tuple[object, ...], str] = {}
+    outputs = [(job.output, "the output of " + job.name, job.in_place) for job in jobs if job.output != "-"]
+    if report is not None and report != "-":
+        if os.path.isdir(report):
+            raise PlanError(f"--report {report}: is a folder; give the report a file name")
+        outputs.append((report, "the report", False))
+    for path, what, in_place in outputs:
+        key = _identity(path)
+        if key is None:
+            continue
+        if key in reads and not in_place:
+            raise PlanError(f"{what} ({path}) is the input {reads[key]}; writing it would destroy "
+                            "the input. Give it another path")
+        if key in writes:
+            raise PlanError(f"{what} ({path}) and {writes[key]} are the same file; "
+                            "give each output its own path")
+        writes[key] = f"{what} ({path})"
 
 
 class AtomicOutput:
