@@ -108,7 +108,8 @@ class Normalizer:
         self._turn_opaque = False
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
         self._unanswered: dict[str, None] = {}  # ordered set, call order
-        self._aliases: dict[str, list[str]] = {}  # original id -> renamed duplicates
+        self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
+        self._next_suffix: dict[str, int] = {}  # base id -> first suffix _fresh_id may still find free
         self._results: dict[str, tuple[Message, int, list[Note] | None]] = {}
         self._arrival: list[str] = []  # result ids in the order they arrived
         self._deferred: list[tuple[Message, int]] = []
@@ -375,8 +376,7 @@ class Normalizer:
             return True  # no id: it answers the next call by position
         if call_id in unanswered:
             return True
-        aliases = self._aliases.get(call_id)
-        return aliases is not None and any(a in unanswered for a in aliases)
+        return self._next_alias(call_id) is not None
 
     def is_empty_fragment(self, message: Message) -> bool:
         """An assistant message with nothing in it at all: no text, calls or reasoning."""
@@ -495,7 +495,8 @@ class Normalizer:
         if call_id in unanswered:
             target = call_id
         elif call_id and call_id.strip():  # a second result for an id the turn used twice
-            target = next(a for a in self._aliases[call_id] if a in unanswered)
+            target = self._next_alias(call_id)
+            assert target is not None  # answers_turn said so
             notes = [(
                 "rename_result_id",
                 f"result {index} answers the second call with id {call_id!r}, renamed {target!r}",
@@ -666,7 +667,7 @@ class Normalizer:
                     changed = True
                     continue
                 renamed = self._fresh_id(f"{call_id}_dup")
-                self._aliases.setdefault(call_id, []).append(renamed)
+                self._aliases.setdefault(call_id, deque()).append(renamed)
                 notes.append((
                     "rename_duplicate_call_id",
                     f"call id {call_id!r} was used twice in one turn for different calls; the second is now {renamed!r}",
@@ -686,12 +687,29 @@ class Normalizer:
         return {**message, "tool_calls": calls}
 
     def _fresh_id(self, base: str) -> str:
-        # Deterministic: the same input always gets the same ids (idempotence).
-        candidate, n = base, 1
+        # Deterministic: the same input always gets the same ids (idempotence): the first
+        # of base, base2, base3... that the turn does not use. The turn's ids only grow
+        # until _end_block, so a suffix found taken stays taken: the search resumes where
+        # the last one for this base stopped (O(1) amortised, not a probe per earlier rename).
+        n = self._next_suffix.get(base, 1)
+        candidate = base if n == 1 else f"{base}{n}"
         while candidate in self._calls:
             n += 1
             candidate = f"{base}{n}"
+        self._next_suffix[base] = n  # returned now, so taken once registered: probed again, once
         return candidate
+
+    def _next_alias(self, call_id: str) -> str | None:
+        # The first still-unanswered rename of call_id, in call order. Answered ones are
+        # popped as they are passed: within a turn an answered call never becomes
+        # unanswered again, so each is skipped once (not once per later result).
+        aliases = self._aliases.get(call_id)
+        if aliases is None:
+            return None
+        unanswered = self._unanswered
+        while aliases and aliases[0] not in unanswered:
+            aliases.popleft()
+        return aliases[0] if aliases else None
 
     def _finish(self, policy: str) -> None:
         turn = self._turn
@@ -783,6 +801,8 @@ class Normalizer:
             self._arrival = []
         if self._aliases:
             self._aliases = {}
+        if self._next_suffix:
+            self._next_suffix = {}
         self._held_bytes = self._user_bytes
 
 

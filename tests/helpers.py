@@ -150,3 +150,44 @@ def assert_nothing_lost(inp: list[Message], out: list[Message], report: normaliz
         for piece in pieces:
             needle = json.dumps(piece, ensure_ascii=False)[1:-1]
             assert needle in haystack, f"input {index}: {piece!r} is neither in the output nor in the report"
+
+
+# ---------------------------------------------------------------- algorithmic guards
+
+
+class Counting(dict):  # type: ignore[type-arg]
+    """A dict that counts membership tests: swapped in for a core registry to count the
+    probes an operation makes (an algorithmic property, not a timing)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.probes = 0
+
+    def __contains__(self, key: object) -> bool:
+        self.probes += 1
+        return super().__contains__(key)
+
+
+class within_seconds:
+    """Fail (not hang) when the body runs longer than ``seconds``: for sizes where a
+    quadratic algorithm takes minutes and a linear one well under a second, so the bound
+    can be generous. SIGALRM: main thread, POSIX."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> "within_seconds":
+        import signal
+
+        def expired(signum: int, frame: Any) -> None:
+            raise TimeoutError(f"took more than {self.seconds} s: the algorithm is not linear")
+
+        self._previous = signal.signal(signal.SIGALRM, expired)
+        signal.alarm(self.seconds)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        import signal
+
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self._previous)
