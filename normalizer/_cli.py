@@ -24,6 +24,7 @@ import click
 import orjson
 
 from . import __version__
+from ._cli_text import printable, say
 from ._errors import NormalizerError
 from ._options import DEFAULT_STUB_TEXT
 
@@ -175,15 +176,15 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     elapsed = time.perf_counter() - start
     failed = [r for r in results if r.error]
     for r in failed:
-        click.echo(f"error: {r.error}", err=True)
+        say(f"error: {r.error}", err=True)
     if not quiet:
         for r in results:
             if not r.error:
-                click.echo(f"{r.input}: {r.summary()}", err=True)
+                say(f"{r.input}: {r.summary()}", err=True)
         if len(results) > 1:
-            click.echo(_total_line(results, elapsed), err=True)
+            say(_total_line(results, elapsed), err=True)
         else:
-            click.echo(f"1 file{' (failed)' if failed else ''}, {elapsed:.2f} s", err=True)
+            say(f"1 file{' (failed)' if failed else ''}, {elapsed:.2f} s", err=True)
     if report_path is not None:
         _write_report(report_path, results, elapsed)
     if failed:
@@ -266,7 +267,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
                 f.write(chunk)
             f.commit()
     except OSError as exc:
-        click.echo(f"error: {path}: cannot write the report: {exc.strerror or exc}", err=True)
+        say(f"error: {path}: cannot write the report: {exc.strerror or exc}", err=True)
         raise SystemExit(1) from None
 
 
@@ -385,6 +386,12 @@ def _silence_stdout() -> None:
         pass
 
 
+def _escape_message(exc: click.ClickException) -> None:
+    # click's messages quote what was typed (a file name, a value): escaped like all data.
+    # (``message`` is Final in click's stubs only; it is a plain attribute.)
+    setattr(exc, "message", printable(exc.message))  # noqa: B010
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chatnorm`` console script (and of ``python -m normalizer``); returns the exit status."""
     from ._cli_run import Interrupted
@@ -396,19 +403,21 @@ def main(argv: list[str] | None = None) -> int:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
         signum = _SIGNAL[0] or signal.SIGINT
-        click.echo(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
+        say(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
         return 128 + signum
     except (BrokenPipeError, _PipeClosed):
         # The reader of our output went away (`| head`): it has what it wanted.
         _silence_stdout()
         return 0
     except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+        say("Aborted.", err=True)
         return 130
     except click.UsageError as exc:
+        _escape_message(exc)
         exc.show()
         return 2
     except click.ClickException as exc:
+        _escape_message(exc)
         exc.show()
         return 1
     except click.exceptions.Exit as exc:
@@ -416,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     except NormalizerError as exc:
-        click.echo(f"error: {exc}", err=True)
+        say(f"error: {exc}", err=True)
         return 1
     finally:
         try:

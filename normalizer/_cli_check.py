@@ -15,9 +15,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
-
 from ._cli_lines import lines_of
+from ._cli_text import say
 from ._errors import InputError
 from ._report import Report
 from .formats import FORMATS, read_conversations
@@ -37,7 +36,7 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
     bad_files = 0
     failed = 0
     messages = 0
-    echo = click.echo
+    echo = say
     for path in files:
         name = "<stdin>" if path == "-" else path
         report = Report(max_records=0)
@@ -64,7 +63,7 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
         except InputError as exc:
             if exc.source is None or exc.source in ("<input>", "<stream>"):
                 exc.located(source=name)
-            click.echo(f"error: {exc}", err=True)
+            say(f"error: {exc}", err=True)
             failed += 1
         detected = fmt if fmt != "auto" else next((k[7:] for k in report.counts if k.startswith("format:")), None)
         lines: dict[int, int] = {}

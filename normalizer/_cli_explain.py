@@ -13,12 +13,13 @@ so the output can be pasted into an issue or diffed.
 from __future__ import annotations
 
 import io
+import json
 import sys
 from typing import Any
 
-import click
 import orjson
 
+from ._cli_text import printable, say
 from ._core import Normalizer
 from ._errors import InputError
 from ._report import Repair, Report
@@ -58,7 +59,7 @@ def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], c
                 width: int | None, max_chars: int) -> int:
     from rich import box
     from rich.console import Console, Group
-    from rich.json import JSON
+    from rich.highlighter import JSONHighlighter
     from rich.table import Table
     from rich.text import Text
 
@@ -84,14 +85,18 @@ def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], c
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
             exc.located(source=name)
-        click.echo(f"error: {exc}", err=True)
+        say(f"error: {exc}", err=True)
         return 1
 
     def show(message: Any) -> Any:
+        # The message is data: JSON escapes C0 controls, printable() the rest (DEL, C1, bidi).
         data = _shorten(message, max_chars)
         if use_color:
-            return JSON.from_data(data, indent=1)
-        return Text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+            text = JSONHighlighter()(printable(json.dumps(data, indent=1, ensure_ascii=False, default=str)))
+            text.no_wrap = True
+            text.overflow = None
+            return text
+        return Text(printable(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()))
 
     total = 0
     for c, (before, after, core_report, line) in enumerate(conversations):
@@ -100,7 +105,7 @@ def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], c
         for output, records in _groups(core_report.records):
             total += 1
             inputs = sorted({i for rec in records for i in rec.input})
-            kinds = ", ".join(dict.fromkeys(rec.kind for rec in records))
+            kinds = printable(", ".join(dict.fromkeys(rec.kind for rec in records)))
             where = f"message{'s' if len(inputs) > 1 else ''} {_span(inputs)}" if inputs else "no input message"
             dropped = [rec.dropped for rec in records if rec.dropped is not None]
             if output is not None:
@@ -108,7 +113,7 @@ def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], c
             elif dropped:
                 where += " → removed"
             title = Text.assemble((f"#{total} ", "bold"), (kinds, "bold cyan" if use_color else ""), f"  ({where})")
-            why = Text("\n".join(f"• {rec.kind}: {rec.detail}" for rec in records))
+            why = Text(printable("\n".join(f"• {rec.kind}: {rec.detail}" for rec in records)))
             table = Table(box=box.ROUNDED if use_color else box.ASCII, expand=True, show_lines=True,
                           title=title, title_justify="left", caption=why, caption_justify="left")
             table.add_column("before", ratio=1, overflow="fold")
@@ -127,9 +132,9 @@ def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], c
             console.print(table)
             console.print()
         summary = core_report.summary()
-        console.print(Text(f"{name}: {summary}", style="bold" if use_color else ""))
+        console.print(Text(printable(f"{name}: {summary}"), style="bold" if use_color else ""))
     if not conversations:
-        console.print(f"{name}: no messages")
+        console.print(Text(printable(f"{name}: no messages")))
     if plain is not None:
         # rich pads every line to the width; plain text should not carry that.
         out = sys.stdout
