@@ -25,6 +25,13 @@ Profiles extend one another (``extends``) and load from TOML or JSON files::
 
 A name may carry boolean flags after a colon: ``"deepseek:no-thinking"``,
 ``"zhipu:thinking"`` (any boolean field, ``no-`` turns it off).
+
+A profile file is small data, and is read as such whatever the path names: it must end in
+``.toml`` or ``.json`` and be a regular file (a FIFO, a device such as ``/dev/zero`` or a
+directory is refused without being read), at most :data:`MAX_PROFILE_BYTES` long, nested at
+most :data:`MAX_PROFILE_DEPTH` levels deep, and ``extends`` chains at most
+:data:`MAX_PROFILE_EXTENDS` files. Every refusal is a ``UsageError`` saying ``file:line``
+where it can (the CLI exits 2).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -43,10 +51,21 @@ from ._errors import UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+else:  # pragma: no cover - Python 3.10 (mypy checks as 3.10, where tomli may be absent)
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["Profile", "PROFILES", "get_profile", "load_profile", "make_stage"]
+__all__ = ["Profile", "PROFILES", "get_profile", "load_profile", "make_stage", "MAX_PROFILE_BYTES",
+           "MAX_PROFILE_DEPTH", "MAX_PROFILE_EXTENDS"]
+
+#: The longest profile file read. A real one is a few hundred bytes; the cap keeps a wrong
+#: path (a log, a dump) from being read whole.
+MAX_PROFILE_BYTES = 1 << 20
+#: How deeply a profile file's tables, arrays and dotted keys may nest. A real one is three
+#: levels deep (fields, ``[options]``, a value); the cap stops the parsers' recursion (and
+#: tomllib's quadratic dotted keys) long before they could crash or exhaust memory.
+MAX_PROFILE_DEPTH = 32
+#: Profile files in one ``extends`` chain (each loads its parent recursively).
+MAX_PROFILE_EXTENDS = 32
 
 
 class Profile(BaseModel):
@@ -162,15 +181,20 @@ def _build(parent: Profile | None, data: dict[str, Any], where: Any) -> Profile:
     base: dict[str, Any] = parent.model_dump() if parent is not None else {}
     add = data.pop("add_rules", ())
     remove = data.pop("remove_rules", ())
-    for name, value in (("add_rules", add), ("remove_rules", remove)):
-        if not isinstance(value, (list, tuple)):
+    for name, value in (("add_rules", add), ("remove_rules", remove), ("rules", data.get("rules", ()))):
+        # Checked before the set operations below: a file can hold any value here.
+        if not isinstance(value, (list, tuple)) or not all(isinstance(r, str) for r in value):
             raise _bad(where, name, "must be a list of rule ids", data)
     if parent is not None:
         base["extends"] = parent.name
         base["description"] = ""
-    options = {**base.get("options", {}), **(data.pop("options", None) or {})}
+    options = data.pop("options", None) or {}
+    if not isinstance(options, dict):
+        raise _bad(where, "options", "must be a table of the core's options", data)
+    options = {**base.get("options", {}), **options}
     merged = {**base, **data, "options": options}
-    rules = [r for r in merged.get("rules", ()) if r not in set(remove)]
+    removed = set(remove)
+    rules = [r for r in merged.get("rules", ()) if r not in removed]
     merged["rules"] = tuple(rules) + tuple(r for r in add if r not in rules)
     try:
         profile = Profile(**merged)
@@ -198,7 +222,9 @@ def _bad(where: Any, field: str, what: str, data: dict[str, Any]) -> UsageError:
 
 
 def _line_of(text: str, key: str) -> int | None:
-    pattern = re.compile(rf'^\s*(?:"{re.escape(key)}"\s*:|{re.escape(key)}\s*=|\[{re.escape(key)}\])')
+    # JSON `"key":` (also after `{` or `,`), TOML `key =`, dotted `key.x =`, `[key]`, `[key.x]`.
+    k = re.escape(key)
+    pattern = re.compile(rf'^\s*(?:[{{,]\s*)?(?:"{k}"\s*:|{k}\s*[=.]|\[\[?\s*{k}\s*[\].])')
     for number, line in enumerate(text.splitlines(), 1):
         if pattern.search(line):
             return number
@@ -346,27 +372,27 @@ def load_profile(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> P
     key = str(file.resolve())
     if key in _seen:
         raise UsageError(f"{file}: profile extends itself ({' -> '.join(_seen + (key,))})")
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read profile file {file}: {exc.strerror or exc}") from None
+    if len(_seen) >= MAX_PROFILE_EXTENDS:
+        raise UsageError(f"{file}: more than {MAX_PROFILE_EXTENDS} profile files extend one another "
+                         "(MAX_PROFILE_EXTENDS); a real chain is one or two files long")
     suffix = file.suffix.lower()
-    if suffix == ".toml":
-        try:
-            data: Any = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            at = re.search(r"line (\d+), column (\d+)", str(exc))
-            loc = f"{file}:{at.group(1)}:{at.group(2)}" if at else str(file)
-            raise UsageError(f"{loc}: invalid TOML: {str(exc).split(' (at ')[0]}") from None
-    elif suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{file}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    else:
+    # The suffix first: a path such as /dev/zero is refused before anything is opened.
+    if suffix not in (".toml", ".json"):
         raise UsageError(f"{file}: a profile file must end in .toml or .json")
+    text = _read_text(file)
+    deep = _too_deep(text, suffix)
+    if deep is not None:
+        raise UsageError(f"{file}:{deep[0]}:{deep[1]}: {_DEEP}")
+    data: Any
+    try:
+        data = _parse(file, text, suffix)
+    except RecursionError:  # the pre-check missed a nesting the parser recursed on
+        raise UsageError(f"{file}: {_DEEP}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{file}:1: a profile file must hold an object (a table of profile fields)")
+    for field, value in data.items():  # dotted TOML keys nest without brackets
+        if _depth_exceeds(value, MAX_PROFILE_DEPTH - 1):
+            raise _bad((file, text), str(field), _DEEP, data)
     data.setdefault("name", file.stem)
     parent_ref = data.pop("extends", None)
     parent: Profile | None = None
@@ -374,13 +400,130 @@ def load_profile(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> P
         if not isinstance(parent_ref, str):
             raise _bad((file, text), "extends", "must be a profile name or a path", data)
         if _looks_like_path(parent_ref):
-            parent = load_profile(file.parent / parent_ref, _seen + (key,))
+            try:
+                parent = load_profile(file.parent / parent_ref, _seen + (key,))
+            except UsageError as exc:
+                if _seen:
+                    raise
+                # Said once, by the file the caller named: its extends line led to the bad file.
+                raise _bad((file, text), "extends", str(exc), data) from None
         else:
             try:
                 parent = get_profile(parent_ref)
             except UsageError as exc:
                 raise _bad((file, text), "extends", str(exc), data) from None
     return _build(parent, data, where=(file, text))
+
+
+_DEEP = (f"nested deeper than {MAX_PROFILE_DEPTH} levels (MAX_PROFILE_DEPTH); "
+         "a profile is a table of fields, a few levels deep")
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _read_text(file: Path) -> str:
+    """The file's text, if it is a regular file of at most MAX_PROFILE_BYTES in UTF-8."""
+    try:
+        # stat before open: opening a FIFO would block, opening a device may act on it.
+        _regular(file, os.stat(file).st_mode)
+        # O_NONBLOCK: should the path become a FIFO after the stat, opening it returns at
+        # once, and the fstat below refuses it.
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise UsageError(f"cannot read profile file {file}: {exc.strerror or exc}") from None
+    try:
+        _regular(file, os.fstat(fd).st_mode)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_PROFILE_BYTES:  # never more than the cap + 1 byte, whatever stat said
+            chunk = os.read(fd, MAX_PROFILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise UsageError(f"cannot read profile file {file}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_PROFILE_BYTES:
+        raise UsageError(f"{file}: a profile file is at most {MAX_PROFILE_BYTES} bytes (MAX_PROFILE_BYTES); "
+                         "is this the right file?")
+    raw = b"".join(chunks)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"{file}:{line}: a profile file must be UTF-8 text "
+                         f"(byte {exc.start} is not)") from None
+
+
+def _regular(file: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+    raise UsageError(f"{file}: a profile file must be a regular file, this is {kind}")
+
+
+def _parse(file: Path, text: str, suffix: str) -> Any:
+    if suffix == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            at = re.search(r"line (\d+), column (\d+)", str(exc))
+            loc = f"{file}:{at.group(1)}:{at.group(2)}" if at else str(file)
+            raise UsageError(f"{loc}: invalid TOML: {str(exc).split(' (at ')[0]}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{file}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+# What can nest, strings and comments skipped (a bracket or a dot inside a string is text).
+_JSON_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_TOML_NESTING = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}.\n]', re.S
+)
+
+
+def _too_deep(text: str, suffix: str) -> tuple[int, int] | None:
+    """Where (line, column) the text first nests deeper than MAX_PROFILE_DEPTH, or None.
+
+    One regex pass, before any parser sees the text: json and tomllib recurse once per
+    level. TOML also nests with dotted keys (``a.b.c = 1``, ``[a.b.c]``), so a dot outside
+    a string counts as a level until the end of its line; that over-counts a float
+    (``1.5``), which is harmless at this cap: no real profile has 30 floats on a line.
+    """
+    toml = suffix == ".toml"
+    depth = dots = 0
+    for match in (_TOML_NESTING if toml else _JSON_NESTING).finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+        elif token in ("]", "}"):
+            depth = max(depth - 1, 0)
+        elif token == ".":
+            dots += 1
+        elif token == "\n":
+            dots = 0
+            continue
+        else:
+            continue  # a string or a comment
+        if depth + dots > MAX_PROFILE_DEPTH:
+            at = match.start()
+            return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+    return None
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` nests lists/dicts more than ``limit`` levels (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def make_stage(profile: Profile) -> Any:
