@@ -523,7 +523,12 @@ class Normalizer:
         results[target] = (message, index, notes)
         self._arrival.append(target)
         content = message.get("content")
-        self._held_bytes += len(content) if type(content) is str else _size(message)
+        if type(content) is str and len(message) == 3 and type(target) is str:
+            # {role, tool_call_id, content} (it always has the first two here), all strings:
+            # _size without its loop -- this runs for every result.
+            self._held_bytes += _RESULT_FRAME + len(content) + len(target)
+        else:
+            self._held_bytes += _size(message)
         if self._held_bytes > self._max_held_bytes:
             self._hold_bytes(0)  # raises LimitExceeded
         if len(results) + len(self._deferred) > self._max_held_messages:
@@ -931,23 +936,50 @@ def _span(indices: list[int]) -> str:
 
 
 def _size(message: Message) -> int:
-    # An estimate of held text (the limit is about runaway growth, not exact bytes):
-    # string values count their length, list values (parts, calls) a flat 64 per item
-    # plus the text and arguments inside them.
+    """What holding ``message`` costs, in characters: the length of every string in it at
+    any depth (content parts, call arguments, reasoning, any extra key; keys included),
+    plus one per dict entry or list item. A plain str costs one len(): only containers
+    are walked, so the cost follows the message's structure, not its bytes."""
+    size = len(message)
+    nested: list[Any] = []
+    for key, value in message.items():
+        if type(key) is str:
+            size += len(key)
+        else:
+            nested.append(key)
+        if type(value) is str:
+            size += len(value)
+        elif value is not None:
+            nested.append(value)
+    return size + _nested_size(nested) if nested else size
+
+
+# _size of a result with empty strings: what a plain result costs besides its content and id.
+_RESULT_FRAME = _size({"role": "tool", "tool_call_id": "", "content": ""})
+
+
+def _nested_size(todo: list[Any]) -> int:
+    # _size of values inside a message. Iterative (no depth limit to hit) and each
+    # container counted once (validate=False input may share or even contain itself).
     size = 0
-    for value in message.values():
+    seen: set[int] = set()
+    while todo:
+        value = todo.pop()
         if isinstance(value, str):
             size += len(value)
-        elif isinstance(value, list):
-            for item in value:
-                size += 64
-                if isinstance(item, Mapping):
-                    text = item.get("text")
-                    if isinstance(text, str):
-                        size += len(text)
-                    function = item.get("function")
-                    if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
-                        size += len(function["arguments"])
+        elif isinstance(value, (dict, list, tuple)) or isinstance(value, Mapping):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            size += len(value)
+            if isinstance(value, (list, tuple)):
+                todo.extend(value)
+            else:
+                todo.extend(value.keys())
+                todo.extend(value.values())
+        elif isinstance(value, (bytes, bytearray)):
+            size += len(value)
+        # any other scalar: the entry or item holding it counted one
     return size
 
 

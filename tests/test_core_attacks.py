@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from normalizer import Normalizer
+from normalizer import LimitExceeded, Normalizer
 
 from helpers import A, Counting, T, call, repair, within_seconds
 
@@ -61,3 +61,78 @@ def test_twenty_thousand_calls_sharing_one_id_are_renamed_in_linear_time():
     assert ids[:3] == ["a", "a_dup", "a_dup2"] and ids[-1] == f"a_dup{n - 1}"
     assert len(set(ids)) == n
     assert [m["tool_call_id"] for m in out[1:]] == ids
+
+
+# ---------------------------------------------------------------- 5: max_held_bytes, every shape
+
+MB = 1_000_000
+_BIG = "x" * MB  # one string shared by every message: the test holds 1 MB, the core counts it per message
+
+
+def _image_user() -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:," + _BIG}}]}
+
+
+def test_deferred_users_with_image_parts_reach_max_held_bytes():
+    # The attack: users carrying a 1 MB image part, deferred behind an open call, counted
+    # 64 bytes each -- 2,000 of them held 1.94 GB with no LimitExceeded.
+    core = Normalizer(max_held_bytes=10 * MB)
+    core.feed(A(None, ["c1"]))
+    for _ in range(9):
+        core.feed(_image_user())
+    with pytest.raises(LimitExceeded, match="max_held_bytes") as info:
+        core.feed(_image_user())
+    assert info.value.index == 10
+
+
+@pytest.mark.parametrize("shape", [
+    pytest.param({"role": "user", "content": [{"type": "image_url", "image_url": {"url": _BIG}}]}, id="nested-part"),
+    pytest.param({"role": "user", "content": [_BIG]}, id="bare-string-part"),
+    pytest.param({"role": "user", "content": "q", "metadata": {"blob": [_BIG]}}, id="extra-key"),
+    pytest.param({"role": "user", "content": "q", _BIG: 1}, id="huge-key"),
+    pytest.param({"role": "system", "content": [{"type": "text", "text": _BIG}]}, id="system-text-part"),
+])
+def test_held_size_counts_the_strings_of_every_shape(shape):
+    core = Normalizer(max_held_bytes=3 * MB)
+    core.feed(A(None, ["c1"]))
+    core.feed(shape)
+    core.feed(shape)
+    assert MB * 2 <= core._held_bytes < MB * 2 + 1_000
+    with pytest.raises(LimitExceeded, match="max_held_bytes"):
+        core.feed(shape)
+
+
+@pytest.mark.parametrize("fragment", [
+    pytest.param(lambda i: A(None, tool_calls=[call(f"c{i}", "f", '"' + _BIG + '"')]), id="call-arguments"),
+    pytest.param(lambda i: A(None, reasoning_content=_BIG), id="reasoning"),
+    pytest.param(lambda i: A([{"type": "text", "text": _BIG}]), id="text-part"),
+    pytest.param(lambda i: A("a", reasoning_details=[{"type": "reasoning.text", "text": _BIG}]), id="reasoning-details"),
+])
+def test_held_size_of_merged_fragments_counts_nested_strings(fragment):
+    core = Normalizer(max_held_bytes=3 * MB)
+    core.feed(fragment(0))
+    core.feed(fragment(1))
+    assert MB * 2 <= core._held_bytes < MB * 2 + 1_000
+    with pytest.raises(LimitExceeded, match="max_held_bytes"):
+        core.feed(fragment(2))
+
+
+def test_results_with_list_content_count_their_parts():
+    core = Normalizer(max_held_bytes=3 * MB)
+    core.feed(A(None, ["c1", "c2", "c3", "c4"]))
+    core.feed(T("c1", [{"type": "text", "text": _BIG}]))
+    core.feed(T("c2", "y" * MB))
+    assert MB * 2 <= core._held_bytes < MB * 2 + 1_000
+    with pytest.raises(LimitExceeded, match="max_held_bytes"):
+        core.feed(T("c3", [{"type": "image_url", "image_url": {"url": _BIG}}]))
+
+
+def test_held_size_walks_containers_once_shared_or_cyclic():
+    from normalizer._core import _size
+
+    part = {"type": "text", "text": "abc"}
+    shared = {"role": "user", "content": [part] * 1000}
+    assert _size(shared) == _size({"role": "user", "content": [part]}) + 999
+    loop: list[Any] = []
+    loop.append(loop)
+    assert _size({"role": "user", "content": loop}) == len("role") + len("user") + len("content") + 2 + 1
