@@ -8,6 +8,7 @@ signals. Imported only by the console script and ``python -m normalizer`` -- nev
 ``import normalizer`` -- so click and rich stay out of the library's import path.
 
 Exit status: 0 done; 1 some input failed or ``check`` found violations; 2 usage error;
+3 ``check`` found nothing but is incomplete (a limit was reached);
 130 / 143 interrupted by SIGINT / SIGTERM (the output is then not written at all).
 """
 
@@ -24,6 +25,7 @@ import click
 import orjson
 
 from . import __version__
+from ._check import DEFAULT_MAX_SEEN_IDS
 from ._cli_text import printable, say
 from ._errors import NormalizerError
 from ._options import DEFAULT_STUB_TEXT
@@ -77,7 +79,8 @@ def cli() -> None:
       chatnorm explain session.jsonl
 
     Exit status: 0 done, 1 an input failed or check found violations, 2 usage error,
-    130/143 interrupted (nothing half-written is left behind).
+    3 check found nothing but is incomplete (see check --help), 130/143 interrupted
+    (nothing half-written is left behind).
     """
 
 
@@ -282,11 +285,19 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
               help=f"Whose rules to check against ({', '.join(_profile_names())}, or a TOML/JSON file).")
 @click.option("--max-per-file", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Violations listed per file (all are counted).")
+@click.option("--max-seen-ids", type=click.IntRange(min=1), default=DEFAULT_MAX_SEEN_IDS, show_default=True,
+              help="Distinct call ids remembered per conversation to find an id reused across turns "
+                   "(~100 bytes each). Past it the check is incomplete (exit 3).")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, quiet: bool) -> None:
+def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, max_seen_ids: int,
+          quiet: bool) -> None:
     """List what a provider would reject, changing nothing: for each violation the file,
     the line (JSONL) or message index, the rule and the provider's error text. Exit status
     1 when there is any: a CI gate for stored histories and training data.
+
+    Exit status: 0 no violations; 1 violations, or an input could not be read; 2 usage
+    error; 3 no violations found, but the check is incomplete (a conversation had more
+    distinct call ids than --max-seen-ids: raise it to check every id for reuse).
 
     \b
     Examples:
@@ -307,7 +318,8 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, qu
     if not files:
         raise click.UsageError(f"no session files in {', '.join(items)}")
     try:
-        status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet)
+        status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet,
+                           max_seen_ids=max_seen_ids)
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:

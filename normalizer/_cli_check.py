@@ -16,18 +16,28 @@ import sys
 from typing import Any
 
 from ._cli_lines import lines_of
+from ._check import DEFAULT_MAX_SEEN_IDS
 from ._cli_text import say
 from ._errors import InputError
 from ._report import Report
 from .formats import FORMATS, read_conversations
 
-__all__ = ["run_check"]
+__all__ = ["run_check", "INCOMPLETE"]
 
 
-def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, quiet: bool) -> int:
+#: Exit status of a check that found nothing but could not check everything (a limit was
+#: reached): not 0, which would read as "clean", and not 1, which means violations.
+INCOMPLETE = 3
+#: The key of the warning ``Checker.close()`` ends with when it could not check everything.
+_INCOMPLETE_KEY = "incomplete"
+
+
+def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, quiet: bool,
+              max_seen_ids: int = DEFAULT_MAX_SEEN_IDS) -> int:
     """Check every file; print violations to stdout, errors and the summary to stderr.
     Returns the exit status: 1 when a violation of severity ``error`` was found or a file
-    could not be read, else 0."""
+    could not be read; else :data:`INCOMPLETE` when a conversation had more distinct call ids
+    than ``max_seen_ids`` (past it, reused ids go unseen); else 0."""
     from ._check import Checker
 
     total = 0
@@ -36,6 +46,7 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
     bad_files = 0
     failed = 0
     messages = 0
+    incomplete = 0
     echo = say
     for path in files:
         name = "<stdin>" if path == "-" else path
@@ -43,13 +54,14 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
         found: list[tuple[int, int | None, Any]] = []  # (conversation, conversation line, violation)
         count = 0
         multi = False
+        file_incomplete = False
         try:
             source: Any = sys.stdin.buffer if path == "-" else path
             for conv in read_conversations(source, fmt, report=report):
                 detected = fmt if fmt != "auto" else next(
                     (k[7:] for k in report.counts if k.startswith("format:")), None)
                 multi = bool(getattr(FORMATS.get(detected or "", None), "multi", False))
-                checker = Checker(profile)
+                checker = Checker(profile, max_seen_ids=max_seen_ids)
                 for message in conv.messages:
                     messages += 1
                     for v in checker.feed(message):
@@ -57,9 +69,12 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
                         if len(found) < max_per_file:
                             found.append((conv.index, conv.line, v))
                 for v in checker.close():
+                    if v.key == _INCOMPLETE_KEY:
+                        continue  # not a violation: said below, with the option to raise
                     count += 1
                     if len(found) < max_per_file:
                         found.append((conv.index, conv.line, v))
+                file_incomplete = file_incomplete or checker.incomplete
         except InputError as exc:
             if exc.source is None or exc.source in ("<input>", "<stream>"):
                 exc.located(source=name)
@@ -78,6 +93,12 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
         if count > len(found):
             echo(f"{name}: ... and {count - len(found)} more violation(s) (--max-per-file)")
             errors += count - len(found)  # not listed, but still a failure
+        if file_incomplete:
+            # Said even with --quiet: without it a clean-looking result would be a false one.
+            incomplete += 1
+            echo(f"{name}: check incomplete: more than {max_seen_ids:,} distinct call ids in one "
+                 "conversation, so ids past that were not checked for reuse (tool.duplicate_call_id). "
+                 "Raise --max-seen-ids to check them all", err=True)
         total += count
         bad_files += bool(count)
     if not quiet:
@@ -90,8 +111,12 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
         summary += f" [profile {profile}]"
         if failed:
             summary += f"; {failed} file(s) could not be read"
+        if incomplete:
+            summary += f"; check incomplete for {incomplete} file(s) (--max-seen-ids)"
         echo(summary, err=True)
-    return 1 if errors or failed else 0
+    if errors or failed:
+        return 1
+    return INCOMPLETE if incomplete else 0
 
 
 def _format(name: str, conv_index: int, conv_line: int | None, multi: bool, v: Any, lines: dict[int, int]) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import EXAMPLE, SAMPLES, needs_samples, run
+from tests.cli.conftest import EXAMPLE, SAMPLES, needs_samples, run, write_jsonl
 
 
 def test_check_lists_each_violation_with_its_line_and_provider_text():
@@ -107,3 +107,46 @@ def test_explain_bad_input_is_located(tmp_path: Path):
     result = run("explain", path)
     assert result.returncode == 1
     assert f"{path}:2:" in result.stderr.decode()
+
+
+# -- a check that could not check everything ------------------------------------------------------
+
+
+def many_ids_then_a_reuse(path: Path, distinct: int) -> Path:
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for i in range(distinct + 1):
+        # The last call reuses an id first seen past the limit of 20: only a full check sees it.
+        call_id = f"c{distinct - 5}" if i == distinct else f"c{i}"
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "sh", "arguments": "{}"}}]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
+    messages.append({"role": "assistant", "content": "done"})
+    return write_jsonl(path, messages)
+
+
+def test_check_past_max_seen_ids_says_it_is_incomplete(tmp_path: Path):
+    path = many_ids_then_a_reuse(tmp_path / "s.jsonl", 30)
+    result = run("check", "--profile", "zhipu", "--max-seen-ids", "20", path)
+    assert result.returncode == 3
+    assert result.stdout == b""
+    assert result.stderr.decode().splitlines() == [
+        f"{path}: check incomplete: more than 20 distinct call ids in one conversation, so ids past "
+        "that were not checked for reuse (tool.duplicate_call_id). Raise --max-seen-ids to check them all",
+        "no violations: 1 file(s), 64 messages [profile zhipu]; check incomplete for 1 file(s) (--max-seen-ids)",
+    ]
+    quiet = run("check", "-q", "--profile", "zhipu", "--max-seen-ids", "20", path)
+    assert quiet.returncode == 3
+    assert quiet.stderr.decode().startswith(f"{path}: check incomplete: more than 20 distinct call ids")
+
+
+def test_check_with_a_high_enough_max_seen_ids_finds_the_reuse(tmp_path: Path):
+    path = many_ids_then_a_reuse(tmp_path / "s.jsonl", 30)
+    result = run("check", "--profile", "zhipu", "--max-seen-ids", "40", path)
+    assert result.returncode == 1
+    assert "[tool.duplicate_call_id]" in result.stdout.decode()
+    assert "incomplete" not in result.stderr.decode()
+
+
+def test_check_help_documents_exit_3():
+    text = run("check", "--help").stdout.decode()
+    assert "3 no violations found, but the check is incomplete" in " ".join(text.split())
