@@ -4,7 +4,8 @@ Three promises live here:
 
 * **Inputs** are files, folders (every session file in them, recursively, in sorted order so
   runs are reproducible) or ``-``. Hidden files and folders are skipped: they are editor
-  droppings, VCS data, or our own temporary files.
+  droppings, VCS data, or our own temporary files (``.NAME.chatnorm-tmp.PID.XXXXXXXX``;
+  one whose process is gone is removed by the next run that writes into its folder).
 * **Outputs never land outside the output folder.** A mirrored path is built from the
   input's path *relative to the folder it was found in*, then resolved (symlinks included)
   and refused unless it is still inside the resolved output folder.
@@ -18,8 +19,10 @@ Three promises live here:
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import IO
 
@@ -30,8 +33,13 @@ __all__ = [
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
 SESSION_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
-#: Temporary outputs are named ``.<name>.<random>.normalizer-tmp`` next to their destination.
-TMP_SUFFIX = ".normalizer-tmp"
+#: Temporary outputs are named ``.<name>.chatnorm-tmp.<pid>.<random>`` next to their
+#: destination: the pid says whose it is, so a later run can tell a file left by a process
+#: that died (``kill -9``, a power cut) from one that is still being written.
+TMP_MARK = ".chatnorm-tmp."
+#: Exactly what :class:`AtomicOutput` makes (mkstemp's 8 random characters), nothing looser:
+#: only files matching it are ever removed as stale.
+_TMP_NAME = re.compile(r"\..+\.chatnorm-tmp\.([1-9][0-9]{0,9})\.[a-z0-9_]{8}")
 
 
 class PlanError(Exception):
@@ -228,6 +236,50 @@ def check_paths(jobs: list[Job], inputs: list[str], report: str | None) -> None:
         writes[key] = f"{what} ({path})"
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process (or not a pid we can ask about): keep its file
+    return True
+
+
+_CLEANED: set[str] = set()
+_CLEANED_LOCK = threading.Lock()
+
+
+def remove_stale_temps(folder: str) -> list[str]:
+    """Remove our temporary files in ``folder`` whose process is gone; once per folder per
+    run (a folder of many outputs is not re-listed for each). Returns what was removed.
+
+    Only regular files (not symlinks) named exactly like ours, whose pid is not a live
+    process, go; anything else -- a live run's file, a file we did not make -- stays."""
+    key = os.path.realpath(folder)
+    with _CLEANED_LOCK:
+        if key in _CLEANED:
+            return []
+        _CLEANED.add(key)
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed  # unreadable folder: writing into it will say what is wrong
+    for entry in entries:
+        match = _TMP_NAME.fullmatch(entry.name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or _alive(int(match.group(1))):
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue  # gone already, or not ours to remove: not worth failing a run over
+        removed.append(entry.path)
+    return removed
+
+
 class AtomicOutput:
     """A binary file that appears at ``path`` only when :meth:`commit` is called.
 
@@ -243,7 +295,8 @@ class AtomicOutput:
         self.path = path
         folder = os.path.dirname(path) or "."
         os.makedirs(folder, exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=TMP_SUFFIX)
+        remove_stale_temps(folder)
+        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}{TMP_MARK}{os.getpid()}.")
         self.file: IO[bytes] = os.fdopen(fd, "wb")
         self._done = False
         if mode_from is not None:

@@ -22,7 +22,7 @@ ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
 
 
 def leftovers(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.name.endswith(".normalizer-tmp")]
+    return [p for p in folder.rglob("*") if ".chatnorm-tmp." in p.name]
 
 
 def wait_for_temp(folder: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
@@ -243,3 +243,59 @@ def test_output_folder_inside_input_folder_is_not_read_back(tmp_path: Path):
     assert not (src / "fixed" / "fixed").exists()
     assert jsonl((src / "fixed" / "s.jsonl").read_bytes()) == jsonl(run("repair", "-q", EXAMPLE).stdout)
     assert orjson.loads(b"1") == 1
+
+
+# -- temporary files left by a killed run -----------------------------------------------------------
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_kill_9_leaves_a_temp_file_named_with_its_pid(tmp_path: Path):
+    path = big_session(tmp_path / "big.jsonl", 100_000)
+    before = path.read_bytes()
+    with subprocess.Popen(
+        [sys.executable, "-m", "normalizer", "repair", "--in-place", str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    ) as proc:
+        wait_for_temp(tmp_path, proc)
+        proc.kill()
+        proc.communicate(timeout=30)
+    [left] = leftovers(tmp_path)
+    assert left.name.startswith(f".big.jsonl.chatnorm-tmp.{proc.pid}.")
+    assert len(left.name) == len(f".big.jsonl.chatnorm-tmp.{proc.pid}.") + 8
+    assert path.read_bytes() == before
+    # The next run writing into that folder removes it: its process is gone.
+    assert run("repair", "-q", "--in-place", path).returncode == 0
+    assert leftovers(tmp_path) == []
+
+
+def test_stale_temp_files_go_and_live_or_foreign_ones_stay(tmp_path: Path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    stale = folder / f".s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xy"
+    live = folder / f".s.jsonl.chatnorm-tmp.{os.getpid()}.abc_12xy"  # this test's process
+    foreign = [
+        folder / f".s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xyz",  # not mkstemp's 8 characters
+        folder / f"s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xy",  # not hidden
+        folder / f".s.jsonl.chatnorm-tmp.x{dead_pid()}.abc_12xy",  # not a pid
+        folder / ".s.jsonl.abcd1234.normalizer-tmp",  # an older tool's: not ours to judge
+    ]
+    for p in [stale, live, *foreign]:
+        p.write_bytes(b"partial")
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"not ours")
+    link = folder / f".t.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xy"
+    link.symlink_to(target)  # a symlink is never ours
+    result = run("repair", "-q", EXAMPLE, "-o", folder / "fixed.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert not stale.exists()
+    assert live.read_bytes() == b"partial"
+    for p in foreign:
+        assert p.read_bytes() == b"partial"
+    assert link.is_symlink() and target.read_bytes() == b"not ours"
+    assert (folder / "fixed.jsonl").read_bytes() == run("repair", "-q", EXAMPLE).stdout

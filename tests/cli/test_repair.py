@@ -222,7 +222,7 @@ def test_in_place_replaces_each_file(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert jsonl((src / "two.jsonl").read_bytes()) == library_repair(EXAMPLE)
     assert (src / "notes.txt").read_text() == "not a session"
-    assert not list(src.rglob("*.normalizer-tmp"))
+    assert not list(src.rglob(".*.chatnorm-tmp.*"))
     again = run("repair", "--in-place", src)
     assert "no repairs" in again.stderr.decode()
 
