@@ -308,11 +308,15 @@ class ProfileStage:
     def _content(self, m: Message, role: str, notes: list[Note]) -> Message:
         """Part types, blank parts, flattening, null content (copy on write)."""
         content = m.get("content")
-        new = content
+        new: Any = content
         if isinstance(content, list):
             if self._part_types and any(not isinstance(p, Mapping) or "type" not in p for p in content):
-                new = [_typed(p) for p in content]
-                notes.append(("add_part_type", "gave content parts without a 'type' the type 'text'", [], None))
+                typed = [_typed(p) for p in content]
+                # Only a string or an object can get a type; a part such as 5 or null stays as
+                # it is, and a record must mean a change (check still flags that part).
+                if any(t is not p for t, p in zip(typed, content)):
+                    new = typed
+                    notes.append(("add_part_type", "gave content parts without a 'type' the type 'text'", [], None))
             if self._nonempty:
                 kept = [p for p in new if not _blank_part(p)]
                 if len(kept) != len(new):
