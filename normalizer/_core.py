@@ -101,11 +101,14 @@ class Normalizer:
         self._user: Message | None = None
         self._user_inputs: list[int] = []
         self._user_notes: list[Note] = []
+        # Text keys of a held message being merged, joined once when it is emitted (_Fold).
+        self._user_folds: dict[str, _Fold] = {}
         # The held assistant turn and its tool block.
         self._turn: Message | None = None
         self._turn_inputs: list[int] = []
         self._turn_notes: list[Note] = []
         self._turn_opaque = False
+        self._turn_folds: dict[str, _Fold] = {}
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
@@ -363,7 +366,9 @@ class Normalizer:
             return False
         if not self.options.merge_text_then_calls and not self._calls and message.get("tool_calls"):
             # text, then calls: the profile keeps them as two messages (it split them itself)
-            return not (_has_text(turn.get("content")) and not _has_text(message.get("content")))
+            fold = self._turn_folds.get("content")
+            text = fold.has_text() if fold is not None else _has_text(turn.get("content"))
+            return not (text and not _has_text(message.get("content")))
         return True
 
     def answers_turn(self, message: Message) -> bool:
@@ -429,7 +434,9 @@ class Normalizer:
         assert held is not None
         inputs = self._user_inputs
         self._count_fragment(held, inputs, message)
-        merged, conflicts = _merge(held, message)
+        if len(inputs) == 2:
+            held = dict(held)  # the first merge: from now on the held message is ours to update
+        merged, conflicts = _merge(held, message, self._user_folds)
         self._user = merged
         self._user_notes.extend(_conflict_notes(conflicts, inputs))
 
@@ -438,6 +445,8 @@ class Normalizer:
         user = self._user
         if user is not None:
             self._user = None
+            if self._user_folds:
+                _unfold(user, self._user_folds)
             self._held_bytes -= self._user_bytes
             self._user_bytes = 0
             notes = self._user_notes
@@ -474,15 +483,15 @@ class Normalizer:
         assert held is not None
         inputs = self._turn_inputs
         self._count_fragment(held, inputs, message)
+        if len(inputs) == 2:
+            held = dict(held)  # the first merge: from now on the held turn is ours to update
         before = len(self._calls)
         fragment = self._clean_calls(message, self._index)
-        merged, conflicts = _merge(held, fragment)
-        if len(self._calls) != before or "tool_calls" in held:
-            calls = list(self._calls.values())
-            if calls:
-                merged["tool_calls"] = calls
-            else:
-                merged.pop("tool_calls", None)
+        merged, conflicts = _merge(held, fragment, self._turn_folds)
+        if len(self._calls) != before and "tool_calls" not in merged:
+            # _finish writes the turn's calls from the registry, once; the key goes where
+            # the calls first came in (key order is output order)
+            merged["tool_calls"] = None
         self._turn = merged
         self._turn_notes.extend(_conflict_notes(conflicts, inputs))
 
@@ -724,6 +733,13 @@ class Normalizer:
         notes = self._turn_notes
         opaque = self._turn_opaque
         if len(inputs) > 1:
+            # A merged turn is our own copy: its text joined once, its calls from the registry.
+            if self._turn_folds:
+                _unfold(turn, self._turn_folds)
+            if self._calls:
+                turn["tool_calls"] = list(self._calls.values())
+            else:
+                turn.pop("tool_calls", None)
             notes.insert(0, (
                 "merge_assistant",
                 f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
@@ -893,30 +909,121 @@ def _joinable(value: Any) -> bool:
     return value is None or type(value) is str or type(value) is list
 
 
-def _merge(held: Message, new: Message) -> tuple[Message, list[tuple[str, Any, Any]]]:
+def _merge(
+    held: Message, new: Message, folds: dict[str, _Fold] | None = None
+) -> tuple[Message, list[tuple[str, Any, Any]]]:
     """Merge ``new`` into a copy of ``held``. Returns the merged message and the values
-    that ``new`` overwrote (key, old, new) -- recorded, never silently lost."""
-    merged = dict(held)
+    that ``new`` overwrote (key, old, new) -- recorded, never silently lost.
+
+    With ``folds`` (the core's held messages, merged fragment after fragment) ``held`` is
+    updated in place -- the caller owns it -- and text keys are not joined here but
+    collected in ``folds`` (key -> _Fold), which ``_unfold`` writes back once: joining
+    ``a + "\n" + b`` per fragment copies the turn so far each time (quadratic).
+    """
+    merged = dict(held) if folds is None else held
     conflicts: list[tuple[str, Any, Any]] = []
     for key, value in new.items():
         if key == "tool_calls" or key == "role":
             continue  # calls are merged by the turn's call registry
         if key not in merged:
             merged[key] = value
-        elif (key == "content" or key in _TEXT_JOIN_KEYS) and _joinable(merged[key]) and _joinable(value):
-            merged[key] = _join(merged[key], value)
-        else:
-            old = merged[key]
-            if old == value or value is None:
+            continue
+        if key == "content" or key in _TEXT_JOIN_KEYS:
+            fold = folds.get(key) if folds is not None else None
+            if fold is not None:
+                if _joinable(value):
+                    fold.add(value)
+                    continue
+                merged[key] = folds.pop(key).value()  # type: ignore[union-attr]  # a conflict, below
+            elif _joinable(merged[key]) and _joinable(value):
+                if folds is None:
+                    merged[key] = _join(merged[key], value)
+                else:
+                    folds[key] = fold = _Fold(merged[key])
+                    fold.add(value)
                 continue
-            if old is None:
-                merged[key] = value
-            elif isinstance(old, list) and isinstance(value, list):
-                merged[key] = old + value
-            else:
-                merged[key] = value
-                conflicts.append((key, old, value))
+        old = merged[key]
+        if old == value or value is None:
+            continue
+        if old is None:
+            merged[key] = value
+        elif isinstance(old, list) and isinstance(value, list):
+            merged[key] = old + value
+        else:
+            merged[key] = value
+            conflicts.append((key, old, value))
     return merged, conflicts
+
+
+def _unfold(message: Message, folds: dict[str, _Fold]) -> None:
+    """Write the joined text keys into the (owned) merged message."""
+    for key, fold in folds.items():
+        message[key] = fold.value()
+    folds.clear()
+
+
+class _Fold:
+    """``_join`` folded over one text key's fragments, in linear time: equal to joining
+    them one by one, but strings are collected and joined once, and parts go into one list
+    of our own (never the input's) extended in place."""
+
+    __slots__ = ("_texts", "_parts", "_checked", "_found")
+
+    def __init__(self, first: Any) -> None:
+        self._texts: list[str] | None = None  # text so far: "\n".join(_texts); only [0] may be blank
+        self._parts: list[Any] | None = None  # once a list joined in: the parts so far
+        self._checked = 0  # has_text(): how many parts were looked at, and what was found
+        self._found = False
+        self.add(first)
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        parts = self._parts
+        if parts is not None:
+            if isinstance(value, str):
+                if value.strip():
+                    parts.append({"type": "text", "text": value})
+            else:
+                parts.extend(value)
+            return
+        texts = self._texts
+        if texts is None:  # nothing yet (None so far)
+            if isinstance(value, str):
+                self._texts = [value]
+            else:
+                self._parts = list(value)
+            return
+        if isinstance(value, str):
+            if value.strip():
+                if texts[0].strip():
+                    texts.append(value)
+                else:
+                    texts[0] = value  # blank text gives way to text
+            return
+        blank = not texts[0].strip()
+        if blank and not value:
+            return  # "" + []: nothing to join, the text stays
+        self._parts = ([] if blank else [{"type": "text", "text": "\n".join(texts)}]) + value
+        self._texts = None
+
+    def value(self) -> Any:
+        if self._parts is not None:
+            return self._parts
+        texts = self._texts
+        if texts is None:
+            return None
+        return texts[0] if len(texts) == 1 else "\n".join(texts)
+
+    def has_text(self) -> bool:
+        """_has_text(self.value()), without building it (each part looked at once)."""
+        parts = self._parts
+        if parts is None:
+            return self._texts is not None and bool(self._texts[0].strip())
+        if not self._found and self._checked < len(parts):
+            self._found = _has_text(parts[self._checked:])
+            self._checked = len(parts)
+        return self._found
 
 
 def _conflict_notes(conflicts: list[tuple[str, Any, Any]], inputs: list[int]) -> list[Note]:

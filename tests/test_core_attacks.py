@@ -3,11 +3,15 @@ merges and renames that must stay linear, fixed points, and misuse that must be 
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from normalizer import LimitExceeded, Normalizer
+from normalizer._core import _Fold, _has_text, _join
 
 from helpers import A, Counting, T, call, repair, within_seconds
 
@@ -136,3 +140,49 @@ def test_held_size_walks_containers_once_shared_or_cyclic():
     loop: list[Any] = []
     loop.append(loop)
     assert _size({"role": "user", "content": loop}) == len("role") + len("user") + len("content") + 2 + 1
+
+
+# ---------------------------------------------------------------- 7: merging text is linear
+
+_join_values = st.one_of(
+    st.none(),
+    st.sampled_from(["", " ", "a", " b ", "\n"]),
+    st.lists(st.sampled_from([{"type": "text", "text": ""}, {"type": "text", "text": "t"}, {"type": "image_url"}]), max_size=2),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_join_values, min_size=1, max_size=8))
+def test_a_fold_joins_exactly_as_joining_one_by_one(values):
+    fold = _Fold(values[0])
+    for value in values[1:]:
+        fold.add(value)
+    expected = reduce(_join, values)
+    assert fold.value() == expected
+    assert fold.has_text() == _has_text(expected)
+
+
+@pytest.mark.parametrize("role, key", [("assistant", "content"), ("user", "content"), ("assistant", "reasoning_content")])
+def test_ten_thousand_fragments_merge_in_linear_time(role, key):
+    n, piece = 10_000, "y" * 1_000  # joining a + "\n" + b per fragment: ~40 s; once: ~0.05 s
+    with within_seconds(10):
+        core = Normalizer()
+        for _ in range(n):
+            core.feed({"role": role, "content": "c", key: piece})
+        [merged] = core.close()
+    assert merged[key] == "\n".join([piece] * n)
+
+
+def test_merged_parts_are_one_list_and_the_inputs_are_untouched():
+    first = [{"type": "text", "text": "a"}]
+    second = [{"type": "image_url", "image_url": {"url": "data:,x"}}]
+    history = [A(first), A("b"), A(second), A(" "), A("c")]
+    out, _ = repair(history)
+    assert out == [A([*first, {"type": "text", "text": "b"}, *second, {"type": "text", "text": "c"}])]
+    assert history[0]["content"] == [{"type": "text", "text": "a"}] and history[2]["content"] == second
+
+
+def test_calls_of_a_merged_turn_keep_their_key_position():
+    out, _ = repair([A("a"), A(None, ["c1"]), A("b", x_extra=1), T("c1")])
+    assert list(out[0]) == ["role", "content", "tool_calls", "x_extra"]
+    assert out[0]["content"] == "a\nb" and [c["id"] for c in out[0]["tool_calls"]] == ["c1"]
