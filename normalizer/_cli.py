@@ -14,11 +14,14 @@ Exit status: 0 done; 1 some input failed or ``check`` found violations; 2 usage 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -148,8 +151,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
     """
     from ._cli_files import PlanError, check_paths, plan_jobs
-    from ._cli_progress import make_tracker
-    from ._cli_run import Settings, run_jobs
+    from ._cli_run import Settings
 
     items = list(inputs) or ["-"]
     if items == ["-"] and sys.stdin.isatty():
@@ -164,8 +166,33 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     if trailing_calls is None:
         del options["trailing_calls"]  # decided per input: see _cli_run.core_options
     _validate_core(profile, options)
-    settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
-                        report=report_path is not None)
+    with _spool_folder(report_path is not None) as spool_dir:
+        settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
+                            spool_dir=spool_dir)
+        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path)
+
+
+@contextlib.contextmanager
+def _spool_folder(wanted: bool) -> Iterator[str | None]:
+    """For --report: a private temporary folder for the records of each input (streamed
+    into the one report document at the end), removed whatever happens."""
+    if not wanted:
+        yield None
+        return
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="chatnorm-report-")
+    except OSError as exc:
+        say(f"error: cannot make a temporary folder for the report's records in {tempfile.gettempdir()}: "
+            f"{exc.strerror or exc}. Point TMPDIR at a writable folder", err=True)
+        raise SystemExit(1) from None
+    with folder as path:
+        yield path
+
+
+def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None) -> None:
+    from ._cli_progress import make_tracker
+    from ._cli_run import run_jobs
+
     start = time.perf_counter()
     tracker = make_tracker(len(plan), quiet=quiet)
     with tracker:
@@ -238,12 +265,12 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
             }
             yield (b",\n" if i else b"\n") + orjson.dumps(head)[:-1] + b',"records":['
             if r.spool is not None:
-                r.spool.seek(0)
-                first = True
-                for line in r.spool:
-                    yield (b"" if first else b",") + b"\n" + line.rstrip(b"\n")
-                    first = False
-                r.spool.close()
+                with open(r.spool, "rb") as spool:  # one spool open at a time
+                    first = True
+                    for line in spool:
+                        yield (b"" if first else b",") + b"\n" + line.rstrip(b"\n")
+                        first = False
+                os.unlink(r.spool)
             yield b"]}"
         tail = {
             "messages_in": sum(r.messages_in for r in results),

@@ -62,7 +62,8 @@ class Settings:
     profile: str = "default"
     on_invalid: str = "error"
     options: dict[str, Any] = field(default_factory=dict)
-    report: bool = False  # spool every record for --report
+    #: --report: every record is spooled to a file in this (private, temporary) folder.
+    spool_dir: str | None = None
 
 
 @dataclass
@@ -78,7 +79,9 @@ class FileResult:
     counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0
-    spool: IO[bytes] | None = None  # the records, one JSON value + b"\n" each
+    #: The spooled records, one JSON value + b"\n" each (None: no record). Closed once the
+    #: file is done, so --report holds no file open per input (1,000s of inputs, ulimit -n).
+    spool: str | None = None
 
     def summary(self) -> str:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
@@ -234,16 +237,46 @@ def core_options(settings: Settings, multi: bool) -> dict[str, Any]:
 
 
 def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult) -> None:
-    spool = result.spool = tempfile.TemporaryFile() if settings.report else None  # noqa: SIM115
     conv_index: list[int | None] = [None]  # which conversation records belong to (multi-conversation inputs)
 
     def on_record(record: Repair) -> None:
-        if spool is not None:
+        if settings.spool_dir is not None:
             data = record.model_dump(mode="json")
             if conv_index[0] is not None:
                 data["conversation"] = conv_index[0]
             spool.write(orjson.dumps(data, default=str, option=_LINE))
 
+    spool = _Spool(settings.spool_dir, result)
+    try:
+        _pump_records(src, out, job, settings, tracker, result, on_record, conv_index)
+    finally:
+        spool.close()
+
+
+class _Spool:
+    """One input's report records: a file in the spool folder, opened at the first record
+    (most files have few or none) and closed when the input is done."""
+
+    def __init__(self, folder: str | None, result: FileResult) -> None:
+        self.folder = folder
+        self.result = result
+        self.file: IO[bytes] | None = None
+
+    def write(self, data: bytes) -> None:
+        if self.file is None:
+            assert self.folder is not None
+            fd, self.result.spool = tempfile.mkstemp(dir=self.folder, suffix=".records")
+            self.file = os.fdopen(fd, "wb")
+        self.file.write(data)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
+                  on_record: Callable[[Repair], None], conv_index: list[int | None]) -> None:
     reader_report = Report(max_records=0, on_record=on_record)
     conversations = read_conversations(
         src, settings.fmt, report=reader_report, on_invalid=settings.on_invalid  # type: ignore[arg-type]

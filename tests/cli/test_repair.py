@@ -409,3 +409,34 @@ def test_training_data_keeps_a_final_call_open_unless_told_otherwise(tmp_path):
     session = tmp_path / "session.jsonl"
     session.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in example["messages"]))
     assert jsonl(run("repair", session).stdout)[-1]["role"] == "tool"
+
+
+@pytest.mark.parametrize("jobs", ["1", "4"])
+def test_report_over_many_inputs_keeps_few_files_open(tmp_path: Path, jobs: str):
+    """Each input's records are spooled to a file closed once that input is done: 300 inputs
+    under a limit of 64 open files (1,100 under ulimit -n 1024 failed before)."""
+    import resource
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(300):
+        (src / f"s{i:03}.jsonl").write_bytes(EXAMPLE.read_bytes())
+    report = tmp_path / "report.json"
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "normalizer", "repair", "-q", "-j", jobs, src, "-o", tmp_path / "out", "--report", report],
+        capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "TMPDIR": str(spools)},
+        preexec_fn=limit, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b""
+    data = orjson.loads(report.read_bytes())
+    assert len(data["files"]) == 300
+    assert all(f["error"] is None and len(f["records"]) == 7 for f in data["files"])
+    assert data["counts"]["merge_assistant"] == 300
+    assert list(spools.iterdir()) == []  # the records' spool folder is gone
