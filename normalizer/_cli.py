@@ -154,8 +154,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     from ._cli_run import Settings
 
     items = list(inputs) or ["-"]
-    if items == ["-"] and sys.stdin.isatty():
-        raise click.UsageError("no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
+    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
     try:
         plan = plan_jobs(items, output=output, in_place=in_place, to=to)
         check_paths(plan, items, report_path)
@@ -221,6 +220,17 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
         raise SystemExit(1)
 
 
+def _need_stdin(items: list[str], no_input: str) -> None:
+    """Refuse to read stdin when it is closed, or when it is the terminal and stdin is the
+    only input (the user forgot the file: waiting for typed JSON would look like a hang)."""
+    from ._cli_streams import stdin_closed
+
+    if "-" in items and stdin_closed():
+        raise click.UsageError("stdin is closed: give a file or a folder, or pipe a session into it")
+    if items == ["-"] and sys.stdin.isatty():
+        raise click.UsageError(no_input)
+
+
 def _validate_core(profile: str, options: dict[str, Any]) -> None:
     # Wrong options are usage errors (exit 2) before any file is touched.
     from ._core import Normalizer
@@ -283,13 +293,18 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
 
     if path == "-":
         stream = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
-        for chunk in chunks():
+        try:
+            for chunk in chunks():
+                if stream is not None:
+                    stream.write(chunk)
+                else:  # pragma: no cover - stderr replaced by a text-only object
+                    sys.stderr.write(chunk.decode())
             if stream is not None:
-                stream.write(chunk)
-            else:  # pragma: no cover - stderr replaced by a text-only object
-                sys.stderr.write(chunk.decode())
-        if stream is not None:
-            stream.flush()
+                stream.flush()
+        except OSError as exc:  # stderr closed, or a full disk behind it
+            say(f"error: <stderr>: cannot write the report: {exc.strerror or exc}. "
+                "Write it to a file with --report FILE", err=True)
+            raise SystemExit(1) from None
         return
     try:
         with open_output(path) as f:
@@ -336,8 +351,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, ma
     from ._cli_files import PlanError, expand_inputs
 
     items = list(inputs) or ["-"]
-    if items == ["-"] and sys.stdin.isatty():
-        raise click.UsageError("no input: give a file or a folder, or pipe a session into it")
+    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it")
     try:
         files = [path for path, _, _ in expand_inputs(items)]
     except PlanError as exc:
@@ -378,8 +392,7 @@ def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_ca
     """
     from ._cli_explain import run_explain
 
-    if input == "-" and sys.stdin.isatty():
-        raise click.UsageError("no input: give a file, or pipe a session into it")
+    _need_stdin([input], "no input: give a file, or pipe a session into it")
     if input != "-" and not os.path.isfile(input):
         raise click.UsageError(f"{input}: no such file")
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls or "stub", "stub_text": stub_text}
@@ -433,11 +446,35 @@ def _escape_message(exc: click.ClickException) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chatnorm`` console script (and of ``python -m normalizer``); returns the exit status."""
-    from ._cli_run import Interrupted
+    from ._cli_streams import guard_std_streams
 
+    guard_std_streams()  # before anything asks a closed stream whether it is a terminal
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_signal)
         signal.signal(signal.SIGTERM, _on_signal)
+    status = _run(argv)
+    try:
+        sys.stdout.flush()  # what is still buffered is output too: its failure is one
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as exc:
+        status = status or _stdout_failed(exc)
+    except ValueError:
+        pass  # stdout was closed by someone (a test harness): nothing is pending there
+    return status
+
+
+def _stdout_failed(exc: OSError) -> int:
+    from ._cli_streams import stdout_error
+
+    say(f"error: {stdout_error(exc)}", err=True)
+    _silence_stdout()  # else the interpreter's own flush at exit fails again, with a traceback
+    return 1
+
+
+def _run(argv: list[str] | None) -> int:
+    from ._cli_run import Interrupted
+
     try:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
@@ -466,13 +503,10 @@ def main(argv: list[str] | None = None) -> int:
     except NormalizerError as exc:
         say(f"error: {exc}", err=True)
         return 1
-    finally:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            _silence_stdout()
-        except (OSError, ValueError):
-            pass
+    except OSError as exc:
+        # Every file we open or write reports its own failure (with its name) where it
+        # happens; what reaches here is a write to stdout (/dev/full, ulimit -f, closed).
+        return _stdout_failed(exc)
     return 0
 
 
