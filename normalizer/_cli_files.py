@@ -195,17 +195,30 @@ def _identity(path: str) -> tuple[object, ...] | None:
     return None
 
 
+def _stream_identity(stream: object) -> tuple[object, ...] | None:
+    """The inode behind stdin or stdout when it is a regular file (``< s.jsonl``,
+    ``> out.jsonl``): a file like any other, which an output must not overwrite."""
+    try:
+        st = os.fstat(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def check_paths(jobs: list[Job], inputs: list[str], report: str | None) -> None:
     """Refuse, before anything is written, any output that is an input or another output.
 
-    Outputs are every job's output and the report; inputs are every file read and every
-    folder given. ``--in-place`` outputs are their own inputs by design, but each may be
-    written once only, and nothing else may land on them. Temporary files need no check:
-    ``mkstemp`` makes a new name, and the report's spool lives in the system's temp folder.
+    Outputs are every job's output, the report, and stdout when it is a file and is written
+    to; inputs are every file read (stdin too, when it is a file) and every folder given.
+    ``--in-place`` outputs are their own inputs by design, but each may be written once
+    only, and nothing else may land on them. Temporary files need no check: ``mkstemp``
+    makes a new name, and the report's spool lives in a private temporary folder.
 
     Raises:
         PlanError: two of them are the same file (one line: which, and what to do).
     """
+    import sys
+
     reads: dict[tuple[object, ...], str] = {}
     for item in inputs:
         if item != "-" and os.path.isdir(item):
@@ -213,27 +226,29 @@ def check_paths(jobs: list[Job], inputs: list[str], report: str | None) -> None:
             if key is not None:
                 reads.setdefault(key, item)
     for job in jobs:
-        if job.input != "-":
-            key = _identity(job.input)
-            if key is not None:
-                reads.setdefault(key, job.input)
-    writes: dict[tuple[object, ...], str] = {}
-    outputs = [(job.output, "the output of " + job.name, job.in_place) for job in jobs if job.output != "-"]
+        key = _stream_identity(sys.stdin) if job.input == "-" else _identity(job.input)
+        if key is not None:
+            reads.setdefault(key, job.name)
+    outputs: list[tuple[tuple[object, ...] | None, str, bool]] = []
+    for job in jobs:
+        if job.output != "-":
+            outputs.append((_identity(job.output), f"the output of {job.name} ({job.output})", job.in_place))
+    if any(job.output == "-" for job in jobs):
+        outputs.append((_stream_identity(sys.stdout), "stdout", False))
     if report is not None and report != "-":
         if os.path.isdir(report):
             raise PlanError(f"--report {report}: is a folder; give the report a file name")
-        outputs.append((report, "the report", False))
-    for path, what, in_place in outputs:
-        key = _identity(path)
+        outputs.append((_identity(report), f"the report ({report})", False))
+    writes: dict[tuple[object, ...], str] = {}
+    for key, what, in_place in outputs:
         if key is None:
             continue
         if key in reads and not in_place:
-            raise PlanError(f"{what} ({path}) is the input {reads[key]}; writing it would destroy "
-                            "the input. Give it another path")
+            todo = "Send stdout elsewhere" if what == "stdout" else "Give it another path"
+            raise PlanError(f"{what} is the input {reads[key]}; writing it would destroy the input. {todo}")
         if key in writes:
-            raise PlanError(f"{what} ({path}) and {writes[key]} are the same file; "
-                            "give each output its own path")
-        writes[key] = f"{what} ({path})"
+            raise PlanError(f"{what} and {writes[key]} are the same file; give each output its own path")
+        writes[key] = what
 
 
 def _alive(pid: int) -> bool:

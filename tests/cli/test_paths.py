@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import EXAMPLE, run
+from tests.cli.conftest import EXAMPLE, ROOT, run
 
 USAGE = "Usage: chatnorm repair [OPTIONS] [INPUT]...\nTry 'chatnorm repair --help' for help.\n\n"
 
@@ -109,3 +111,35 @@ def test_in_place_through_a_symlink_repairs_the_target_and_keeps_the_link(tmp_pa
     assert target.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "real"]
     assert sorted(p.name for p in real_dir.iterdir()) == ["s.jsonl"]
+
+
+def shell(script: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """A bash script, for its redirections; ``chatnorm`` in it runs this checkout."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "120"}
+    return subprocess.run(["bash", "-c", script.replace("chatnorm", f"{sys.executable} -m normalizer")],
+                          capture_output=True, cwd=cwd, env=env, timeout=60)
+
+
+def test_report_over_the_file_on_stdin_is_refused(tmp_path: Path):
+    src = session(tmp_path)
+    result = shell("chatnorm repair - --report s.jsonl < s.jsonl", tmp_path)
+    refused(result, "the report (s.jsonl) is the input <stdin>; writing it would destroy the input. "
+                    "Give it another path")
+    assert src.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_stdout_appending_to_the_input_is_refused(tmp_path: Path):
+    src = session(tmp_path)
+    result = shell("chatnorm repair s.jsonl >> s.jsonl", tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[-1] == (
+        "Error: stdout is the input s.jsonl; writing it would destroy the input. Send stdout elsewhere")
+    assert src.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_report_over_the_file_stdout_goes_to_is_refused(tmp_path: Path):
+    session(tmp_path)
+    result = shell("chatnorm repair s.jsonl --report out.json > out.json", tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[-1] == (
+        "Error: the report (out.json) and stdout are the same file; give each output its own path")
