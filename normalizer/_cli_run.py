@@ -198,6 +198,11 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
             if exc.source is None or exc.source in ("<input>", "<stream>"):
                 exc.located(source=job.name)
             result.error = str(exc)
+        except _SpoolError as exc:
+            kept = f"{job.input} is unchanged" if job.in_place else "its output was not written"
+            if job.output == "-":
+                kept = "its output on stdout is incomplete"
+            result.error = f"{job.name}: {exc}; {kept}. Point TMPDIR at a folder with space, or drop --report"
         except BrokenPipeError:
             raise
         except OSError as exc:
@@ -249,8 +254,15 @@ def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Trac
     spool = _Spool(settings.spool_dir, result)
     try:
         _pump_records(src, out, job, settings, tracker, result, on_record, conv_index)
-    finally:
-        spool.close()
+    except BaseException:
+        spool.close(quiet=True)  # the failure on the way out is the one to report
+        raise
+    spool.close()
+
+
+class _SpoolError(Exception):
+    """The report's records could not be spooled (TMPDIR full): not the output's failure,
+    so not an OSError, which would be reported as one."""
 
 
 class _Spool:
@@ -263,16 +275,25 @@ class _Spool:
         self.file: IO[bytes] | None = None
 
     def write(self, data: bytes) -> None:
-        if self.file is None:
-            assert self.folder is not None
-            fd, self.result.spool = tempfile.mkstemp(dir=self.folder, suffix=".records")
-            self.file = os.fdopen(fd, "wb")
-        self.file.write(data)
+        try:
+            if self.file is None:
+                assert self.folder is not None
+                fd, self.result.spool = tempfile.mkstemp(dir=self.folder, suffix=".records")
+                self.file = os.fdopen(fd, "wb")
+            self.file.write(data)
+        except OSError as exc:
+            raise _SpoolError(f"cannot keep the report's records in {self.folder}: {exc.strerror or exc}") from None
 
-    def close(self) -> None:
+    def close(self, *, quiet: bool = False) -> None:
         if self.file is not None:
-            self.file.close()
-            self.file = None
+            file, self.file = self.file, None
+            try:
+                file.close()
+            except OSError as exc:
+                if quiet:
+                    return
+                raise _SpoolError(f"cannot keep the report's records in {self.folder}: "
+                                  f"{exc.strerror or exc}") from None
 
 
 def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,

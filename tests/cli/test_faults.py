@@ -299,3 +299,29 @@ def test_stale_temp_files_go_and_live_or_foreign_ones_stay(tmp_path: Path):
         assert p.read_bytes() == b"partial"
     assert link.is_symlink() and target.read_bytes() == b"not ours"
     assert (folder / "fixed.jsonl").read_bytes() == run("repair", "-q", EXAMPLE).stdout
+
+
+def test_report_spool_that_cannot_be_written_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]):
+    """TMPDIR full: the records' spool fails, not the output; the input stays as it was."""
+    import tempfile
+
+    from normalizer._cli import main
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(EXAMPLE.read_bytes())
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(*args: object, **kwargs: object) -> tuple[int, str]:
+        if kwargs.get("suffix") == ".records":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_mkstemp(*args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    assert main(["repair", "-q", "--in-place", str(path), "--report", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith(f"error: {path}: cannot keep the report's records in ")
+    assert err.splitlines()[0].endswith(f": No space left on device; {path} is unchanged. "
+                                        "Point TMPDIR at a folder with space, or drop --report")
+    assert path.read_bytes() == EXAMPLE.read_bytes()
+    assert leftovers(tmp_path) == []
