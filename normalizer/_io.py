@@ -7,7 +7,25 @@ Two containers are read, both in constant memory:
   with orjson. Errors name ``file:line:column``.
 * **A JSON document**: an array of records, or an object whose ``messages`` / ``input`` array
   (also under ``request.body``, as in hermes request dumps) is the record stream; parsed
-  incrementally with ijson. The object's other keys come out as ``meta`` events.
+  incrementally with ijson, fed in slices of :data:`DOC_SLICE_BYTES` so the events waiting to
+  be walked stay few. The object's other keys come out as ``meta`` events. A record (or meta
+  value) that takes more than ``max_record_bytes`` of the file is refused while it is read.
+  Errors name ``file:line:column``.
+
+Both refuse nesting deeper than ``max_depth`` (:data:`DEFAULT_MAX_DEPTH`) with
+:class:`LimitExceeded`: orjson cannot write back a value nested past 255 levels, and ijson's
+cost grows with depth, so a hostile file is stopped where it is read, not where it is written.
+
+**Lone surrogates.** A ``\\ud800``-style escape that is not half of a UTF-16 pair denotes no
+character: it cannot be written as UTF-8, so nothing downstream (orjson, pydantic's JSON
+dump, a terminal) can carry it. This is the one policy for them, everywhere: *files* are
+refused at read time with an :class:`InvalidMessage` at ``file:line:column`` (JSONL through
+orjson, which refuses them; documents through :class:`_SurrogateScan`, because ijson's C
+backend would silently turn them into ``?``). *In-memory* values (Python ``str`` can hold
+them) are refused where they would have to be encoded: a pydantic model whose dump fails is
+an :class:`InvalidMessage` naming the message (``_messages.as_message``), a writer names the
+message it cannot write (``_writers``), and :meth:`Report.model_dump_json` replaces them with
+U+FFFD and says so in a ``replace_surrogates`` record (``_report``).
 
 Which one a file is comes from its first bytes (:func:`sniff`): ``[`` is a document; ``{``
 is JSONL when its first line is a complete JSON value, else a (pretty-printed) document.
@@ -19,11 +37,12 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, Literal, Union
 
-import ijson
+import ijson  # type: ignore[import-untyped]  # ijson ships no type information
 import orjson
 
 from ._errors import InputError, InvalidMessage, LimitExceeded
@@ -31,7 +50,10 @@ from ._report import Report
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_RECORD_BYTES",
     "CHUNK_BYTES",
+    "DOC_SLICE_BYTES",
     "Record",
     "Source",
     "LineSplitter",
@@ -50,9 +72,27 @@ __all__ = [
 #: to change it.
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
+#: Largest record (or top-level value) of a JSON document, in bytes of the file consumed while
+#: it is built: the document's twin of ``max_line_bytes``, with the same default and for the
+#: same reason. Pass ``max_record_bytes`` to change it.
+DEFAULT_MAX_RECORD_BYTES = DEFAULT_MAX_LINE_BYTES
+
+#: Deepest nesting accepted, in levels of ``[`` / ``{`` counted from the outermost bracket of
+#: a JSONL line or of a JSON document. Real sessions are about 10 deep (the deepest sample of
+#: the shared corpus: 11); orjson refuses to write past 255, and the converters and the report
+#: wrap a value in a few levels more, so 128 leaves room on both sides. Pass ``max_depth``.
+DEFAULT_MAX_DEPTH = 128
+
 #: Bytes fetched per read. Large enough that the per-call cost (a thread hop in async mode)
 #: is amortised over hundreds of lines; small enough not to matter for memory.
 CHUNK_BYTES = 256 * 1024
+
+#: Bytes of a JSON document handed to ijson at once, whatever the size of the chunks fed to
+#: :class:`DocReader`. Each slice's events are walked before the next is parsed, so at most
+#: a slice's worth wait (one per byte at worst, ``[[[[``: about 20 MB, held only until the
+#: depth limit stops it). Not smaller: ijson's C lexer re-reads a string cut by a slice from
+#: its start, so a long string costs time quadratic in its length over the slice size.
+DOC_SLICE_BYTES = 256 * 1024
 
 BOM = b"\xef\xbb\xbf"
 
@@ -173,31 +213,104 @@ class LineSplitter:
         )
 
 
-def decode_line(raw: bytes, *, source: str, line: int) -> Any:
-    """One JSONL line to a JSON value, or :class:`InvalidMessage` at ``source:line:column``."""
+def decode_line(raw: bytes, *, source: str, line: int, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """One JSONL line to a JSON value, or :class:`InvalidMessage` at ``source:line:column``
+    (:class:`LimitExceeded` when it is nested deeper than ``max_depth``)."""
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            # orjson reports invalid UTF-8 at column 1; find the real position ourselves.
-            column = len(raw[: bad.start].decode("utf-8", "replace")) + 1
-            raise InvalidMessage(
-                f"not UTF-8 text (byte 0x{raw[bad.start]:02x})",
-                source=source,
-                line=line,
-                column=column,
-                hint="Session files are UTF-8; re-encode the file",
-            ) from None
-        # One line is one document, so orjson's column (in characters) is the line's column.
-        raise InvalidMessage(
-            f"not JSON: {exc.msg}",
+        raise _not_json(raw, exc, source=source, line=line, max_depth=max_depth) from None
+    # Nesting costs a bracket a level, so a line with fewer brackets than the limit (nearly
+    # every line) is cleared by two C-speed counts; only the rest is tokenized.
+    if len(raw) > 2 * max_depth and raw.count(b"[") + raw.count(b"{") > max_depth:
+        at = nesting_at(raw, max_depth)
+        if at is not None:
+            raise too_deep(max_depth, source=source, line=line, column=_column(raw, at))
+    return value
+
+
+def _not_json(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: int, max_depth: int) -> InputError:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        # orjson reports invalid UTF-8 at column 1; find the real position ourselves.
+        return InvalidMessage(
+            f"not UTF-8 text (byte 0x{raw[bad.start]:02x})",
             source=source,
             line=line,
-            column=exc.colno,
-            hint="Each line of a JSONL file must be one complete JSON value",
-        ) from None
+            column=_column(raw, bad.start),
+            hint="Session files are UTF-8; re-encode the file",
+        )
+    if "surrogate" in exc.msg:
+        # orjson's column is that of the escape; say what it is, in the document's words too.
+        escape = raw.decode("utf-8")[exc.pos : exc.pos + 6].encode("utf-8", "replace")  # pos: characters
+        return lone_surrogate(escape, source=source, line=line, column=exc.colno)
+    at = nesting_at(raw, max_depth) if "depth" in exc.msg else None
+    if at is not None:  # past orjson's own limit (1024): the same error as past ours
+        return too_deep(max_depth, source=source, line=line, column=_column(raw, at))
+    # One line is one document, so orjson's column (in characters) is the line's column.
+    return InvalidMessage(
+        f"not JSON: {exc.msg}",
+        source=source,
+        line=line,
+        column=exc.colno,
+        hint="Each line of a JSONL file must be one complete JSON value",
+    )
+
+
+def _column(raw: bytes, offset: int) -> int:
+    """1-based column, in characters, of byte ``offset`` of a line."""
+    return len(raw[:offset].decode("utf-8", "replace")) + 1
+
+
+def too_deep(max_depth: int, **where: Any) -> LimitExceeded:
+    """The one wording of a refused nesting (JSONL lines and documents)."""
+    return LimitExceeded(
+        f"nested deeper than {max_depth} levels",
+        limit="max_depth",
+        value=max_depth,
+        hint="A chat message is about 10 levels deep; raise max_depth if this data is genuine",
+        **where,
+    )
+
+
+def lone_surrogate(escape: bytes, **where: Any) -> InvalidMessage:
+    """The one wording of a refused lone surrogate (see the module docstring)."""
+    return InvalidMessage(
+        f"lone surrogate {escape.decode('ascii', 'replace')} in a string (half of a UTF-16 pair: not a character)",
+        hint="Remove the escape or re-export the file as valid UTF-8 text",
+        **where,
+    )
+
+
+# A JSON string (complete) or a bracket. Strings are skipped whole, at C speed.
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+# The rest of a string begun before the bytes at hand, up to its closing quote.
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
+def nesting_at(data: bytes, max_depth: int, depth: int = 0, in_string: bool = False, escaped: bool = False) -> int | None:
+    """Offset of the first bracket of ``data`` that opens level ``max_depth + 1``, else None.
+
+    ``depth``, ``in_string`` and ``escaped`` (the byte before ``data`` was a backslash) are
+    the state at ``data[0]``: a document's slice may begin inside a string. ``data`` is valid
+    JSON text up to the offset looked for.
+    """
+    pos = 0
+    if in_string:
+        rest = _STRING_REST.match(data, 1 if escaped else 0)
+        if rest is None:
+            return None
+        pos = rest.end()
+    for token in _TOKENS.finditer(data, pos):
+        bracket = token.group()
+        if bracket == b"[" or bracket == b"{":
+            depth += 1
+            if depth > max_depth:
+                return token.start()
+        elif bracket == b"]" or bracket == b"}":
+            depth -= 1
+    return None
 
 
 def _skip_or_raise(exc: InputError, raw: Any, line: int | None, on_invalid: OnInvalid, report: Report | None) -> None:
@@ -208,7 +321,7 @@ def _skip_or_raise(exc: InputError, raw: Any, line: int | None, on_invalid: OnIn
 
 
 def _jsonl_records(
-    lines: list[tuple[int, bytes]], index: int, source: str, on_invalid: OnInvalid, report: Report | None
+    lines: list[tuple[int, bytes]], index: int, source: str, on_invalid: OnInvalid, report: Report | None, max_depth: int
 ) -> tuple[list[Record], int]:
     out: list[Record] = []
     for line, raw in lines:
@@ -217,8 +330,10 @@ def _jsonl_records(
         if not raw or raw.isspace():
             continue  # blank lines (and a trailing newline) carry nothing (isspace: no copy)
         try:
-            value = decode_line(raw, source=source, line=line)
-        except InvalidMessage as exc:
+            value = decode_line(raw, source=source, line=line, max_depth=max_depth)
+        except (InvalidMessage, LimitExceeded) as exc:
+            # A line too deep is one bad record, skippable like any other (the splitter's
+            # too-long line is not: it was never read).
             _skip_or_raise(exc, raw.decode("utf-8", "backslashreplace"), line, on_invalid, report)
             continue
         out.append(("record", value, line, index))
@@ -290,65 +405,101 @@ class _Sniffer:
 
 # -- JSON documents ---------------------------------------------------------------------------
 
-# Arrays that hold the record stream, by ijson prefix, and objects we descend into to find one.
+# Arrays that hold the record stream, by path, and objects we descend into to find one.
 _STREAMS = {"messages", "input", "request.body.messages", "request.body.input", "body.messages", "body.input"}
 _DESCEND = {"", "request", "request.body", "body"}
 
 
-class DocWalker:
-    """ijson events in, records and meta values out (sans-I/O), building one value at a time."""
+class _TooDeep(Exception):
+    """Raised by the walker at the first bracket past ``max_depth``; the reader positions it."""
 
-    def __init__(self) -> None:
+
+class DocWalker:
+    """ijson's prefix-free (``basic_parse``) events in, records and meta values out (sans-I/O),
+    building one value at a time.
+
+    Prefix-free because ijson's ``parse`` events each carry their full path: memory and time
+    grow with depth squared (a 400 KB file nested 200,000 deep took 22 GB). The walker keeps
+    the path only of the few outer objects it descends into, and a depth counter.
+    """
+
+    def __init__(self, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self.max_depth = max_depth
+        self.depth = 0  # brackets open, counted from the document's outermost one
         self.index = 0
-        self.stream: str | None = None  # prefix of the array being streamed
+        self.stream: str | None = None  # path of the array being streamed
         self.streamed = False
         self.top: dict[str, Any] = {}  # a document with no stream array is one record
+        self.target: str | None = None  # what is being built: None a stream item, else a meta key
         self._builder: Any = None
-        self._depth = 0
-        self._target: str | None = None  # None: building a stream item; else a meta key
+        self._base = 0  # depth at which the value being built ends
+        self._maps: list[str] = []  # paths of the objects descended into, outermost first
+        self._key: str | None = None  # the current key of the innermost of them
 
-    def event(self, prefix: str, ev: str, value: Any) -> list[Record]:
+    @property
+    def building(self) -> bool:
+        return self._builder is not None
+
+    def event(self, ev: str, value: Any) -> list[Record]:
+        if ev == "start_map" or ev == "start_array":
+            self.depth += 1
+            if self.depth > self.max_depth:
+                raise _TooDeep
+        elif ev == "end_map" or ev == "end_array":
+            self.depth -= 1
         if self._builder is not None:
             self._builder.event(ev, value)
-            if ev in ("start_map", "start_array"):
-                self._depth += 1
-            elif ev in ("end_map", "end_array"):
-                self._depth -= 1
-            if self._depth == 0:
+            if self.depth == self._base:
                 return self._done(self._builder.value)
             return []
         if self.stream is not None:
-            if ev == "end_array" and prefix == self.stream:
+            if ev == "end_array":  # items are built whole, so this closes the stream itself
                 self.stream = None
                 return []
             return self._start(ev, value, None)
-        if ev == "start_array" and (prefix in _STREAMS or (prefix == "" and not self.top)):
-            self.stream = prefix
+        if ev == "map_key":
+            self._key = value
+            return []
+        if ev == "end_map":  # only objects descended into get here; others are built
+            self._maps.pop()
+            self._key = None
+            return []
+        path = self._path()
+        if ev == "start_array" and (path in _STREAMS or (path == "" and not self.top)):
+            self.stream = path
             self.streamed = True
             return []
-        if ev == "start_map" and prefix in _DESCEND:
+        if ev == "start_map" and path in _DESCEND:
+            self._maps.append(path)
+            self._key = None
             return []
-        if ev in ("map_key", "end_map") and prefix in _DESCEND:
-            return []
-        return self._start(ev, value, prefix)
+        return self._start(ev, value, path)
+
+    def _path(self) -> str:
+        """Dotted path of the value starting here (ijson's prefix spelling)."""
+        if not self._maps:
+            return ""
+        parent = self._maps[-1]
+        key = self._key or ""
+        return f"{parent}.{key}" if parent else key
 
     def _start(self, ev: str, value: Any, target: str | None) -> list[Record]:
-        self._target = target
-        if ev in ("start_map", "start_array"):
+        self.target = target
+        if ev == "start_map" or ev == "start_array":
             self._builder = ijson.ObjectBuilder()
             self._builder.event(ev, value)
-            self._depth = 1
+            self._base = self.depth - 1
             return []
         return self._done(value)
 
     def _done(self, value: Any) -> list[Record]:
         self._builder = None
-        if self._target is None:
+        if self.target is None:
             self.index += 1
             return [("record", value, None, self.index - 1)]
-        if "." not in self._target:
-            self.top[self._target] = value
-        return [("meta", (self._target, value), None, self.index)]
+        if "." not in self.target:
+            self.top[self.target] = value
+        return [("meta", (self.target, value), None, self.index)]
 
     def end(self) -> list[Record]:
         """At the end of the document: an object with no stream array is itself one record."""
@@ -357,52 +508,267 @@ class DocWalker:
         return []
 
 
-def _doc_error(exc: Exception, source: str, walker: DocWalker) -> InputError:
+# A \uXXXX escape of a UTF-16 surrogate: a high one with the low one after it (a pair, fine),
+# a high one alone, or a low one alone.
+_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?|\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_PAIR = 12  # bytes of an escaped pair: what must be in view to judge a high surrogate
+
+
+class _SurrogateScan:
+    """Finds the first lone surrogate escape in a document's bytes, fed in pieces (sans-I/O).
+
+    ijson's C backend turns a lone high surrogate into ``?`` without a word, so the bytes
+    are looked at before it parses them. Rare in real files (only ASCII-escaped emoji look
+    like one), so the regex runs only on pieces holding ``\\u`` followed by ``d``. An escape
+    preceded by an odd run of backslashes is text (``\\\\ud800``), not an escape: the run
+    is counted, across pieces too.
+    """
+
+    def __init__(self) -> None:
+        self._carry = b""  # the last bytes seen, not yet judged (an escape may go on)
+        self._carry_at = 0  # offset in the document of _carry[0]
+        self._run = 0  # backslashes just before _carry[0]
+
+    def feed(self, piece: bytes, final: bool = False) -> tuple[int, bytes] | None:
+        """Document offset of the first lone surrogate escape and the bytes from it on, else None."""
+        window = self._carry + piece if self._carry else piece
+        judged = len(window) if final else max(len(window) - _PAIR + 1, 0)
+        found = None
+        if b"\\ud" in window or b"\\uD" in window:
+            found, judged = self._lone(window, judged)
+        self._run = self._run_before(window, judged)
+        self._carry_at += judged
+        self._carry = window[judged:]
+        return found
+
+    def _lone(self, window: bytes, judged: int) -> tuple[tuple[int, bytes] | None, int]:
+        """The first lone escape starting before ``judged``, and where judging stopped (past
+        ``judged`` when a pair straddles it: its low half must not be judged again alone)."""
+        for m in _SURROGATE.finditer(window):
+            if m.start() >= judged:
+                break
+            judged = max(judged, m.end())
+            if self._run_before(window, m.start()) % 2:
+                continue  # an escaped backslash followed by the text "ud800"
+            high = window[m.start() + 3] in b"89abAB"
+            if not high or m.group(1) is None:  # a low one alone, or a high one with no low one
+                return (self._carry_at + m.start(), window[m.start() :]), judged
+        return None, judged
+
+    def _run_before(self, window: bytes, end: int) -> int:
+        start = end
+        while start > 0 and window[start - 1] == 0x5C:  # nearly always zero steps
+            start -= 1
+        return end - start + (self._run if start == 0 else 0)
+
+
+class _Where:
+    """Line, column and string state of a document's bytes, piece by piece (for errors only;
+    a few C-speed counts a piece)."""
+
+    def __init__(self) -> None:
+        self.offset = 0  # bytes before the current piece
+        self.line = 1  # line of the current piece's first byte
+        self.line_start = 0  # document offset where that line starts
+        self.line_chars = 0  # characters of that line before the piece
+        self.in_string = False  # the piece begins inside a string
+        self.escaped = False  # ... right after a backslash
+
+    def at(self, piece: bytes, rel: int) -> dict[str, int]:
+        """``line`` and ``column`` (in characters) of byte ``rel`` of the current piece."""
+        head = piece[:rel]
+        newlines = head.count(b"\n")
+        if newlines:
+            column = _chars(head[head.rfind(b"\n") + 1 :]) + 1
+        else:
+            column = self.line_chars + _chars(head) + 1
+        return {"line": self.line + newlines, "column": column}
+
+    def advance(self, piece: bytes) -> None:
+        self._strings(piece)
+        newlines = piece.count(b"\n")
+        tail = piece
+        if newlines:
+            self.line += newlines
+            cut = piece.rfind(b"\n") + 1
+            self.line_start = self.offset + cut
+            self.line_chars = 0
+            tail = piece[cut:]
+        self.line_chars += _chars(tail)
+        self.offset += len(piece)
+
+    def _strings(self, piece: bytes) -> None:
+        # Quotes not escaped flip the state; a quote is escaped by an odd run of backslashes.
+        # The quotes preceded by k or more backslashes are counted for k = 1, 2...: the
+        # alternating sum is the number of escaped ones. Outside strings there are no
+        # backslashes in valid JSON, so runs only matter inside strings.
+        data = b"\\" + piece if self.escaped else piece
+        quotes = data.count(b'"')
+        escaped_quotes, sign, pattern = 0, 1, b'\\"'
+        while True:
+            n = data.count(pattern)
+            if not n:
+                break
+            escaped_quotes += sign * n
+            sign, pattern = -sign, b"\\" + pattern
+        self.in_string ^= bool((quotes - escaped_quotes) % 2)
+        run = len(data) - len(data.rstrip(b"\\")) if data.endswith(b"\\") else 0
+        self.escaped = bool(run % 2)
+
+
+def _chars(data: bytes) -> int:
+    """Characters of UTF-8 bytes: the bytes that are not continuation bytes (exact even when
+    a piece boundary splits a character, unlike decoding with "replace")."""
+    return len(data) - len(data.translate(None, _NOT_CONTINUATION))
+
+
+# translate() deletes what it is given: delete all but the continuation bytes, count the rest.
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b <= 0xBF)
+
+
+def _doc_error(exc: Exception, source: str, walker: DocWalker, where: dict[str, int]) -> InputError:
+    # ijson says nothing of where; the start of the slice it was parsing is the best we know.
     text = str(exc)
     if isinstance(exc, ijson.IncompleteJSONError) and ("premature EOF" in text or "incomplete" in text.lower()):
         return InputError(
             f"the JSON document ends too early (after record {walker.index}): {text}",
             source=source,
+            **where,
             hint="The file looks truncated; repair or re-export it, or convert it to JSONL",
         )
-    return InputError(f"not valid JSON (after record {walker.index}): {text.strip()}", source=source, hint="Check the file is one JSON array or object")
+    if isinstance(exc, UnicodeDecodeError):
+        return InvalidMessage(
+            f"not UTF-8 text (after record {walker.index})",
+            source=source,
+            line=where["line"],
+            column=where["column"],
+            hint="Session files are UTF-8; re-encode the file",
+        )
+    return InputError(
+        f"not valid JSON (after record {walker.index}): {text.strip()}", source=source, **where, hint="Check the file is one JSON array or object"
+    )
+
+
+def _bad_utf8(piece: bytes) -> int | None:
+    """Offset of the first byte of ``piece`` that is not UTF-8 (a character cut by the end
+    of the piece is not one), else None."""
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        if bad.reason != "unexpected end of data":
+            return bad.start
+    return None
 
 
 class DocReader:
     """Bytes of a JSON document in, records out (sans-I/O), through ijson's push parser.
 
     ijson's own async functions are asyncio-only with its C backend; pushing chunks into
-    ``parse_coro`` works the same under any event loop, and for the sync reader too.
+    ``basic_parse_coro`` works the same under any event loop, and for the sync reader too.
+    Chunks are pushed in slices of :data:`DOC_SLICE_BYTES`, each walked before the next is
+    parsed: that bounds the events held, and lets the depth and size limits stop a hostile
+    file within a slice of where it turns hostile.
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(
+        self, source: str, *, max_depth: int = DEFAULT_MAX_DEPTH, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    ) -> None:
         self.source = source
-        self.walker = DocWalker()
+        self.max_record_bytes = max_record_bytes
+        self.walker = DocWalker(max_depth)
         self._events = ijson.sendable_list()
-        self._coro = ijson.parse_coro(self._events, use_float=True)
+        self._coro = ijson.basic_parse_coro(self._events, use_float=True)
+        self._surrogates = _SurrogateScan()
+        self._where = _Where()
+        self._mark = 0  # offset from which the value now being read began to be consumed
 
     def feed(self, chunk: bytes) -> list[Record]:
-        try:
-            self._coro.send(chunk)
-        except ijson.JSONError as exc:
-            raise _doc_error(exc, self.source, self.walker) from None
-        return self._drain()
+        out: list[Record] = []
+        for start in range(0, len(chunk), DOC_SLICE_BYTES):
+            out.extend(self._slice(chunk[start : start + DOC_SLICE_BYTES]))
+        return out
 
     def close(self) -> list[Record]:
+        self._check_surrogates(b"", final=True)
         try:
             self._coro.close()
-        except ijson.JSONError as exc:
-            raise _doc_error(exc, self.source, self.walker) from None
-        out = self._drain()
+        except (ijson.JSONError, UnicodeDecodeError) as exc:
+            raise self._parse_error(exc, b"") from None
+        out = self._drain(b"")
         return out + self.walker.end()
 
-    def _drain(self) -> list[Record]:
+    def _slice(self, piece: bytes) -> list[Record]:
+        self._check_surrogates(piece)
+        try:
+            self._coro.send(piece)
+        except (ijson.JSONError, UnicodeDecodeError) as exc:
+            raise self._parse_error(exc, piece) from None
+        out = self._drain(piece)
+        self._where.advance(piece)
+        end = self._where.offset
+        if out:
+            self._mark = end  # a value ended in this slice: the next one starts counting here
+        elif end - self._mark > self.max_record_bytes:
+            raise self._too_big(piece)
+        return out
+
+    def _parse_error(self, exc: Exception, piece: bytes) -> InputError:
+        # ijson fails on a lone low surrogate (and on bad UTF-8) that the scan may still hold
+        # back, waiting for the bytes after it: judge those first, for the precise error.
+        self._check_surrogates(piece, final=True, fed=True)
+        bad = _bad_utf8(piece)
+        if bad is not None:
+            return InvalidMessage(
+                f"not UTF-8 text (byte 0x{piece[bad]:02x})",
+                source=self.source,
+                **self._where.at(piece, bad),  # type: ignore[arg-type]
+                hint="Session files are UTF-8; re-encode the file",
+            )
+        return _doc_error(exc, self.source, self.walker, self._where.at(piece, 0))
+
+    def _drain(self, piece: bytes) -> list[Record]:
         out: list[Record] = []
         event = self.walker.event
-        for prefix, ev, value in self._events:
-            out.extend(event(prefix, ev, value))
-        del self._events[:]
+        depth = self.walker.depth
+        try:
+            for ev, value in self._events:
+                out.extend(event(ev, value))
+        except _TooDeep:
+            where = self._where
+            at = nesting_at(piece, self.walker.max_depth, depth, where.in_string, where.escaped)
+            raise too_deep(self.walker.max_depth, source=self.source, **where.at(piece, at or 0)) from None
+        finally:
+            del self._events[:]
         return out
+
+    def _check_surrogates(self, piece: bytes, final: bool = False, fed: bool = False) -> None:
+        """Raise at the first lone surrogate escape; ``fed``: ``piece`` (the one being parsed,
+        which positions are relative to) was already scanned, judge what is held back."""
+        found = self._surrogates.feed(b"" if fed else piece, final)
+        if found is None:
+            return
+        at, rest = found
+        where = self._where
+        rel = at - where.offset
+        if rel >= 0:
+            position = where.at(piece, rel)
+        else:
+            # Begun in the bytes carried from the last piece: inside a string, so on this
+            # piece's first line, the carried characters to the left of it.
+            position = {"line": where.line, "column": where.line_chars + 1 - _chars(rest[:-rel])}
+        raise lone_surrogate(rest[:6], source=self.source, **position)
+
+    def _too_big(self, piece: bytes) -> LimitExceeded:
+        walker = self.walker
+        what = f"record {walker.index}" if walker.target is None or not walker.building else f"the value of {walker.target!r}"
+        return LimitExceeded(
+            f"{what} of the JSON document is larger than {self.max_record_bytes} bytes",
+            limit="max_record_bytes",
+            value=self.max_record_bytes,
+            source=self.source,
+            **self._where.at(b"", 0),
+            hint="Raise max_record_bytes if the record is genuine (or convert the file to JSONL)",
+        )
 
 
 # -- the sync and async readers -----------------------------------------------------------------
@@ -416,10 +782,12 @@ def iter_records(
     on_invalid: OnInvalid = "error",
     report: Report | None = None,
     container: Literal["auto", "jsonl", "document"] = "auto",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> Iterator[Record]:
     """Records of a binary file, JSONL or JSON document (see the module docstring)."""
     head = b""
-    kind = container
+    kind: str = container
     if kind == "auto":
         sniffer = _Sniffer(max_line_bytes)
         while kind == "auto":
@@ -430,7 +798,7 @@ def iter_records(
     if kind == "document":
         if head.startswith(BOM):
             head = head[3:]
-        doc = DocReader(source)
+        doc = DocReader(source, max_depth=max_depth, max_record_bytes=max_record_bytes)
         chunk = head
         while chunk:
             yield from doc.feed(chunk)
@@ -441,7 +809,7 @@ def iter_records(
     index = 0
     chunk = head
     while True:
-        records, index = _jsonl_records(splitter.feed(chunk) if chunk else splitter.close(), index, source, on_invalid, report)
+        records, index = _jsonl_records(splitter.feed(chunk) if chunk else splitter.close(), index, source, on_invalid, report, max_depth)
         yield from records
         if not chunk:
             return
@@ -456,10 +824,12 @@ async def aiter_records(
     on_invalid: OnInvalid = "error",
     report: Report | None = None,
     container: Literal["auto", "jsonl", "document"] = "auto",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> AsyncIterator[Record]:
     """The async twin of :func:`iter_records`; ``f`` has ``async read(n)``."""
     head = b""
-    kind = container
+    kind: str = container
     if kind == "auto":
         sniffer = _Sniffer(max_line_bytes)
         while kind == "auto":
@@ -470,7 +840,7 @@ async def aiter_records(
     if kind == "document":
         if head.startswith(BOM):
             head = head[3:]
-        doc = DocReader(source)
+        doc = DocReader(source, max_depth=max_depth, max_record_bytes=max_record_bytes)
         chunk = head
         while chunk:
             for rec in doc.feed(chunk):
@@ -483,7 +853,7 @@ async def aiter_records(
     index = 0
     chunk = head
     while True:
-        records, index = _jsonl_records(splitter.feed(chunk) if chunk else splitter.close(), index, source, on_invalid, report)
+        records, index = _jsonl_records(splitter.feed(chunk) if chunk else splitter.close(), index, source, on_invalid, report, max_depth)
         for rec in records:
             yield rec
         if not chunk:

@@ -7,13 +7,15 @@ the converter, skip-or-raise, and outputs out. The sync and async readers only p
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .._errors import InputError, UsageError
 from .._io import (
+    DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_RECORD_BYTES,
     OnInvalid,
     Record,
     Source,
@@ -228,7 +230,17 @@ def _seekable(f: Any) -> bool:
         return False
 
 
-def _events(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, max_line_bytes: int, options: dict[str, Any], state: dict[str, Any]) -> Iterator[_Out]:
+@dataclass(frozen=True)
+class _Limits:
+    """The reader's limits (see :mod:`normalizer._io` for what each bounds and why)."""
+
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+
+
+def _events(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, limits: _Limits, options: dict[str, Any], state: dict[str, Any]) -> Iterator[_Out]:
+    max_line_bytes = limits.max_line_bytes
     pipeline = _Pipeline(fmt, "<input>", report, on_invalid, options)
     f, name, owned = open_source(source)
     pipeline.source = name
@@ -245,7 +257,10 @@ def _events(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, max
             finally:
                 f.seek(here)
 
-        records = iter_records(f, name, max_line_bytes=max_line_bytes, on_invalid=on_invalid, report=report)
+        records = iter_records(
+            f, name, max_line_bytes=max_line_bytes, on_invalid=on_invalid, report=report,
+            max_depth=limits.max_depth, max_record_bytes=limits.max_record_bytes,
+        )
         if pipeline.pending_plan:
             yield from pipeline.set_plan(plan())
         for rec in records:
@@ -291,7 +306,7 @@ class MessageStream(Iterator[dict[str, Any]]):
         self._messages.close()
 
 
-def _messages_only(events: Iterator[_Out]) -> Iterator[dict[str, Any]]:
+def _messages_only(events: Iterator[_Out]) -> Generator[dict[str, Any], None, None]:  # close()d
     conversations = 0
     for ev in events:
         if ev[0] == "msg":
@@ -315,6 +330,8 @@ def read_messages(
     report: Report | None = None,
     on_invalid: OnInvalid = "error",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> MessageStream:
     """Stream the chat messages of a session or history file.
@@ -326,14 +343,18 @@ def read_messages(
         on_invalid: ``"error"`` raises on a bad line or record; ``"skip"`` leaves it out and
             records it (``skip_invalid``).
         max_line_bytes: longest JSONL line accepted.
+        max_depth: deepest nesting accepted, in a JSONL line or a JSON document (counted
+            from its outermost bracket); deeper input raises LimitExceeded where it is read.
+        max_record_bytes: largest record of a JSON document, in bytes of the file.
         options: ``keep_meta`` (claude-code), ``base_instructions`` (codex).
 
     Returns:
         An iterator of message dicts with ``.report`` and ``.format``.
 
     Raises:
-        InputError: bad input (with file, line and column where known); LimitExceeded
-            for an over-long line; also for a file of several conversations (use
+        InputError: bad input (with file, line and column where known), lone surrogate
+            escapes included; LimitExceeded for an over-long line, an over-large document
+            record or too deep a nesting; also for a file of several conversations (use
             :func:`read_conversations`).
         UsageError: an unknown format or option.
     """
@@ -341,7 +362,7 @@ def read_messages(
     state: dict[str, Any] = {}
     # Validate arguments now, not at the first next().
     _Pipeline(format, "", report, on_invalid, options)
-    return MessageStream(_events(source, format, report, on_invalid, max_line_bytes, options, state), report, state)
+    return MessageStream(_events(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, state), report, state)
 
 
 def read_conversations(
@@ -351,6 +372,8 @@ def read_conversations(
     report: Report | None = None,
     on_invalid: OnInvalid = "error",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> Iterator[Conversation]:
     """Stream the conversations of a file: one per line of fine-tuning JSONL or ShareGPT
@@ -362,7 +385,7 @@ def read_conversations(
     report = report if report is not None else Report()
     _Pipeline(format, "", report, on_invalid, options)
     state: dict[str, Any] = {}
-    return _conversations(_events(source, format, report, on_invalid, max_line_bytes, options, state))
+    return _conversations(_events(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, state))
 
 
 def _conversations(events: Iterator[_Out]) -> Iterator[Conversation]:
@@ -415,7 +438,8 @@ async def _aseekable(f: Any) -> bool:
     return _seekable(wrapped) if wrapped is not None else False
 
 
-async def _aevents(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, max_line_bytes: int, options: dict[str, Any], state: dict[str, Any]) -> AsyncIterator[_Out]:
+async def _aevents(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, limits: _Limits, options: dict[str, Any], state: dict[str, Any]) -> AsyncIterator[_Out]:
+    max_line_bytes = limits.max_line_bytes
     pipeline = _Pipeline(fmt, "<input>", report, on_invalid, options)
     f, name, owned = await aopen_source(source)
     pipeline.source = name
@@ -438,7 +462,10 @@ async def _aevents(source: Source, fmt: str, report: Report, on_invalid: OnInval
         if pipeline.pending_plan:
             for ev in pipeline.set_plan(await plan()):
                 yield ev
-        async for rec in aiter_records(f, name, max_line_bytes=max_line_bytes, on_invalid=on_invalid, report=report):
+        async for rec in aiter_records(
+            f, name, max_line_bytes=max_line_bytes, on_invalid=on_invalid, report=report,
+            max_depth=limits.max_depth, max_record_bytes=limits.max_record_bytes,
+        ):
             out = pipeline.push(rec)
             if pipeline.pending_plan:
                 out += pipeline.set_plan(await plan())
@@ -502,13 +529,15 @@ def aread_messages(
     report: Report | None = None,
     on_invalid: OnInvalid = "error",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> AsyncMessageStream:
     """The async twin of :func:`read_messages` (asyncio or trio, through anyio)."""
     report = report if report is not None else Report()
     _Pipeline(format, "", report, on_invalid, options)
     state: dict[str, Any] = {}
-    return AsyncMessageStream(_aevents(source, format, report, on_invalid, max_line_bytes, options, state), report, state)
+    return AsyncMessageStream(_aevents(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, state), report, state)
 
 
 async def aread_conversations(
@@ -518,13 +547,15 @@ async def aread_conversations(
     report: Report | None = None,
     on_invalid: OnInvalid = "error",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> AsyncIterator[Conversation]:
     """The async twin of :func:`read_conversations`. A whole-file conversation's messages
     are an async iterator here; consume it before asking for the next conversation."""
     report = report if report is not None else Report()
     _Pipeline(format, "", report, on_invalid, options)
-    events = _aevents(source, format, report, on_invalid, max_line_bytes, options, {})
+    events = _aevents(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, {})
     extra: dict[str, Any] = {}
     sides: deque[list[dict[str, Any]]] = deque()
     head: list[dict[str, Any]] = []
