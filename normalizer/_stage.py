@@ -95,7 +95,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ._check import RULES
-from ._core import _has_text, _is_opaque, _join, _merge
+from ._core import _TEXT_JOIN_KEYS, _has_text, _is_opaque, _join, _joinable
 from ._errors import LimitExceeded
 
 if TYPE_CHECKING:
@@ -190,9 +190,12 @@ class ProfileStage:
         # state
         self._started = False  # a non-system message has been placed
         self._leading: tuple[Message, list[Note]] | None = None
+        self._leading_merge: _Merging | None = None  # set while several leading systems merge
         self._leading_count = 0
         self._held: tuple[Message, list[Note]] | None = None
+        self._held_merge: _Merging | None = None  # set while messages merge into the held one
         self._merged = 0
+        self._index: int | None = None  # input index of the message being placed (for errors)
         self._last: str | None = None  # role of the last non-system message placed
         self._last_calls = False  # ... and whether it was an assistant with calls
         self._seen_user = False
@@ -204,7 +207,10 @@ class ProfileStage:
 
     # ------------------------------------------------------------------ interface
 
-    def feed(self, message: Message, notes: list[Note]) -> Out:
+    def feed(self, message: Message, notes: list[Note], index: int | None = None) -> Out:
+        """``index``: the input index of the message the core is placing, named by a
+        ``LimitExceeded`` raised here (the README promises the message index)."""
+        self._index = index
         out: Out = []
         notes = list(notes)
         role = message.get("role")
@@ -236,13 +242,14 @@ class ProfileStage:
 
     def close(self) -> Out:
         out: Out = []
-        if not self._started and self._leading is not None:
-            lead, notes = self._leading
-            self._leading = None
+        lead_held = self._take_leading()
+        if not self._started and lead_held is not None:
+            lead, notes = lead_held
             if self._system == "fold":
                 self._put(self._folded(lead, None), notes + [self._fold_note(lead)], out)
             else:
                 self._emit(lead, notes, out)
+        self._settle_held()
         held = self._held
         if held is not None and held[0]["role"] == "assistant":
             msg, notes = held
@@ -494,7 +501,7 @@ class ProfileStage:
 
     def _result(self, m: Message, notes: list[Note]) -> Message:
         call_id = m.get("tool_call_id")
-        new = self._ids.get(call_id, call_id)
+        new: Any = self._ids.get(call_id, call_id)  # an id that is not a string stays as it is
         if new != call_id:
             notes.append(("rewrite_result_id", f"tool_call_id {call_id!r} -> {new!r}, as its call", [], call_id))
             m = {**m, "tool_call_id": new}
@@ -539,29 +546,45 @@ class ProfileStage:
         if self._leading_count > MAX_LEADING_SYSTEMS:
             raise LimitExceeded(
                 f"more than {MAX_LEADING_SYSTEMS} leading system messages", limit="MAX_LEADING_SYSTEMS",
-                value=MAX_LEADING_SYSTEMS, hint="no real history has that many; is the input a history?",
+                value=MAX_LEADING_SYSTEMS, index=self._index,
+                hint="no real history has that many; is the input a history?",
             )
         if self._leading is None:
             self._leading = (message, notes)
             return
-        held, held_notes = self._leading
+        merging = self._leading_merge
+        if merging is None:
+            merging = self._leading_merge = _Merging(*self._leading)
+            self._leading = (merging.fields, merging.notes)
+        held = merging.fields
         # Every key is kept: content joined as the core joins it, a key only the later one
         # has added, a conflicting value replaced by the later one (the earlier one recorded).
-        merged, conflicts = _merge(held, message)
+        merging.add(message)  # leaves tool_calls alone:
         if "tool_calls" in message:  # not a system field, but nothing is lost silently
             if "tool_calls" in held and held["tool_calls"] != message["tool_calls"]:
-                conflicts.append(("tool_calls", held["tool_calls"], message["tool_calls"]))
-            merged["tool_calls"] = message["tool_calls"]
+                merging.conflicts.append(("tool_calls", held["tool_calls"], message["tool_calls"]))
+            held["tool_calls"] = message["tool_calls"]
         dropped = {"role": message["role"]} if message["role"] != held["role"] else None
-        note = ("merge_leading_systems", f"merged {self._leading_count} leading system messages into one: "
-                f"{self.profile.name} accepts a single system message at the start"
-                + (f" (a {message['role']} message became part of the {held['role']} message)" if dropped else ""),
-                [], dropped)
-        self._leading = (merged, held_notes + notes + [note] + [
+        merging.notes.extend(notes)
+        merging.notes.append((
+            "merge_leading_systems", f"merged {self._leading_count} leading system messages into one: "
+            f"{self.profile.name} accepts a single system message at the start"
+            + (f" (a {message['role']} message became part of the {held['role']} message)" if dropped else ""),
+            [], dropped,
+        ))
+        merging.notes.extend(
             ("merge_conflict", f"merging leading system messages: '{k}' was {old!r}, the later {new!r} kept",
              [], {k: old})
-            for k, old, new in conflicts
-        ])
+            for k, old, new in merging.take_conflicts()
+        )
+
+    def _take_leading(self) -> tuple[Message, list[Note]] | None:
+        """The leading system message, its merged content joined (once), and no longer held."""
+        if self._leading_merge is not None:
+            self._leading_merge.settle()
+            self._leading_merge = None
+        lead, self._leading = self._leading, None
+        return lead
 
     def _folded(self, lead: Message, user: Message | None) -> Message:
         content = lead.get("content")
@@ -581,8 +604,7 @@ class ProfileStage:
             return
         if not self._started:
             self._started = True
-            lead = self._leading
-            self._leading = None
+            lead = self._take_leading()
             if lead is not None:
                 lead_msg, lead_notes = lead
                 if self._system == "fold":
@@ -646,41 +668,56 @@ class ProfileStage:
         self._emit(m, notes, out)
 
     def _merge_held(self, m: Message, notes: list[Note], out: Out) -> None:
-        held, held_notes = self._held  # type: ignore[misc]
         self._merged += 1
         if self._merged > MAX_MERGED:
             raise LimitExceeded(f"more than {MAX_MERGED} messages merge into one", limit="MAX_MERGED",
-                                value=MAX_MERGED, hint="no real history has that many consecutive turns")
+                                value=MAX_MERGED, index=self._index,
+                                hint="no real history has that many consecutive turns")
+        merging = self._held_merge
+        if merging is None:
+            assert self._held is not None  # _put merges only into a held message
+            merging = self._held_merge = _Merging(*self._held)
+            self._held = (merging.fields, merging.notes)
+        a = merging.fields
         dropped: dict[str, Any] = {}
-        a, b = held, m
-        if a.get("name") != b.get("name"):
-            dropped = {"name": [a.get("name"), b.get("name")]}
-            a = {k: v for k, v in a.items() if k != "name"}
-            b = {k: v for k, v in b.items() if k != "name"}
-        merged, conflicts = _merge(a, b)
-        if b.get("tool_calls"):
-            merged["tool_calls"] = b["tool_calls"]
-        merged.pop("prefix", None)  # only the final assistant may be a prefix; close() decides
+        if a.get("name") != m.get("name"):
+            dropped = {"name": [a.get("name"), m.get("name")]}
+            a.pop("name", None)
+            m = {k: v for k, v in m.items() if k != "name"}
+        merging.add(m)
+        if m.get("tool_calls"):
+            a["tool_calls"] = m["tool_calls"]
+        a.pop("prefix", None)  # only the final assistant may be a prefix; close() decides
         role = m["role"]
         why = (f"{self.profile.name} requires user and assistant to alternate" if self._alternate
                else "what stood between them was removed or became a user message")
-        merged_notes = held_notes + notes + [(
+        merging.notes.extend(notes)
+        merging.notes.append((
             f"merge_{role}_alternate" if self._alternate else f"merge_{role}",
             f"merged two consecutive {role} messages: {why}"
             + (" (their different names were dropped)" if dropped else ""),
             [], dropped or None,
-        )] + [("merge_conflict", f"merging: '{k}' was {old!r}, the later {new!r} kept", [], {k: old})
-              for k, old, new in conflicts]
-        if merged.get("tool_calls"):
+        ))
+        merging.notes.extend(("merge_conflict", f"merging: '{k}' was {old!r}, the later {new!r} kept", [], {k: old})
+                             for k, old, new in merging.take_conflicts())
+        if a.get("tool_calls"):
+            self._settle_held()
+            held = self._held
             self._held = None
-            self._emit(merged, merged_notes, out)
-        else:
-            self._held = (merged, merged_notes)
+            assert held is not None
+            self._emit(held[0], held[1], out)
+
+    def _settle_held(self) -> None:
+        """Join the held message's merged content (once): before it is read or sent."""
+        if self._held_merge is not None:
+            self._held_merge.settle()
+            self._held_merge = None
 
     def _flush(self, out: Out, final: bool = False) -> None:
         held = self._held
         if held is None:
             return
+        self._settle_held()
         self._held = None
         m, notes = held
         if self._prefix and not final and m.get("prefix") is True and m["role"] == "assistant":
@@ -713,6 +750,120 @@ class ProfileStage:
                               "message", [], {"content": content}))
                 return {**m, "content": [*content[:-1], {**content[-1], "text": text.rstrip()}]}
         return m
+
+
+class _Join:
+    """``_core._join`` folded left over one key's values, in one pass.
+
+    The core's pairwise join copies the text joined so far at every step, which is
+    quadratic over many fragments (4,000 fragments of 20 KB: minutes). This keeps the
+    pieces and joins them once, with the same result (tests/test_stage_merge.py checks it
+    against the fold over generated values): strings joined by a newline, blank strings
+    skipped, a string meeting a list becoming a text part, lists concatenated.
+    """
+
+    __slots__ = ("texts", "parts")
+
+    def __init__(self, first: Any) -> None:
+        # One of: both None (the value is None), texts (a string: one piece, possibly
+        # blank, or several non-blank pieces), parts (a list, our own copy).
+        self.texts: list[str] | None = None
+        self.parts: list[Any] | None = None
+        self.add(first)
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        texts, parts = self.texts, self.parts
+        if parts is not None:
+            if isinstance(value, str):
+                if value.strip():
+                    parts.append({"type": "text", "text": value})
+            else:
+                parts.extend(value)
+        elif texts is not None:
+            blank = len(texts) == 1 and not texts[0].strip()
+            if isinstance(value, str):
+                if not value.strip():
+                    return
+                if blank:
+                    texts[0] = value
+                else:
+                    texts.append(value)
+            elif value or not blank:
+                self.parts = ([] if blank else [{"type": "text", "text": "\n".join(texts)}]) + value
+                self.texts = None
+        elif isinstance(value, str):
+            self.texts = [value]
+        else:
+            self.parts = list(value)
+
+    def value(self) -> Any:
+        if self.parts is not None:
+            return self.parts
+        return None if self.texts is None else "\n".join(self.texts)
+
+
+class _Merging:
+    """A held message that later ones merge into, as ``_core._merge`` merges them one at a
+    time, in time linear in what is merged: text keys are joined once (:class:`_Join`),
+    list values extended in place. ``fields`` is the message; while merging, its text keys
+    are stale until :meth:`settle` (only ``_settle_held``/``_take_leading`` read them)."""
+
+    __slots__ = ("fields", "notes", "joins", "owned", "conflicts")
+
+    def __init__(self, message: Message, notes: list[Note]) -> None:
+        self.fields: Message = dict(message)
+        self.notes: list[Note] = list(notes)
+        self.joins: dict[str, _Join] = {}
+        self.owned: set[str] = set()  # keys whose list value is ours to extend
+        self.conflicts: list[tuple[str, Any, Any]] = []
+
+    def add(self, new: Message) -> None:
+        """``_core._merge`` of ``new`` into ``fields`` (conflicts kept for take_conflicts)."""
+        fields, joins = self.fields, self.joins
+        for key, value in new.items():
+            if key == "tool_calls" or key == "role":
+                continue  # as in _core._merge: the caller decides about calls
+            join = joins.get(key)
+            if join is not None:
+                if _joinable(value):
+                    join.add(value)
+                    continue
+                fields[key] = join.value()  # a value that does not join: as the core, below
+                del joins[key]
+            if key not in fields:
+                fields[key] = value
+                continue
+            old = fields[key]
+            if (key == "content" or key in _TEXT_JOIN_KEYS) and _joinable(old) and _joinable(value):
+                join = joins[key] = _Join(old)
+                join.add(value)
+            elif old == value or value is None:
+                continue
+            elif old is None:
+                fields[key] = value
+            elif isinstance(old, list) and isinstance(value, list):
+                if key in self.owned:
+                    old.extend(value)
+                else:
+                    fields[key] = old + value
+                    self.owned.add(key)
+            else:
+                fields[key] = value
+                self.conflicts.append((key, old, value))
+
+    def take_conflicts(self) -> list[tuple[str, Any, Any]]:
+        conflicts, self.conflicts = self.conflicts, []
+        return conflicts
+
+    def settle(self) -> Message:
+        """Write the joined text keys into ``fields`` (in place: their order is kept)."""
+        fields = self.fields
+        for key, join in self.joins.items():
+            fields[key] = join.value()
+        self.joins = {}
+        return fields
 
 
 def _mergeable(a: Message, b: Message) -> bool:
