@@ -16,7 +16,7 @@ from anyio import CancelScope
 from anyio.lowlevel import checkpoint
 
 from ._core import Normalizer
-from ._errors import NormalizerError
+from ._errors import NormalizerError, UsageError
 from ._report import Report
 from ._sync import Normalized, add_position_note
 
@@ -41,6 +41,7 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
     """
 
     def __init__(self, source: AsyncIterable[Any] | Iterable[Any], normalizer: Normalizer) -> None:
+        normalizer._claim(self)  # one history per normalizer: a second stream over it is refused
         self.normalizer = normalizer
         self._async = hasattr(source, "__aiter__")
         # Taking the iterator starts nothing (an async generator's __aiter__ is itself).
@@ -49,6 +50,7 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
         self._next = 0
         self._pulled = 0  # messages read from the source
         self._done = False
+        self._running = False  # inside __anext__: a second task iterating meanwhile is refused
 
     @property
     def report(self) -> Report:
@@ -58,53 +60,65 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        while True:
-            if self._next < len(self._pending):
-                self._next += 1
-                return self._pending[self._next - 1]
-            if self._done:
-                raise StopAsyncIteration
-            # Pull exactly one message: never read further ahead than the consumer asks.
-            # (Inlined rather than a helper coroutine: one await per message, not two.)
-            try:
-                if self._async:
-                    message = await self._iterator.__anext__()
-                else:
-                    try:
-                        message = next(self._iterator)
-                    except StopIteration:
-                        raise StopAsyncIteration from None
-                    # A sync source never yields to the event loop by itself: checkpoint
-                    # now and then so that a long history stays cancellable.
-                    if not self._pulled % _CHECKPOINT_EVERY:
-                        await checkpoint()
-                self._pulled += 1
-            except StopAsyncIteration:
-                self._done = True
-                await self._close_source()
-                await checkpoint()
-                self._pending, self._next = self.normalizer.close(), 0
-                continue
-            except BaseException as exc:
-                if isinstance(exc, Exception) and not isinstance(exc, NormalizerError):
-                    add_position_note(exc, self._pulled)
-                await self._fail()
-                raise
-            try:
-                self._pending, self._next = self.normalizer.feed(message), 0
-            except BaseException:
-                await self._fail()
-                raise
+        if self._running:
+            raise UsageError(
+                "two tasks are iterating one normalize() stream at once; its messages are one "
+                "history in order: iterate it from one task (and create one Normalizer per history)"
+            )
+        self._running = True
+        try:  # (the loop inline, not in a helper coroutine: see the class docstring)
+            while True:
+                if self._next < len(self._pending):
+                    self._next += 1
+                    return self._pending[self._next - 1]
+                if self._done:
+                    raise StopAsyncIteration
+                # Pull exactly one message: never read further ahead than the consumer asks.
+                # (Inlined rather than a helper coroutine: one await per message, not two.)
+                try:
+                    if self._async:
+                        message = await self._iterator.__anext__()
+                    else:
+                        try:
+                            message = next(self._iterator)
+                        except StopIteration:
+                            raise StopAsyncIteration from None
+                        # A sync source never yields to the event loop by itself: checkpoint
+                        # now and then so that a long history stays cancellable.
+                        if not self._pulled % _CHECKPOINT_EVERY:
+                            await checkpoint()
+                    self._pulled += 1
+                except StopAsyncIteration:
+                    self._done = True
+                    await self._close_source()
+                    await checkpoint()
+                    self._pending, self._next = self.normalizer.close(), 0
+                    self.normalizer._release(self)
+                    continue
+                except BaseException as exc:
+                    if isinstance(exc, Exception) and not isinstance(exc, NormalizerError):
+                        add_position_note(exc, self._pulled)
+                    await self._fail()
+                    raise
+                try:
+                    self._pending, self._next = self.normalizer.feed(message), 0
+                except BaseException:
+                    await self._fail()
+                    raise
+        finally:
+            self._running = False
 
     async def aclose(self) -> None:
         """Stop early: closes the source (``aclose``/``close``) too."""
         self._done = True
         self._pending, self._next = [], 0
+        self.normalizer._release(self)
         await self._close_source()
 
     async def _fail(self) -> None:
         self._done = True
         self._pending, self._next = [], 0
+        self.normalizer._release(self)
         await self._close_source()
 
     async def _close_source(self) -> None:
@@ -166,7 +180,7 @@ def repairing(func: F | None = None, /, **options: Any) -> Any:
         else:
 
             @functools.wraps(loader)
-            def wrapper(*args: Any, **kwargs: Any) -> Normalized:  # type: ignore[misc]
+            def wrapper(*args: Any, **kwargs: Any) -> Normalized:
                 return Normalized(loader(*args, **kwargs), Normalizer(**options))
 
         return wrapper  # type: ignore[return-value]

@@ -14,6 +14,7 @@ asserts they agree.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -34,6 +35,9 @@ __all__ = ["Normalizer"]
 Message = dict[str, Any]
 # A repair waiting for its message to be emitted: (kind, detail, input indices, dropped).
 Note = tuple[str, str, list[int], Any]
+
+# Normalizer._broken while a message is being placed (a re-entrant call is refused).
+_IN_USE = "in use"
 
 _EVENT_OF_ROLE = {
     "system": "system",
@@ -91,7 +95,11 @@ class Normalizer:
         self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
         self._stage = make_stage(self.profile)
         self.state = IDLE
-        self._broken = False
+        # False, True once an error left the pending turn half-built, or _IN_USE while a
+        # message is being placed (a call from inside that one -- an on_record callback
+        # feeding it -- would place one history's message in the middle of another's).
+        self._broken: object = False
+        self._owner: weakref.ref[object] | None = None  # the adapter running it (_claim)
         self._n_in = 0  # messages fed
         self._n_out = 0  # messages returned before the current call
         self._index = -1  # input index of the message being placed
@@ -161,6 +169,7 @@ class Normalizer:
             if type(msg) is not dict:
                 msg = dict(msg)
         self._index = index
+        self._broken = _IN_USE
         try:
             # _dispatch, inlined: this is the per-message path (one Python call less).
             for conditions, actions, dest in self._table[self.state][event]:
@@ -196,6 +205,7 @@ class Normalizer:
         except BaseException:
             self._broken = True
             raise
+        self._broken = False
         out = self._out
         if not out:
             return []
@@ -210,6 +220,7 @@ class Normalizer:
             self._refuse("close")
         if self.state is CLOSED:
             return []
+        self._broken = _IN_USE
         try:
             self._dispatch("eof", None)
             while self._replay or self.state is not CLOSED:
@@ -224,7 +235,24 @@ class Normalizer:
         except BaseException:
             self._broken = True
             raise
+        self._broken = False
         return self._drain()
+
+    def _claim(self, owner: object) -> None:
+        """An adapter (``normalize``, ``normalize_sync``) takes this normalizer for its
+        history until it ends; another one meanwhile would interleave two histories."""
+        current = self._owner() if self._owner is not None else None
+        if current is not None and current is not owner:
+            raise UsageError(
+                "this Normalizer is already repairing a history for another normalize() or "
+                "normalize_sync() that has not finished (another task?); a Normalizer holds the "
+                "pending turn of one history: create one Normalizer per history"
+            )
+        self._owner = weakref.ref(owner)  # weak: an adapter dropped unfinished lets go
+
+    def _release(self, owner: object) -> None:
+        if self._owner is not None and self._owner() is owner:
+            self._owner = None
 
     # ------------------------------------------------------------------ machinery
 
@@ -262,6 +290,12 @@ class Normalizer:
         return out
 
     def _refuse(self, what: str) -> None:
+        if self._broken is _IN_USE:
+            raise UsageError(
+                f"{what}() called while this Normalizer is still placing a message (from an "
+                "on_record callback, or another task or thread sharing it); a Normalizer holds "
+                "the pending turn of one history: create one Normalizer per history"
+            )
         if self._broken:
             raise UsageError(
                 f"{what}() called on a normalizer that raised an error; its pending turn may be "
@@ -272,11 +306,16 @@ class Normalizer:
     def _invalid(self, error: InvalidMessage, original: Any) -> list[Message]:
         if self.options.on_invalid == "error":
             raise error
-        self._report.add(
-            "skip_invalid", f"left out an invalid message: {error.what}", input=[error.index or 0],
-            dropped=_jsonable(original),
-        )
-        return []
+        # Nothing was placed: whatever on_record does, the instance stays usable.
+        self._broken = _IN_USE
+        try:
+            self._report.add(
+                "skip_invalid", f"left out an invalid message: {error.what}", input=[error.index or 0],
+                dropped=_jsonable(original),
+            )
+            return []
+        finally:
+            self._broken = False
 
     # -- emission
 

@@ -20,6 +20,7 @@ class Normalized(Iterator[dict[str, Any]]):
     """
 
     def __init__(self, source: Iterable[Any], normalizer: Normalizer) -> None:
+        normalizer._claim(self)  # one history per normalizer: a second stream over it is refused
         self.normalizer = normalizer
         self._source = iter(source)
         self._messages = self._run(self._source)
@@ -42,6 +43,7 @@ class Normalized(Iterator[dict[str, Any]]):
             close = getattr(self._source, "close", None)
             if close is not None:
                 close()
+            self.normalizer._release(self)
         self._messages.close()
 
     def _run(self, source: Iterator[Any]) -> Generator[dict[str, Any], None, None]:
@@ -65,6 +67,7 @@ class Normalized(Iterator[dict[str, Any]]):
                 raise
             yield from normalizer.close()
         finally:
+            normalizer._release(self)
             close = getattr(source, "close", None)
             if close is not None:
                 close()

@@ -182,3 +182,82 @@ async def test_memory_does_not_grow_with_history_length():
     large = await _peak(200_000)
     # Ten times the messages, about the same peak: nothing is kept per message.
     assert large < small * 1.5 + 64 * 1024, (small, large)
+
+
+# ---------------------------------------------------------------- one Normalizer per history
+
+
+class Gated(CountingSource):
+    """A source that stops before message ``at`` until ``gate`` is set."""
+
+    def __init__(self, messages, at: int) -> None:
+        super().__init__(messages)
+        self.at = at
+        self.gate = anyio.Event()
+        self.waiting = anyio.Event()
+
+    async def __anext__(self):
+        if self.pulled == self.at and not self.gate.is_set():
+            self.waiting.set()
+            await self.gate.wait()
+        return await super().__anext__()
+
+
+async def test_a_second_task_sharing_the_normalizer_is_refused():
+    # The attack: two tasks, one Normalizer -- asyncio gave one task nothing, trio
+    # interleaved the two histories. Now the second normalize() is refused up front.
+    shared = Normalizer()
+    first = Gated(HISTORY, at=2)
+    got: list = []
+    refused: list[str] = []
+
+    async def one():
+        got.extend([m async for m in normalizer.normalize(first, normalizer=shared)])
+
+    async def two():
+        await first.waiting.wait()  # the first history is half read
+        with pytest.raises(normalizer.UsageError, match="create one Normalizer per history") as info:
+            normalizer.normalize(CountingSource([U("other"), A("history")]), normalizer=shared)
+        refused.append(str(info.value))
+        first.gate.set()
+
+    with anyio.fail_after(10):  # a regression fails, it does not hang
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one)
+            tg.start_soon(two)
+    assert len(refused) == 1
+    assert got == EXPECTED  # the first history, whole and alone
+
+
+async def test_two_tasks_iterating_one_stream_are_refused():
+    source = Gated(HISTORY, at=1)
+    stream = normalizer.normalize(source)
+    refused: list[str] = []
+
+    async def second():
+        await source.waiting.wait()  # the first task is inside __anext__, awaiting the source
+        with pytest.raises(normalizer.UsageError, match="one Normalizer per history") as info:
+            await stream.__anext__()
+        refused.append(str(info.value))
+        source.gate.set()
+
+    with anyio.fail_after(10):  # a regression fails, it does not hang
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second)
+            out = [m async for m in stream]
+    assert len(refused) == 1
+    assert out == EXPECTED
+
+
+@pytest.mark.parametrize("end", ["exhausted", "aclose", "abandoned"])
+async def test_the_normalizer_is_free_again_when_its_stream_ends(end):
+    shared = Normalizer()
+    stream = normalizer.normalize(CountingSource([U("a")]), normalizer=shared)
+    if end == "exhausted":
+        assert [m async for m in stream] == [U("a")]
+    elif end == "aclose":
+        await stream.aclose()
+    else:
+        del stream  # never iterated nor closed: its claim is weak and goes with it
+    assert shared._owner is None or shared._owner() is None
+    normalizer.normalize(CountingSource([]), normalizer=shared)  # not refused

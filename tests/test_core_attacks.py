@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalizer import LimitExceeded, Normalizer
+from normalizer import LimitExceeded, Normalizer, UsageError, normalize_sync
 from normalizer._core import _Fold, _has_text, _join
 
-from helpers import A, Counting, T, call, repair, within_seconds
+from helpers import A, Counting, T, U, call, repair, within_seconds
 
 
 # ---------------------------------------------------------------- 8: duplicate call ids
@@ -186,3 +186,55 @@ def test_calls_of_a_merged_turn_keep_their_key_position():
     out, _ = repair([A("a"), A(None, ["c1"]), A("b", x_extra=1), T("c1")])
     assert list(out[0]) == ["role", "content", "tool_calls", "x_extra"]
     assert out[0]["content"] == "a\nb" and [c["id"] for c in out[0]["tool_calls"]] == ["c1"]
+
+
+# ---------------------------------------------------------------- 16: one Normalizer per history
+
+
+def test_feeding_from_inside_on_record_is_refused():
+    calls: list[str] = []
+
+    def on_record(record):
+        calls.append(record.kind)
+        core.feed(A("from the callback"))  # the re-entrant call
+
+    core = Normalizer(on_record=on_record)
+    core.feed(A("a"))
+    with pytest.raises(UsageError, match="create one Normalizer per history"):
+        core.feed(T("zz"))  # an orphan: dropped and recorded while it is placed
+    assert calls == ["drop_orphan_result"]
+
+
+def test_skipping_an_invalid_message_refuses_a_re_entrant_feed_and_stays_usable():
+    def on_record(record):
+        core.feed(U("from the callback"))
+
+    core = Normalizer(on_invalid="skip", on_record=on_record)
+    with pytest.raises(UsageError, match="still placing a message"):
+        core.feed({"role": "user", "content": 3})
+    assert core.feed(U("next")) == [] and core.close() == [U("next")]
+
+
+def test_closing_from_inside_on_record_is_refused():
+    def on_record(record):
+        core.close()
+
+    core = Normalizer(on_record=on_record)
+    core.feed(A(None, ["c1"]))
+    with pytest.raises(UsageError, match="one Normalizer per history"):
+        core.close()  # the stub for c1 is recorded while the turn is flushed
+
+
+def test_two_sync_streams_over_one_normalizer_are_refused():
+    shared = Normalizer()
+    first = normalize_sync([A("a"), A("b")], normalizer=shared)
+    with pytest.raises(UsageError, match="create one Normalizer per history"):
+        normalize_sync([U("other")], normalizer=shared)
+    assert list(first) == [A("a\nb")]
+    assert shared._owner is None  # released at its end
+
+
+def test_a_normalizer_whose_stream_was_dropped_unstarted_is_free():
+    shared = Normalizer()
+    normalize_sync([A("a")], normalizer=shared).close()
+    assert list(normalize_sync([A("b")], normalizer=shared)) == [A("b")]
