@@ -110,18 +110,34 @@ def test_python_block_runs(block: Block, scratch: Path) -> None:
         assert printed.getvalue().rstrip("\n") == block.output.rstrip("\n")
 
 
+STEP = "@@readme-step@@"
+
+
+def transcript(block: Block, cwd: Path) -> list[tuple[str, str, str]]:
+    """Each ``$ command`` of a console block as (command, expected, actual).
+
+    The commands run in one bash process, in order, as a user types them: ``$?`` is the
+    status of the command before, and files one command writes are there for the next.
+    """
+    steps = re.split(r"^\$ ", block.body, flags=re.M)
+    assert steps[0] == "", f"{block.id}: a console block starts with a '$ ' command"
+    parsed = [step.partition("\n")[::2] for step in steps[1:]]
+    script = "".join(
+        f"__status=$?; printf '%s\\n' '{STEP}'; (exit $__status); {command}\n" for command, _ in parsed
+    )
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=cwd, env=shell_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=300,
+    )
+    outputs = done.stdout.decode().split(STEP + "\n")[1:]
+    assert len(outputs) == len(parsed), done.stdout.decode()
+    return [(command, expected, actual) for (command, expected), actual in zip(parsed, outputs)]
+
+
 @pytest.mark.parametrize("block", of("console"), ids=lambda b: b.id)
 def test_console_transcript_is_current(block: Block, scratch: Path) -> None:
     require_chatnorm()
-    steps = re.split(r"^\$ ", block.body, flags=re.M)
-    assert steps[0] == "", f"{block.id}: a console block starts with a '$ ' command"
-    for step in steps[1:]:
-        command, _, expected = step.partition("\n")
-        done = subprocess.run(
-            ["bash", "-c", command], cwd=scratch, env=shell_env(),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120,
-        )
-        actual = done.stdout.decode()
+    for command, expected, actual in transcript(block, scratch):
         assert matches(expected, actual), f"{block.id}: `{command}` printed:\n{actual}"
 
 
