@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from pydantic_core import PydanticSerializationError
 from typing_extensions import NotRequired, TypedDict
 
 from ._errors import InvalidMessage
@@ -146,8 +147,55 @@ def as_message(raw: Any) -> Any:
     """
     dump = getattr(raw, "model_dump", None)
     if dump is not None and not isinstance(raw, Mapping):
-        return dump(mode="json", exclude_unset=True)
+        try:
+            return dump(mode="json", exclude_unset=True)
+        except (UnicodeEncodeError, PydanticSerializationError):
+            # A lone surrogate cannot be encoded (the policy: normalizer._io's docstring).
+            # Raised as validation fails, so the caller names the message and skips or stops
+            # as for any invalid message; anything else the dump refuses propagates as it was.
+            found = _first_surrogate(raw, [])  # not from a dump: pydantic refuses them all
+            if found is None:
+                raise
+            path, text = found
+            raise ValidationError.from_exception_data(
+                "Message", [{"type": "string_unicode", "loc": ("model", *path), "input": text}]
+            ) from None
     return raw
+
+
+def _first_surrogate(value: Any, path: list[str | int]) -> tuple[list[str | int], str] | None:
+    """Path and text of the first string (key or value) holding a lone surrogate, in plain
+    values and in pydantic models (their fields and extras)."""
+    if hasattr(value, "model_dump") and not isinstance(value, Mapping):
+        value = {**vars(value), **(getattr(value, "__pydantic_extra__", None) or {})}
+    if isinstance(value, str):
+        return None if _encodable(value) else (path, value)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and not _encodable(key):
+                return path, key
+            found = _first_surrogate(item, [*path, str(key)])
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _first_surrogate(item, [*path, i])
+            if found is not None:
+                return found
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    """A string for an error message: a lone surrogate escaped (it would break the terminal)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def validate_message(raw: Any, index: int) -> dict[str, Any]:
@@ -162,6 +210,15 @@ def _invalid(exc: ValidationError, raw: Any, index: int) -> InvalidMessage:
     errors = exc.errors(include_url=False)
     first = errors[0]
     kind = first["type"]
+    if kind == "string_unicode":  # pydantic's word for a lone surrogate (in a key, or ours)
+        path = _shown(".".join(str(p) for p in first["loc"][1:]))
+        return InvalidMessage(
+            f"{path + ': ' if path else ''}lone surrogate in '{_shown(str(first['input']))}' "
+            "(half of a UTF-16 pair: not a character)",
+            field=path or None,
+            index=index,
+            hint="Text must be valid Unicode; replace or drop the surrogate before normalizing",
+        )
     if kind != "union_tag_invalid" and (kind == "union_tag_not_found" or len(first["loc"]) == 0):
         if not isinstance(raw, Mapping):
             return InvalidMessage(
@@ -210,12 +267,14 @@ _HINTS = {
 
 
 def _same_field(error: Any, first: Any) -> bool:
-    strip = lambda loc: [p for p in loc if str(p) not in _TYPE_NAMES]  # noqa: E731
+    def strip(loc: Any) -> list[Any]:
+        return [p for p in loc if str(p) not in _TYPE_NAMES]
+
     return strip(error["loc"]) == strip(first["loc"])
 
 
 def _expected(error: Any) -> str:
-    return {
+    expected: str = {
         "string_type": "a string",
         "list_type": "a list",
         "none_required": "null",
@@ -224,6 +283,7 @@ def _expected(error: Any) -> str:
         "model_attributes_type": "an object",
         "missing": "a value (it is required)",
     }.get(error["type"], error["msg"].lower())
+    return expected
 
 
 def _dig(raw: Any, path: list[str]) -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError
 
 __all__ = ["Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
@@ -48,7 +49,10 @@ class Repair(BaseModel):
 
 
 class Report(BaseModel):
-    """Counts per repair kind and a record per repair. ``model_dump_json()`` works."""
+    """Counts per repair kind and a record per repair. ``model_dump_json()`` works, always:
+    a lone surrogate (in-memory input can hold one; files cannot, see ``normalizer._io``)
+    cannot be encoded as UTF-8, so the dump replaces each with U+FFFD and says so in a
+    ``replace_surrogates`` record of the dump (the report itself is left as it is)."""
 
     messages_in: int = 0
     messages_out: int = 0
@@ -89,6 +93,26 @@ class Report(BaseModel):
             self.on_record(record)
         return record
 
+    def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
+        try:
+            return super().model_dump_json(**kwargs)
+        except PydanticSerializationError:
+            replaced = [0]
+            data = _fields(self)
+            data["records"] = [_fields(r) for r in self.records]
+            data = _replace_surrogates(data, replaced)
+            if not replaced[0]:
+                raise  # not surrogates: a value that is not JSON at all, the caller's to fix
+        note = Repair(
+            kind="replace_surrogates",
+            detail=f"{replaced[0]} lone surrogate(s) (half of a UTF-16 pair: not a character, "
+            "cannot be written as UTF-8) replaced by U+FFFD in this dump",
+        )
+        data["records"].append(_fields(note))
+        data["counts"]["replace_surrogates"] = 1
+        clean = Report.model_validate(data)
+        return BaseModel.model_dump_json(clean, **kwargs)
+
     def count(self, kind: str, n: int = 1) -> None:
         """Count something without a record (e.g. skipped sidechain lines of a session file)."""
         self.counts[kind] = self.counts.get(kind, 0) + n
@@ -97,3 +121,27 @@ class Report(BaseModel):
         """One line for people: ``"12 in, 10 out; merge_assistant 2, stub_missing_result 1"``."""
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
         return f"{self.messages_in} in, {self.messages_out} out; " + (kinds or "no repairs")
+
+
+def _replace_surrogates(value: Any, replaced: list[int]) -> Any:
+    """``value`` with every lone surrogate of its strings (keys too) replaced by U+FFFD;
+    ``replaced[0]`` counts them."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            lone = sum(1 for c in value if 0xD800 <= ord(c) <= 0xDFFF)
+            replaced[0] += lone
+            return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k, replaced): _replace_surrogates(v, replaced) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_replace_surrogates(v, replaced) for v in value]
+    return value
+
+
+def _fields(model: BaseModel) -> dict[str, Any]:
+    """A model's fields as they are: not through pydantic's serializer, which refuses the
+    very strings this is for."""
+    return {name: getattr(model, name) for name, info in type(model).model_fields.items() if not info.exclude}

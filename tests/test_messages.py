@@ -73,3 +73,49 @@ def test_validation_returns_a_copy_with_extras():
     original = {"role": "user", "content": [{"type": "text", "text": "x"}], "x_trace": {"id": 1}}
     validated = validate_message(original, 0)
     assert validated == original and validated is not original
+
+
+# -- lone surrogates in memory (attack campaign item 13; the policy: normalizer._io) -----------
+
+
+def test_a_model_with_a_lone_surrogate_key_is_an_invalid_message_naming_index_and_path():
+    # was: UnicodeEncodeError out of the model's JSON dump
+    import pydantic
+
+    from normalizer import InvalidMessage
+    from normalizer._messages import validate_message
+
+    class Part(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+
+    class Msg(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+        role: str
+        parts: list[Part] = []
+
+    bad = Part()
+    bad.__pydantic_extra__["z\udc00"] = 2
+    with pytest.raises(InvalidMessage) as exc:
+        validate_message(Msg(role="user", parts=[Part(), bad]), 3)
+    assert (exc.value.index, exc.value.field) == (3, "parts.1")
+    assert str(exc.value) == (
+        "message 3: parts.1: lone surrogate in 'z\\udc00' (half of a UTF-16 pair: not a character). "
+        "Text must be valid Unicode; replace or drop the surrogate before normalizing"
+    )
+
+
+def test_a_report_holding_a_lone_surrogate_dumps_with_a_note():
+    # was: PydanticSerializationError although model_dump_json() is documented to work
+    import orjson
+
+    from normalizer import Report
+
+    report = Report()
+    report.add("x", "d\ud800", dropped={"k\udc00": ["a\ud800b"]})
+    dumped = orjson.loads(report.model_dump_json())
+    assert dumped["records"][0]["detail"] == "d\ufffd"
+    assert dumped["records"][0]["dropped"] == {"k\ufffd": ["a\ufffdb"]}
+    assert dumped["records"][1]["kind"] == "replace_surrogates"
+    assert dumped["records"][1]["detail"].startswith("3 lone surrogate(s)")
+    assert dumped["counts"] == {"x": 1, "replace_surrogates": 1}
+    assert report.records[0].dropped == {"k\udc00": ["a\ud800b"]}  # the report itself is untouched
