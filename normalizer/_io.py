@@ -23,9 +23,10 @@ refused at read time with an :class:`InvalidMessage` at ``file:line:column`` (JS
 orjson, which refuses them; documents through :class:`_SurrogateScan`, because ijson's C
 backend would silently turn them into ``?``). *In-memory* values (Python ``str`` can hold
 them) are refused where they would have to be encoded: a pydantic model whose dump fails is
-an :class:`InvalidMessage` naming the message (``_messages.as_message``), a writer names the
-message it cannot write (``_writers``), and :meth:`Report.model_dump_json` replaces them with
-U+FFFD and says so in a ``replace_surrogates`` record (``_report``).
+an :class:`InvalidMessage` naming the message (``_messages.as_message``), pydantic refuses
+them in a message's keys, and :meth:`Report.model_dump_json` replaces them with U+FFFD and
+says so in a ``replace_surrogates`` record (``_report``). (Not yet: the writers still fail
+with orjson's TypeError on a surrogate in an in-memory message's value.)
 
 Which one a file is comes from its first bytes (:func:`sniff`): ``[`` is a document; ``{``
 is JSONL when its first line is a complete JSON value, else a (pretty-printed) document.
