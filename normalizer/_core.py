@@ -117,6 +117,8 @@ class Normalizer:
         self._turn_notes: list[Note] = []
         self._turn_opaque = False
         self._turn_folds: dict[str, _Fold] = {}
+        # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
+        self._parked: list[tuple[Message, int]] = []
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
@@ -423,14 +425,13 @@ class Normalizer:
         return self._next_alias(call_id) is not None
 
     def is_empty_fragment(self, message: Message) -> bool:
-        """An assistant message with nothing in it at all: no text, calls or reasoning."""
+        """An assistant message with nothing to send: no text, calls or substance (it may
+        have reasoning -- reached only when it does not continue the held turn)."""
         return not (
             message.get("tool_calls")
             or _has_text(message.get("content"))
             or _is_opaque(message)
             or any(message.get(k) for k in _SUBSTANCE_KEYS)
-            or any(message.get(k) for k in _TEXT_JOIN_KEYS)
-            or message.get("reasoning_details")
         )
 
     def completes_turn(self, message: Message) -> bool:
@@ -497,7 +498,24 @@ class Normalizer:
     # ------------------------------------------------------------------ actions: turn
 
     def hold_turn(self, message: Message) -> None:
-        """Hold an assistant message as the start of a turn."""
+        """Hold an assistant message as the start of a turn (after the reasoning parked for
+        its speaker, if any: see drop_empty)."""
+        parked = self._parked
+        if parked:
+            self._parked = []
+            index = self._index
+            for position, (fragment, at) in enumerate(parked):
+                self._index = at
+                if position == 0:
+                    self._start_turn(fragment)
+                else:
+                    self.merge_turn(fragment)
+            self._index = index
+            self.merge_turn(message)
+            return
+        self._start_turn(message)
+
+    def _start_turn(self, message: Message) -> None:
         index = self._index
         self._turn_inputs = [index]
         self._turn_notes = []
@@ -518,6 +536,8 @@ class Normalizer:
 
     def merge_turn(self, message: Message) -> None:
         """Merge another fragment of the same model turn into the held one."""
+        if self._parked:
+            self._drop_parked()  # the held turn goes on: the parked reasoning's speaker did not come
         held = self._turn
         assert held is not None
         inputs = self._turn_inputs
@@ -610,22 +630,69 @@ class Normalizer:
     def drop_empty(self, message: Message) -> None:
         """Drop an empty assistant message that cannot merge into the held turn. Held as a
         turn of its own it would end the held one and then vanish, leaving two turns of one
-        speaker side by side that only a second pass would merge."""
+        speaker side by side that only a second pass would merge.
+
+        A reasoning-only one (another speaker's: the same speaker's merged already) is parked
+        instead, the held turn staying open. Decision: its ``name`` says whose reasoning it
+        is, so it is never merged into another speaker's turn (that would misattribute it);
+        it waits for its own speaker's next turn and is merged there, as reasoning before
+        text. If anything else comes first (the held turn continues, another speaker, a
+        user, results, the end), no turn of its speaker follows to carry it: it is dropped,
+        kept whole in the report -- and the held turn was never ended by it, so the first
+        pass is a fixed point.
+        """
         index = self._index
-        self._record(
-            "drop_empty_assistant", f"dropped assistant message {index}: it has no text and no tool calls",
-            [index], message,
-        )
+        if not any(message.get(k) for k in _TEXT_JOIN_KEYS) and not message.get("reasoning_details"):
+            self._record(
+                "drop_empty_assistant", f"dropped assistant message {index}: it has no text and no tool calls",
+                [index], message,
+            )
+            return
+        parked = self._parked
+        if parked and parked[0][0].get("name") != message.get("name"):
+            self._drop_parked()  # a third speaker's reasoning: the parked one's speaker did not come
+        parked = self._parked
+        parked.append((message, index))
+        limit = self.options.max_turn_fragments
+        if len(parked) > limit:
+            raise LimitExceeded(
+                f"more than {limit} consecutive fragments merge into one turn",
+                limit="max_turn_fragments", value=limit, index=index,
+                hint="a real history never gets near this; if it does, raise max_turn_fragments",
+            )
+        self._hold_bytes(_size(message))
+
+    def _drop_parked(self) -> None:
+        for message, index in self._parked:
+            self._record(
+                "drop_empty_assistant",
+                f"dropped assistant message {index}: it has only reasoning, and no turn of its speaker follows to carry it",
+                [index], message,
+            )
+        self._parked = []
 
     def end_turn(self, message: Message | None = None) -> None:
         """The held turn is over: emit it with its results (stubs for missing ones), or drop
         it when it carries nothing; then schedule the deferred messages for replay."""
+        if self._parked and not self._carries_parked(message):
+            self._drop_parked()
         self._finish("stub")
+
+    def _carries_parked(self, message: Message | None) -> bool:
+        # The next turn is the parked reasoning's speaker's: hold_turn merges it in.
+        return (
+            message is not None
+            and message.get("role") == "assistant"
+            and not _is_opaque(message)
+            and message.get("name") == self._parked[0][0].get("name")
+        )
 
     def end_turn_at_eof(self, message: Message | None = None) -> None:
         """As end_turn, with the ``trailing_calls`` policy for unanswered calls -- if they
         really are trailing: when a user or system message came after them (deferred),
         the conversation moved on without their results, and they get stubs."""
+        if self._parked:
+            self._drop_parked()
         self._finish("stub" if self._deferred else self.options.trailing_calls)
 
     # ------------------------------------------------------------------ the repairs

@@ -238,3 +238,35 @@ def test_a_normalizer_whose_stream_was_dropped_unstarted_is_free():
     shared = Normalizer()
     normalize_sync([A("a")], normalizer=shared).close()
     assert list(normalize_sync([A("b")], normalizer=shared)) == [A("b")]
+
+
+# ---------------------------------------------------------------- 14: reasoning of another speaker
+
+
+def _thinks(name: str | None = "alice") -> dict[str, Any]:
+    return A(None, reasoning_content="R", **({"name": name} if name else {}))
+
+
+def test_another_speakers_reasoning_does_not_split_a_turn_and_the_first_pass_is_a_fixed_point():
+    once, report = repair([A("hi"), _thinks(), A("x")])
+    assert once == [A("hi\nx")]
+    [dropped] = [r for r in report.records if r.kind == "drop_empty_assistant"]
+    assert dropped.dropped == _thinks() and dropped.input == [1]  # kept whole in the report
+    twice, again = repair(once)
+    assert twice == once and again.counts == {}
+
+
+def test_another_speakers_reasoning_goes_to_that_speakers_next_turn():
+    out, report = repair([A("hi"), _thinks(), A("x", name="alice")])
+    assert out == [A("hi"), A(None, reasoning_content="R", name="alice") | {"content": "x"}]
+    assert report.counts == {"merge_assistant": 1}
+    assert repair(out)[0] == out
+
+
+@pytest.mark.parametrize("after", [[U("u")], [], [A("y", name="bob")]], ids=["user", "eof", "third-speaker"])
+def test_parked_reasoning_with_no_turn_of_its_speaker_is_dropped_whole(after):
+    out, report = repair([A("hi"), _thinks(), *after])
+    assert out == [A("hi"), *after]
+    [dropped] = [r for r in report.records if r.kind == "drop_empty_assistant"]
+    assert dropped.dropped == _thinks()
+    assert repair(out)[0] == out

@@ -44,6 +44,11 @@ def assistants(draw):
     return message
 
 
+# Reasoning-only messages of a named speaker, between fragments of another's turn (attack 14).
+thinking = st.builds(
+    lambda n, c: {"role": "assistant", "content": c, "reasoning_content": "R"} | ({"name": n} if n else {}),
+    names, st.sampled_from([None, ""]),
+)
 users = st.builds(lambda c, n: {"role": "user", "content": c} | ({"name": n} if n else {}), contents, names)
 systems = st.builds(lambda c: {"role": "system", "content": c}, texts)
 tools = st.builds(
@@ -52,7 +57,7 @@ tools = st.builds(
     st.sampled_from(["ok", "", "output 1", "error: boom"]),
 )
 histories = st.lists(
-    st.one_of(assistants(), assistants(), users, tools, tools, systems), max_size=30
+    st.one_of(assistants(), assistants(), thinking, users, tools, tools, systems), max_size=30
 )
 policies = st.fixed_dictionaries({
     "orphan_results": st.sampled_from(["drop", "keep_as_user"]),
