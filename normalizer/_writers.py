@@ -140,6 +140,7 @@ async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> Any:
 async def _awrite(items: Iterable[Any] | AsyncIterable[Any], dest: Dest, kind: Kind) -> int:
     import anyio
 
+    f: Any
     if dest == "-":
         f, owned = anyio.wrap_file(sys.stdout.buffer), False
     elif isinstance(dest, (str, os.PathLike)):
