@@ -328,7 +328,7 @@ class Normalizer:
                 self._note(notes, self._n_out + len(self._out))
             self._out.append(message)
         else:
-            for msg, more in self._stage.feed(message, notes or []):
+            for msg, more in self._stage.feed(message, notes or [], self._index):
                 self._append(msg, more)
 
     def _append(self, message: Message | None, notes: list[Note]) -> None:
