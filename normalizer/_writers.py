@@ -16,6 +16,8 @@ from typing import IO, Any, Literal, Union
 
 import orjson
 
+from ._errors import InvalidMessage
+
 __all__ = [
     "FLUSH_BYTES",
     "WRITERS",
@@ -65,8 +67,24 @@ def _conversation_parts(item: Any) -> tuple[Iterable[Mapping[str, Any]], Mapping
     return messages, extra or {}
 
 
+def _unwritable(exc: Exception, index: int) -> InvalidMessage:
+    # orjson cannot write a lone surrogate or a value nested past 255 levels; the readers
+    # refuse both in files, so only in-memory input reaches here (see the _io policy).
+    return InvalidMessage(
+        f"cannot be written as JSON ({exc})", index=index,
+        hint="a string holds a lone surrogate, or a value is nested too deeply; fix or drop it before writing",
+    )
+
+
 def _chunks(items: Iterable[Any], kind: Kind, counter: list[int]) -> Iterable[bytes]:
     """Encoded output in blocks of about FLUSH_BYTES."""
+    try:
+        yield from _encoded(items, kind, counter)
+    except orjson.JSONEncodeError as exc:
+        raise _unwritable(exc, counter[0]) from None
+
+
+def _encoded(items: Iterable[Any], kind: Kind, counter: list[int]) -> Iterable[bytes]:
     buf = bytearray(b"[" if kind == "json" else b"")
     first = True
     for item in items:
@@ -173,6 +191,8 @@ async def _awrite(items: Iterable[Any] | AsyncIterable[Any], dest: Dest, kind: K
             await f.write(bytes(buf))
         if hasattr(f, "flush"):
             await f.flush()
+    except orjson.JSONEncodeError as exc:
+        raise _unwritable(exc, count) from None
     finally:
         if owned:
             await f.aclose()
