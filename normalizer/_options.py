@@ -33,7 +33,8 @@ DEFAULT_STUB_TEXT = "[no result: this tool call was not answered in the stored h
 DEFAULT_MAX_TURN_FRAGMENTS = 10_000
 #: Messages held at once: results of the pending turn plus messages deferred behind them.
 DEFAULT_MAX_HELD_MESSAGES = 10_000
-#: Text held at once (characters of content, arguments and reasoning), 256 MiB.
+#: Held at once for one turn: characters of every string (content and its parts, arguments,
+#: reasoning, other keys, keys too) plus one per list item or object entry; 256 MiB.
 DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 
