@@ -5,8 +5,8 @@
 before the first message), ``elapsed_s`` and ``messages_out``.
 
 Modes:
-  ``async``  this process runs ``normalizer.normalize`` (asyncio) over the generator
-  ``sync``   this process runs ``normalizer.normalize_sync`` over the generator
+  ``async``  this process runs ``normalizer.arepair`` (asyncio) over the generator
+  ``sync``   this process runs ``normalizer.repair`` over the generator
   ``cli``    a child ``python -m normalizer repair -`` is fed the JSONL through a
              pipe; its own peak RSS is read with ``os.wait4``
   ``copy``   the same with the bare orjson copy (``benchmarks._copy``), the floor
@@ -154,13 +154,13 @@ def probe(mode: str, n: int, seed: int, mix: Mix, options: dict[str, Any] | None
     t0 = time.perf_counter()
     count = 0
     if mode == "sync":
-        for _ in normalizer.normalize_sync(messages, **options):
+        for _ in normalizer.repair(messages, **options):
             count += 1
     else:
 
         async def consume() -> int:
             k = 0
-            async for _ in normalizer.normalize(messages, **options):
+            async for _ in normalizer.arepair(messages, **options):
                 k += 1
             return k
 

@@ -86,14 +86,14 @@ def long_record(workdir: Path, n: int) -> Callable[[], object]:
 def deep_line(workdir: Path, n: int) -> Callable[[], object]:
     path = workdir / "deep.jsonl"
     path.write_bytes(b'{"role": "user", "content": "hi", "x": ' + b"[" * 300 + b"]" * 300 + b"}\n")
-    from normalizer import normalize_sync, read_messages, write_jsonl
+    from normalizer import repair, read_messages, write_jsonl
 
     # written back out, as the CLI does: orjson reads 300 levels but cannot write them
-    return lambda: write_jsonl(normalize_sync(read_messages(path)), workdir / "out.jsonl")
+    return lambda: write_jsonl(repair(read_messages(path)), workdir / "out.jsonl")
 
 
 def held_images(workdir: Path, n: int) -> Callable[[], object]:
-    from normalizer import normalize_sync
+    from normalizer import repair
 
     def history() -> Iterator[dict[str, Any]]:
         yield {"role": "user", "content": "look"}
@@ -105,7 +105,7 @@ def held_images(workdir: Path, n: int) -> Callable[[], object]:
             yield {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}
         yield {"role": "tool", "tool_call_id": "c1", "content": "done"}
 
-    return lambda: sum(1 for _ in normalize_sync(history()))
+    return lambda: sum(1 for _ in repair(history()))
 
 
 def profile_dev_zero(workdir: Path, n: int) -> Callable[[], object]:
@@ -120,36 +120,36 @@ FRAGMENT = "y" * (20 * KB)
 
 
 def merge_assistant(workdir: Path, n: int) -> Callable[[], object]:
-    from normalizer import normalize_sync
+    from normalizer import repair
 
     msgs = [{"role": "user", "content": "go"}] + [{"role": "assistant", "content": f"{i} {FRAGMENT}"} for i in range(n)]
-    return lambda: list(normalize_sync(msgs))
+    return lambda: list(repair(msgs))
 
 
 def merge_user(workdir: Path, n: int) -> Callable[[], object]:
-    from normalizer import normalize_sync
+    from normalizer import repair
 
     msgs = [{"role": "user", "content": f"{i} {FRAGMENT}"} for i in range(n)]
-    return lambda: list(normalize_sync(msgs))
+    return lambda: list(repair(msgs))
 
 
 def stage_merge(workdir: Path, n: int) -> Callable[[], object]:
-    from normalizer import normalize_sync
+    from normalizer import repair
 
     # user, then system messages: the core keeps them apart, the anthropic profile turns a
     # mid-history system into user text and merges it into the user turn (alternation)
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
     msgs += [{"role": "system", "content": f"{i} {FRAGMENT}"} for i in range(n)]
     msgs.append({"role": "assistant", "content": "ok"})
-    return lambda: list(normalize_sync(msgs, profile="anthropic"))
+    return lambda: list(repair(msgs, profile="anthropic"))
 
 
 def duplicate_ids(workdir: Path, n: int) -> Callable[[], object]:
-    from normalizer import normalize_sync
+    from normalizer import repair
 
     calls = [{"id": "a", "type": "function", "function": {"name": "f", "arguments": f'{{"i": {i}}}'}} for i in range(n)]
     msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
-    return lambda: list(normalize_sync(msgs))
+    return lambda: list(repair(msgs))
 
 
 BOUNDED = {f.__name__: f for f in (deep_document, long_record, deep_line, held_images, profile_dev_zero)}

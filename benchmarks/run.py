@@ -9,7 +9,7 @@ session samples under ``../shared/samples`` read with the library's readers and 
 
 For every history length in ``--sizes``:
 
-* in-process rows (sizes <= ``--inproc-max``): the core (``normalize_sync``, validation on
+* in-process rows (sizes <= ``--inproc-max``): the core (``repair``, validation on
   and off, and bytes -> core -> bytes), the async adapter, the floor (``orjson`` loads+dumps
   of the same messages from pre-serialized bytes) and the peers (LangChain, pydantic-ai,
   and on the Responses rendering of the same history the OpenAI Agents SDK converter);
@@ -124,7 +124,7 @@ def _core() -> Any:
         import normalizer
     except ImportError as exc:  # pragma: no cover - the repo always has it
         raise Skip(f"skipped (normalizer not importable: {exc})") from None
-    if not hasattr(normalizer, "normalize_sync"):
+    if not hasattr(normalizer, "repair"):
         raise Skip("skipped (core not available yet)")
     return normalizer
 
@@ -151,30 +151,30 @@ def _floor_items(d: Data) -> Thunk:
 
 def _core_sync(validate: bool) -> Callable[[Data], Thunk]:
     def make(d: Data) -> Thunk:
-        normalize_sync = _core().normalize_sync
+        repair = _core().repair
         msgs = d.msgs
-        return lambda: _drain(normalize_sync(msgs, validate=validate))
+        return lambda: _drain(repair(msgs, validate=validate))
 
     return make
 
 
 def _core_bytes(d: Data) -> Thunk:
-    normalize_sync = _core().normalize_sync
+    repair = _core().repair
     blobs, loads, dumps = d.blobs, orjson.loads, orjson.dumps
 
     def run() -> None:
-        for out in normalize_sync(map(loads, blobs)):
+        for out in repair(map(loads, blobs)):
             dumps(out)
 
     return run
 
 
 def _async(d: Data) -> Thunk:
-    normalize = _core().normalize
+    arepair = _core().arepair
     msgs = d.msgs
 
     async def consume() -> None:
-        async for _ in normalize(msgs):
+        async for _ in arepair(msgs):
             pass
 
     return lambda: asyncio.run(consume())
@@ -185,11 +185,11 @@ def _async_trio(d: Data) -> Thunk:
         import trio
     except ImportError:
         raise Skip("skipped (trio not installed)") from None
-    normalize = _core().normalize
+    arepair = _core().arepair
     msgs = d.msgs
 
     async def consume() -> None:
-        async for _ in normalize(msgs):
+        async for _ in arepair(msgs):
             pass
 
     return lambda: trio.run(consume)
@@ -197,9 +197,9 @@ def _async_trio(d: Data) -> Thunk:
 
 def _core_profile(name: str) -> Callable[[Data], Thunk]:
     def make(d: Data) -> Thunk:
-        normalize_sync = _core().normalize_sync
+        repair = _core().repair
         msgs = d.msgs
-        return lambda: _drain(normalize_sync(msgs, profile=name))
+        return lambda: _drain(repair(msgs, profile=name))
 
     return make
 
@@ -315,10 +315,10 @@ def _agents(d: Data) -> Thunk:
 
 
 def _core_responses(d: Data) -> Thunk:
-    normalize_sync = _core().normalize_sync
+    repair = _core().repair
     items = d.items
     to_chat = _responses_reader()
-    return lambda: _drain(normalize_sync(to_chat(items)))
+    return lambda: _drain(repair(to_chat(items)))
 
 
 def _responses_reader() -> Callable[[Iterable[Message]], Iterable[Message]]:
@@ -342,11 +342,11 @@ def _responses_reader() -> Callable[[Iterable[Message]], Iterable[Message]]:
 
 CASES: tuple[Case, ...] = (
     Case("floor", "floor: orjson loads+dumps", "floor", "message", _floor),
-    Case("core_validate", "core normalize_sync, validate=on", "core", "message", _core_sync(True)),
-    Case("core_novalidate", "core normalize_sync, validate=off", "core", "message", _core_sync(False)),
+    Case("core_validate", "core repair, validate=on", "core", "message", _core_sync(True)),
+    Case("core_novalidate", "core repair, validate=off", "core", "message", _core_sync(False)),
     Case("core_bytes", "bytes→loads→core→dumps, validate=on", "core", "message", _core_bytes),
-    Case("async", "async adapter normalize (asyncio), validate=on", "core", "message", _async),
-    Case("async_trio", "async adapter normalize (trio), validate=on", "core", "message", _async_trio),
+    Case("async", "async adapter arepair (asyncio), validate=on", "core", "message", _async),
+    Case("async_trio", "async adapter arepair (trio), validate=on", "core", "message", _async_trio),
     Case("langchain", "LangChain convert+merge_message_runs+to_openai", "peer", "message", _langchain),
     Case(
         "pydantic_ai",

@@ -1,14 +1,16 @@
 """normalizer: repair LLM chat histories as a stream so strict providers accept them.
 
 The core is :class:`Normalizer` (``feed(message) -> list``, ``close() -> list``, no I/O);
-:func:`normalize_sync` and :func:`normalize` loop it over an iterable or async iterable;
+:func:`repair` and :func:`arepair` loop it over an iterable or async iterable;
 :func:`repairing` wraps a history loader. Each exposes a :class:`Report` of every repair.
 """
 
 from __future__ import annotations
 
-from ._aio import ANormalized, normalize, repairing
-from ._check import RULES, Checker, Rule, Violation, acheck_iter, check, check_iter
+import warnings
+from typing import Any
+
+from ._aio import AsyncRepaired, arepair, repairing
 from ._core import Normalizer
 from ._errors import (
     InputError,
@@ -19,27 +21,78 @@ from ._errors import (
     UsageError,
 )
 from ._options import DEFAULT_STUB_TEXT, Options
-from ._profiles import PROFILES, Profile, get_profile, load_profile
 from ._report import Repair, Report
-from ._sync import Normalized, normalize_sync
-from ._writers import WRITERS, write_finetune, write_json_array, write_jsonl
+from ._sync import Repaired, repair
 from .formats import (
     FORMATS,
+    WRITERS,
+    AsyncMessageStream,
     Conversation,
+    MessageStream,
     aread_conversations,
     aread_messages,
+    awrite_finetune,
+    awrite_json_array,
+    awrite_jsonl,
     detect_format,
     read_conversations,
     read_messages,
+    write_finetune,
+    write_json_array,
+    write_jsonl,
+)
+from .profiles import (
+    PROFILES,
+    RULES,
+    Checker,
+    Profile,
+    Rule,
+    Violation,
+    acheck,
+    acheck_iter,
+    check,
+    check_iter,
+    get_profile,
+    load_profile,
 )
 
 __version__ = "0.1.0"
 
+# The naming convention: a sync function has the plain name and its async twin an ``a``
+# prefix (``repair``/``arepair``, ``read_messages``/``aread_messages``); a sync class has the
+# plain name and its async twin an ``Async`` prefix (``Repaired``/``AsyncRepaired``). The
+# names of 0.1 that broke it stay importable for one release, with a DeprecationWarning.
+_DEPRECATED = {
+    "normalize": ("arepair", arepair),
+    "normalize_sync": ("repair", repair),
+    "Normalized": ("Repaired", Repaired),
+    "ANormalized": ("AsyncRepaired", AsyncRepaired),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        new, value = _DEPRECATED[name]
+        warnings.warn(
+            f"normalizer.{name} is deprecated and will be removed in 0.3; use normalizer.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+    raise AttributeError(f"module 'normalizer' has no attribute {name!r}")
+
 __all__ = [
+    "__version__",
+    "acheck",
     "acheck_iter",
-    "ANormalized",
     "aread_conversations",
     "aread_messages",
+    "arepair",
+    "AsyncMessageStream",
+    "AsyncRepaired",
+    "awrite_finetune",
+    "awrite_json_array",
+    "awrite_jsonl",
     "check",
     "check_iter",
     "Checker",
@@ -52,9 +105,7 @@ __all__ = [
     "InvalidMessage",
     "LimitExceeded",
     "load_profile",
-    "normalize",
-    "normalize_sync",
-    "Normalized",
+    "MessageStream",
     "Normalizer",
     "NormalizerError",
     "Options",
@@ -64,6 +115,8 @@ __all__ = [
     "read_conversations",
     "read_messages",
     "Repair",
+    "repair",
+    "Repaired",
     "repairing",
     "Report",
     "Rule",
@@ -74,5 +127,4 @@ __all__ = [
     "write_json_array",
     "write_jsonl",
     "WRITERS",
-    "__version__",
 ]

@@ -18,9 +18,9 @@ from anyio.lowlevel import checkpoint
 from ._core import Normalizer
 from ._errors import NormalizerError, UsageError
 from ._report import Report
-from ._sync import Normalized, add_position_note
+from ._sync import Repaired, add_position_note
 
-__all__ = ["ANormalized", "normalize", "repairing"]
+__all__ = ["AsyncRepaired", "arepair", "repairing"]
 
 # A sync source never yields to the event loop by itself; checkpoint every so many
 # messages so a long history stays cancellable without paying ~1 us per message.
@@ -29,10 +29,10 @@ _CHECKPOINT_EVERY = 256
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class ANormalized(AsyncIterator[dict[str, Any]]):
+class AsyncRepaired(AsyncIterator[dict[str, Any]]):
     """An async iterator of repaired messages; ``.report`` says what was repaired.
 
-    Use it as ``async with normalize(src) as messages: async for m in messages: ...`` (or
+    Use it as ``async with arepair(src) as messages: async for m in messages: ...`` (or
     call ``aclose()``) to close the source promptly when you stop early.
 
     It is a plain class, not an async generator: each ``__anext__`` awaits the source at
@@ -56,13 +56,13 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
     def report(self) -> Report:
         return self.normalizer.report
 
-    def __aiter__(self) -> ANormalized:
+    def __aiter__(self) -> AsyncRepaired:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
         if self._running:
             raise UsageError(
-                "two tasks are iterating one normalize() stream at once; its messages are one "
+                "two tasks are iterating one arepair() stream at once; its messages are one "
                 "history in order: iterate it from one task (and create one Normalizer per history)"
             )
         self._running = True
@@ -136,52 +136,64 @@ class ANormalized(AsyncIterator[dict[str, Any]]):
                 if close is not None:
                     close()
 
-    async def __aenter__(self) -> ANormalized:
+    async def __aenter__(self) -> AsyncRepaired:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
 
-def normalize(
+def arepair(
     source: AsyncIterable[Any] | Iterable[Any], *, normalizer: Normalizer | None = None, **options: Any
-) -> ANormalized:
+) -> AsyncRepaired:
     """Repair a history from an async (or sync) iterable; returns an async iterator.
 
-    ``async for message in normalize(load_history(session_id)): ...``
+    ``async for message in arepair(load_history(session_id)): ...``
 
     Args:
         source: an async iterable of messages, or any iterable.
         normalizer: a Normalizer to use; else one is made from ``options``.
     """
-    return ANormalized(source, normalizer or Normalizer(**options))
+    return AsyncRepaired(source, normalizer or Normalizer(**options))
 
 
 def repairing(func: F | None = None, /, **options: Any) -> Any:
-    """Decorate a history loader so what it yields is already repaired.
+    """Decorate a history loader so what it returns is already repaired.
 
-    Works on async generator functions (the result is an :class:`ANormalized`) and on
-    sync generator functions (a :class:`~normalizer.Normalized`). Use bare or with options::
+    The result keeps the loader's colour: an async generator function or a coroutine
+    function (``async def`` returning a list) gives an :class:`AsyncRepaired`; a generator
+    function or a plain function returning an iterable gives a :class:`~normalizer.Repaired`.
+    Use bare or with options::
 
         @repairing
         async def load(session_id): ...
 
         @repairing(profile="default", trailing_calls="keep")
-        async def load(session_id): ...
+        def load(session_id): ...
     """
 
     def decorate(loader: F) -> F:
-        if inspect.isasyncgenfunction(loader) or not inspect.isgeneratorfunction(loader):
+        if inspect.isasyncgenfunction(loader):
 
             @functools.wraps(loader)
-            def wrapper(*args: Any, **kwargs: Any) -> ANormalized:
-                return ANormalized(loader(*args, **kwargs), Normalizer(**options))
+            def wrapper(*args: Any, **kwargs: Any) -> AsyncRepaired:
+                return AsyncRepaired(loader(*args, **kwargs), Normalizer(**options))
+
+        elif inspect.iscoroutinefunction(loader):
+
+            async def awaited(args: tuple[Any, ...], kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+                for message in await loader(*args, **kwargs):
+                    yield message
+
+            @functools.wraps(loader)
+            def wrapper(*args: Any, **kwargs: Any) -> AsyncRepaired:
+                return AsyncRepaired(awaited(args, kwargs), Normalizer(**options))
 
         else:
 
             @functools.wraps(loader)
-            def wrapper(*args: Any, **kwargs: Any) -> Normalized:
-                return Normalized(loader(*args, **kwargs), Normalizer(**options))
+            def wrapper(*args: Any, **kwargs: Any) -> Repaired:
+                return Repaired(loader(*args, **kwargs), Normalizer(**options))
 
         return wrapper  # type: ignore[return-value]
 

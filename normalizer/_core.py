@@ -84,7 +84,7 @@ class Normalizer:
     _table: dict[str, dict[str, list[Row]]]  # compiled from the machine, set below the class
 
     def __init__(self, profile: Any = "default", **options: Any) -> None:
-        from ._profiles import get_profile, make_stage
+        from .profiles._profiles import get_profile, make_stage
 
         self.profile = get_profile(profile)
         self.options: Options = make_options(self.profile.core_options(), options)
@@ -241,13 +241,13 @@ class Normalizer:
         return self._drain()
 
     def _claim(self, owner: object) -> None:
-        """An adapter (``normalize``, ``normalize_sync``) takes this normalizer for its
+        """An adapter (``arepair``, ``repair``) takes this normalizer for its
         history until it ends; another one meanwhile would interleave two histories."""
         current = self._owner() if self._owner is not None else None
         if current is not None and current is not owner:
             raise UsageError(
-                "this Normalizer is already repairing a history for another normalize() or "
-                "normalize_sync() that has not finished (another task?); a Normalizer holds the "
+                "this Normalizer is already repairing a history for another arepair() or "
+                "repair() that has not finished (another task?); a Normalizer holds the "
                 "pending turn of one history: create one Normalizer per history"
             )
         self._owner = weakref.ref(owner)  # weak: an adapter dropped unfinished lets go

@@ -150,7 +150,7 @@ def as_message(raw: Any) -> Any:
         try:
             return dump(mode="json", exclude_unset=True)
         except (UnicodeEncodeError, PydanticSerializationError):
-            # A lone surrogate cannot be encoded (the policy: normalizer._io's docstring).
+            # A lone surrogate cannot be encoded (the policy: normalizer.formats._records's docstring).
             # Raised as validation fails, so the caller names the message and skips or stops
             # as for any invalid message; anything else the dump refuses propagates as it was.
             found = _first_surrogate(raw, [])  # not from a dump: pydantic refuses them all

@@ -50,7 +50,7 @@ class Repair(BaseModel):
 
 class Report(BaseModel):
     """Counts per repair kind and a record per repair. ``model_dump_json()`` works, always:
-    a lone surrogate (in-memory input can hold one; files cannot, see ``normalizer._io``)
+    a lone surrogate (in-memory input can hold one; files cannot, see ``normalizer.formats._records``)
     cannot be encoded as UTF-8, so the dump replaces each with U+FFFD and says so in a
     ``replace_surrogates`` record of the dump (the report itself is left as it is)."""
 

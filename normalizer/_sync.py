@@ -10,10 +10,10 @@ from ._core import Normalizer
 from ._errors import NormalizerError
 from ._report import Report
 
-__all__ = ["Normalized", "normalize_sync", "add_position_note"]
+__all__ = ["Repaired", "repair", "add_position_note"]
 
 
-class Normalized(Iterator[dict[str, Any]]):
+class Repaired(Iterator[dict[str, Any]]):
     """An iterator of repaired messages; ``.report`` says what was repaired.
 
     The report is complete once the iterator is exhausted.
@@ -76,12 +76,12 @@ class Normalized(Iterator[dict[str, Any]]):
 _FEED_CODE = Normalizer.feed.__code__
 
 
-def normalize_sync(
+def repair(
     source: Iterable[Any], *, normalizer: Normalizer | None = None, **options: Any
-) -> Normalized:
+) -> Repaired:
     """Repair a history given as any iterable of messages; returns an iterator.
 
-    >>> out = normalize_sync([{"role": "assistant", "content": "A"},
+    >>> out = repair([{"role": "assistant", "content": "A"},
     ...                       {"role": "assistant", "content": "B"}])
     >>> list(out), out.report.counts
     ([{'role': 'assistant', 'content': 'A\\nB'}], {'merge_assistant': 1})
@@ -91,7 +91,7 @@ def normalize_sync(
         normalizer: a Normalizer to use (its report is ``.report``); else one is made
             from ``options`` (``profile=`` and the core's options).
     """
-    return Normalized(source, normalizer or Normalizer(**options))
+    return Repaired(source, normalizer or Normalizer(**options))
 
 
 def add_position_note(exc: BaseException, index: int) -> None:

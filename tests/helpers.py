@@ -38,8 +38,8 @@ def T(call_id: str | None, content: Any = "result", **extra: Any) -> Message:
     return message
 
 
-def repair(messages: Iterable[Any], **options: Any) -> tuple[list[Message], normalizer.Report]:
-    stream = normalizer.normalize_sync(messages, **options)
+def repair_all(messages: Iterable[Any], **options: Any) -> tuple[list[Message], normalizer.Report]:
+    stream = normalizer.repair(messages, **options)
     out = list(stream)
     return out, stream.report
 

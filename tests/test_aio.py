@@ -16,7 +16,7 @@ from helpers import A, T, U
 pytestmark = pytest.mark.anyio
 
 HISTORY = [U("q"), A("Let me look."), A(None, ["c1"]), U("hurry"), T("c1"), A("done")]
-EXPECTED = list(normalizer.normalize_sync(HISTORY))
+EXPECTED = list(normalizer.repair(HISTORY))
 
 
 class CountingSource:
@@ -45,22 +45,22 @@ class CountingSource:
 
 
 async def test_async_adapter_matches_sync():
-    assert [m async for m in normalizer.normalize(CountingSource(HISTORY))] == EXPECTED
+    assert [m async for m in normalizer.arepair(CountingSource(HISTORY))] == EXPECTED
 
 
 async def test_accepts_a_sync_iterable():
-    assert [m async for m in normalizer.normalize(iter(HISTORY))] == EXPECTED
+    assert [m async for m in normalizer.arepair(iter(HISTORY))] == EXPECTED
 
 
 async def test_report_is_reachable():
-    stream = normalizer.normalize(CountingSource(HISTORY))
+    stream = normalizer.arepair(CountingSource(HISTORY))
     _ = [m async for m in stream]
     assert stream.report.counts == {"merge_assistant": 1, "move_result": 1}
 
 
 async def test_reads_no_further_ahead_than_the_consumer_asks():
     source = CountingSource([U(str(i)) if i % 2 else A(str(i)) for i in range(100)])
-    stream = normalizer.normalize(source)
+    stream = normalizer.arepair(source)
     first = await stream.__anext__()
     # One message is held (the pending turn) before the first can be emitted.
     assert first == U("1") or first == A("0")
@@ -70,7 +70,7 @@ async def test_reads_no_further_ahead_than_the_consumer_asks():
 
 async def test_stopping_early_closes_the_source():
     source = CountingSource([U(str(i)) if i % 2 else A(str(i)) for i in range(100)])
-    async with normalizer.normalize(source) as stream:
+    async with normalizer.arepair(source) as stream:
         async for _ in stream:
             break
     assert source.closed
@@ -85,7 +85,7 @@ async def test_cancellation_closes_the_source_and_leaves_no_task():
             return await super().__anext__()
 
     source = Slow([A(str(i)) if i % 2 else U(str(i)) for i in range(10)])
-    stream = normalizer.normalize(source)
+    stream = normalizer.arepair(source)
     with anyio.move_on_after(0.05):
         async for _ in stream:
             pass
@@ -96,7 +96,7 @@ async def test_cancellation_closes_the_source_and_leaves_no_task():
 async def test_source_exception_reaches_the_consumer_with_its_position():
     source = CountingSource(HISTORY, fail_at=3)
     with pytest.raises(ConnectionError) as info:
-        async for _ in normalizer.normalize(source):
+        async for _ in normalizer.arepair(source):
             pass
     assert "message 3" in "".join(getattr(info.value, "__notes__", []))
     assert source.closed
@@ -104,7 +104,7 @@ async def test_source_exception_reaches_the_consumer_with_its_position():
 
 async def test_invalid_message_error_names_its_index():
     with pytest.raises(InvalidMessage, match="message 1"):
-        async for _ in normalizer.normalize(CountingSource([U(), {"role": "user", "content": 3}])):
+        async for _ in normalizer.arepair(CountingSource([U(), {"role": "user", "content": 3}])):
             pass
 
 
@@ -142,7 +142,7 @@ def test_decorator_on_a_sync_loader():
 
 async def test_bring_your_own_normalizer():
     core = Normalizer(stub_text="(lost)")
-    out = [m async for m in normalizer.normalize(CountingSource([A(None, ["c1"])]), normalizer=core)]
+    out = [m async for m in normalizer.arepair(CountingSource([A(None, ["c1"])]), normalizer=core)]
     assert out[-1] == T("c1", "(lost)")
     assert core.report.counts == {"stub_missing_result": 1}
 
@@ -168,7 +168,7 @@ async def _peak(n: int) -> int:
     tracemalloc.start()
     try:
         count = 0
-        async for _ in normalizer.normalize(source(), max_records=100):
+        async for _ in normalizer.arepair(source(), max_records=100):
             count += 1
         assert count > n // 2
         return tracemalloc.get_traced_memory()[1]
@@ -205,19 +205,19 @@ class Gated(CountingSource):
 
 async def test_a_second_task_sharing_the_normalizer_is_refused():
     # The attack: two tasks, one Normalizer -- asyncio gave one task nothing, trio
-    # interleaved the two histories. Now the second normalize() is refused up front.
+    # interleaved the two histories. Now the second arepair() is refused up front.
     shared = Normalizer()
     first = Gated(HISTORY, at=2)
     got: list = []
     refused: list[str] = []
 
     async def one():
-        got.extend([m async for m in normalizer.normalize(first, normalizer=shared)])
+        got.extend([m async for m in normalizer.arepair(first, normalizer=shared)])
 
     async def two():
         await first.waiting.wait()  # the first history is half read
         with pytest.raises(normalizer.UsageError, match="create one Normalizer per history") as info:
-            normalizer.normalize(CountingSource([U("other"), A("history")]), normalizer=shared)
+            normalizer.arepair(CountingSource([U("other"), A("history")]), normalizer=shared)
         refused.append(str(info.value))
         first.gate.set()
 
@@ -231,7 +231,7 @@ async def test_a_second_task_sharing_the_normalizer_is_refused():
 
 async def test_two_tasks_iterating_one_stream_are_refused():
     source = Gated(HISTORY, at=1)
-    stream = normalizer.normalize(source)
+    stream = normalizer.arepair(source)
     refused: list[str] = []
 
     async def second():
@@ -252,7 +252,7 @@ async def test_two_tasks_iterating_one_stream_are_refused():
 @pytest.mark.parametrize("end", ["exhausted", "aclose", "abandoned"])
 async def test_the_normalizer_is_free_again_when_its_stream_ends(end):
     shared = Normalizer()
-    stream = normalizer.normalize(CountingSource([U("a")]), normalizer=shared)
+    stream = normalizer.arepair(CountingSource([U("a")]), normalizer=shared)
     if end == "exhausted":
         assert [m async for m in stream] == [U("a")]
     elif end == "aclose":
@@ -260,4 +260,4 @@ async def test_the_normalizer_is_free_again_when_its_stream_ends(end):
     else:
         del stream  # never iterated nor closed: its claim is weak and goes with it
     assert shared._owner is None or shared._owner() is None
-    normalizer.normalize(CountingSource([]), normalizer=shared)  # not refused
+    normalizer.arepair(CountingSource([]), normalizer=shared)  # not refused

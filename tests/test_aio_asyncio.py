@@ -24,7 +24,7 @@ async def test_async_generator_loader_under_asyncio():
 
     stream = load()
     out = [m async for m in stream]
-    assert out == list(normalizer.normalize_sync(HISTORY))
+    assert out == list(normalizer.repair(HISTORY))
     assert stream.report.counts == {"merge_assistant": 1, "move_result": 1}
 
 
@@ -42,7 +42,7 @@ async def test_task_cancellation_closes_the_source():
             closed.set()
 
     async def consume():
-        async with normalizer.normalize(endless()) as messages:
+        async with normalizer.arepair(endless()) as messages:
             async for _ in messages:
                 pass
 
@@ -63,7 +63,7 @@ async def test_wait_for_timeout_on_a_slow_source():
         yield A("never")
 
     with pytest.raises(asyncio.TimeoutError):  # the builtin TimeoutError only from 3.11
-        await asyncio.wait_for(_drain(normalizer.normalize(slow())), timeout=0.05)
+        await asyncio.wait_for(_drain(normalizer.arepair(slow())), timeout=0.05)
 
 
 async def _drain(stream):

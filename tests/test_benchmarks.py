@@ -75,7 +75,7 @@ def test_short_workload_is_short_and_defect_heavy() -> None:
     assert msgs == list(workload.short_messages(5000, seed=3))
     mean = sum(len(orjson.dumps(m)) for m in msgs) / len(msgs)
     assert 100 < mean < 170
-    stream = normalizer.normalize_sync(msgs)
+    stream = normalizer.repair(msgs)
     list(stream)
     per_message = sum(stream.report.counts.values()) / len(msgs)
     assert 0.2 < per_message < 0.35

@@ -16,7 +16,7 @@ from normalizer import (
     UsageError,
 )
 
-from helpers import A, S, T, U, assert_nothing_lost, assert_pairing_rules, call, kinds, repair
+from helpers import A, S, T, U, assert_nothing_lost, assert_pairing_rules, call, kinds, repair_all
 
 STUB = DEFAULT_STUB_TEXT
 
@@ -29,7 +29,7 @@ def tool_calls(*ids: str) -> list[dict]:
 
 
 def test_parallel_calls_split_across_assistants_merge_into_one():
-    out, report = repair([U(), A(None, ["c1"]), A(None, ["c2"]), T("c1"), T("c2")])
+    out, report = repair_all([U(), A(None, ["c1"]), A(None, ["c2"]), T("c1"), T("c2")])
     assert out == [
         U(),
         {"role": "assistant", "content": None, "tool_calls": tool_calls("c1", "c2")},
@@ -42,42 +42,42 @@ def test_parallel_calls_split_across_assistants_merge_into_one():
 
 
 def test_text_then_tool_call_assistant_merge():
-    out, report = repair([U(), A("Let me check."), A("", ["c1"]), T("c1")])
+    out, report = repair_all([U(), A("Let me check."), A("", ["c1"]), T("c1")])
     assert out == [U(), A("Let me check.", ["c1"]), T("c1")]
     assert kinds(report) == {"merge_assistant": 1}
 
 
 def test_three_split_fragments_merge_into_one():
-    out, report = repair([U(), A("One."), A("Two."), A(None, ["c1"]), T("c1")])
+    out, report = repair_all([U(), A("One."), A("Two."), A(None, ["c1"]), T("c1")])
     assert out == [U(), A("One.\nTwo.", ["c1"]), T("c1")]
     assert report.records[0].input == [1, 2, 3]
 
 
 def test_separated_by_a_tool_result_are_distinct_rounds():
     history = [U(), A(None, ["c1"]), T("c1"), A(None, ["c2"]), T("c2"), A("done")]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert out == history
     assert not report.changed
 
 
 def test_separated_by_a_user_are_untouched():
     history = [U("a"), A("one"), U("b"), A("two")]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert out == history and not report.changed
 
 
 def test_two_text_only_assistants_join_with_newline():
-    out, _ = repair([A("First part."), A("Second part.")])
+    out, _ = repair_all([A("First part."), A("Second part.")])
     assert out == [A("First part.\nSecond part.")]
 
 
 def test_merge_keeps_whitespace_of_each_part():
-    out, _ = repair([A("  indented\n"), A("next  ")])
+    out, _ = repair_all([A("  indented\n"), A("next  ")])
     assert out[0]["content"] == "  indented\n\nnext  "
 
 
 def test_reasoning_of_both_fragments_survives_the_merge():
-    out, _ = repair([
+    out, _ = repair_all([
         A("a", reasoning_content="think 1"),
         A(None, ["c1"], reasoning_content="think 2"),
         T("c1"),
@@ -87,7 +87,7 @@ def test_reasoning_of_both_fragments_survives_the_merge():
 
 
 def test_keys_only_the_later_fragment_has_are_kept_and_conflicts_recorded():
-    out, report = repair([A("a", finish_reason="stop", x_a=1), A("b", finish_reason="tool_calls", x_b=2)])
+    out, report = repair_all([A("a", finish_reason="stop", x_a=1), A("b", finish_reason="tool_calls", x_b=2)])
     assert out == [A("a\nb", finish_reason="tool_calls", x_a=1, x_b=2)]
     [conflict] = [r for r in report.records if r.kind == "merge_conflict"]
     assert conflict.dropped == {"finish_reason": "stop"}
@@ -95,12 +95,12 @@ def test_keys_only_the_later_fragment_has_are_kept_and_conflicts_recorded():
 
 def test_list_content_is_kept_whole_when_merging_with_text():
     image = {"type": "image_url", "image_url": {"url": "data:,x"}}
-    out, _ = repair([A("look"), A([image, {"type": "text", "text": "see"}])])
+    out, _ = repair_all([A("look"), A([image, {"type": "text", "text": "see"}])])
     assert out[0]["content"] == [{"type": "text", "text": "look"}, image, {"type": "text", "text": "see"}]
 
 
 def test_exact_duplicate_call_kept_once():
-    out, report = repair([A(None, ["c1"]), A(None, ["c1"]), T("c1")])
+    out, report = repair_all([A(None, ["c1"]), A(None, ["c1"]), T("c1")])
     assert out == [A(None, ["c1"]), T("c1")]
     assert kinds(report) == {"merge_assistant": 1, "drop_duplicate_call": 1}
     assert report.records[0].dropped == call("c1") or any(r.dropped == call("c1") for r in report.records)
@@ -109,7 +109,7 @@ def test_exact_duplicate_call_kept_once():
 def test_same_id_for_different_calls_is_renamed_and_results_follow():
     first = call("c1", "read")
     second = call("c1", "write")
-    out, report = repair([
+    out, report = repair_all([
         {"role": "assistant", "content": None, "tool_calls": [first]},
         {"role": "assistant", "content": None, "tool_calls": [second]},
         T("c1", "read result"),
@@ -122,13 +122,13 @@ def test_same_id_for_different_calls_is_renamed_and_results_follow():
 
 def test_different_names_are_different_speakers():
     history = [A("a", name="alice"), A("b", name="bob")]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert out == history and not report.changed
 
 
 def test_valid_parallel_call_history_is_not_repaired():
     history = [S(), U(), A(None, ["c1", "c2"]), T("c1"), T("c2"), A("done"), U("thanks")]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert out == history
     assert report.counts == {} and report.records == []
 
@@ -143,7 +143,7 @@ def test_valid_parallel_call_history_is_not_repaired():
 )
 def test_codex_interim_turns_stay_separate_and_whole(interim):
     opaque = {"role": "assistant", "content": "", **interim}
-    out, report = repair([U(), A("before"), opaque, A("after")])
+    out, report = repair_all([U(), A("before"), opaque, A("after")])
     assert out == [U(), A("before"), opaque, A("after")]
     assert not report.changed
 
@@ -153,7 +153,7 @@ def test_codex_interim_turns_stay_separate_and_whole(interim):
 
 @pytest.mark.parametrize("content", ["", "  \n", [], [{"type": "text", "text": ""}]])
 def test_empty_content_next_to_tool_calls_becomes_null(content):
-    out, report = repair([U(), A(content, ["c1"]), T("c1")])
+    out, report = repair_all([U(), A(content, ["c1"]), T("c1")])
     assert out[1] == A(None, ["c1"])
     assert kinds(report) == {"empty_content_to_null": 1}
 
@@ -169,18 +169,18 @@ def test_empty_content_next_to_tool_calls_becomes_null(content):
 )
 def test_content_with_substance_next_to_tool_calls_is_kept(content):
     history = [U(), A(content, ["c1"]), T("c1")]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert out == history and not report.changed
 
 
 def test_assistant_with_text_and_no_calls_is_untouched():
-    out, report = repair([U(), A("hello")])
+    out, report = repair_all([U(), A("hello")])
     assert out == [U(), A("hello")] and not report.changed
 
 
 @pytest.mark.parametrize("message", [U(""), S(""), U([]), S("x")])
 def test_user_and_system_content_untouched(message):
-    out, report = repair([message])
+    out, report = repair_all([message])
     assert out == [message] and not report.changed
 
 
@@ -190,28 +190,28 @@ def test_user_and_system_content_untouched(message):
 @pytest.mark.parametrize("content", ["", None, "   ", []])
 def test_empty_assistant_is_dropped_and_kept_in_the_report(content):
     empty = A(content)
-    out, report = repair([U("a"), empty, A("b")] if False else [U("a"), empty])
+    out, report = repair_all([U("a"), empty, A("b")] if False else [U("a"), empty])
     assert out == [U("a")]
     [record] = report.records
     assert record.kind == "drop_empty_assistant" and record.dropped == empty and record.input == [1]
 
 
 def test_reasoning_only_assistant_merges_into_the_next_assistant():
-    out, report = repair([U(), A(None, reasoning_content="hmm"), A("answer")])
+    out, report = repair_all([U(), A(None, reasoning_content="hmm"), A("answer")])
     assert out == [U(), A("answer", reasoning_content="hmm")]
     assert kinds(report) == {"merge_assistant": 1}
 
 
 def test_reasoning_only_assistant_with_no_follower_is_dropped_with_its_reasoning_recorded():
     thinking = A("", reasoning_content="deep thought")
-    out, report = repair([U("a"), thinking, U("b")])
+    out, report = repair_all([U("a"), thinking, U("b")])
     assert out == [U("a\nb")]
     dropped = [r for r in report.records if r.kind == "drop_empty_assistant"]
     assert dropped[0].dropped["reasoning_content"] == "deep thought"
 
 
 def test_dropping_an_empty_assistant_lets_the_users_around_it_merge():
-    out, report = repair([U("a"), A(""), U("b")])
+    out, report = repair_all([U("a"), A(""), U("b")])
     assert out == [U("a\nb")]
     assert kinds(report) == {"drop_empty_assistant": 1, "merge_user": 1}
     merge = next(r for r in report.records if r.kind == "merge_user")
@@ -223,13 +223,13 @@ def test_dropping_an_empty_assistant_lets_the_users_around_it_merge():
 
 @pytest.mark.parametrize("calls", [[], None])
 def test_empty_tool_calls_key_is_removed(calls):
-    out, report = repair([U(), {"role": "assistant", "content": "hi", "tool_calls": calls}])
+    out, report = repair_all([U(), {"role": "assistant", "content": "hi", "tool_calls": calls}])
     assert out == [U(), A("hi")]
     assert kinds(report) == {"remove_empty_tool_calls": 1}
 
 
 def test_dict_arguments_are_encoded_and_empty_ones_become_braces():
-    out, report = repair([
+    out, report = repair_all([
         {"role": "assistant", "content": None, "tool_calls": [
             call("c1", arguments={"path": "a b"}), call("c2", arguments=""), call("c3", arguments=None),
         ]},
@@ -242,7 +242,7 @@ def test_dict_arguments_are_encoded_and_empty_ones_become_braces():
 
 def test_call_id_only_is_used_as_id():
     responses_style = {"call_id": "call_9", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    out, report = repair([{"role": "assistant", "content": None, "tool_calls": [responses_style]}, T("call_9")])
+    out, report = repair_all([{"role": "assistant", "content": None, "tool_calls": [responses_style]}, T("call_9")])
     assert out[0]["tool_calls"][0]["id"] == "call_9"
     assert out[1] == T("call_9")
     assert kinds(report) == {"call_id_as_id": 1}
@@ -250,7 +250,7 @@ def test_call_id_only_is_used_as_id():
 
 def test_call_without_function_name_is_dropped_and_recorded():
     nameless = {"id": "c2", "type": "function", "function": {"arguments": "{}"}}
-    out, report = repair([
+    out, report = repair_all([
         U(), {"role": "assistant", "content": "x", "tool_calls": [call("c1"), nameless]}, T("c1"),
     ])
     assert out == [U(), A("x", ["c1"]), T("c1")]
@@ -262,55 +262,55 @@ def test_call_without_function_name_is_dropped_and_recorded():
 
 
 def test_user_between_call_and_result_is_moved_after_the_tool_block():
-    out, report = repair([U("q"), A("", ["c1"]), U("x"), T("c1")])
+    out, report = repair_all([U("q"), A("", ["c1"]), U("x"), T("c1")])
     assert out == [U("q"), A(None, ["c1"]), T("c1"), U("x")]
     assert set(report.counts) == {"move_result", "empty_content_to_null"}
 
 
 def test_system_between_call_and_result_is_moved_after_the_tool_block():
-    out, _ = repair([U("q"), A(None, ["c1"]), S("note"), T("c1"), A("done")])
+    out, _ = repair_all([U("q"), A(None, ["c1"]), S("note"), T("c1"), A("done")])
     assert out == [U("q"), A(None, ["c1"]), T("c1"), S("note"), A("done")]
 
 
 def test_orphan_result_is_dropped_with_its_content():
     orphan = T("zz", "lost output")
-    out, report = repair([U(), orphan, A("hi")])
+    out, report = repair_all([U(), orphan, A("hi")])
     assert out == [U(), A("hi")]
     [record] = report.records
     assert record.kind == "drop_orphan_result" and record.dropped == orphan and record.input == [1]
 
 
 def test_second_result_for_an_answered_id_is_dropped():
-    out, report = repair([U(), A(None, ["c1", "c2"]), T("c1", "a"), T("c1", "b"), T("c2")])
+    out, report = repair_all([U(), A(None, ["c1", "c2"]), T("c1", "a"), T("c1", "b"), T("c2")])
     assert out == [U(), A(None, ["c1", "c2"]), T("c1", "a"), T("c2")]
     assert kinds(report) == {"drop_duplicate_result": 1}
 
 
 def test_result_after_its_round_ended_is_an_orphan():
-    out, report = repair([U(), A(None, ["c1"]), T("c1"), A("x"), T("c1", "late")])
+    out, report = repair_all([U(), A(None, ["c1"]), T("c1"), A("x"), T("c1", "late")])
     assert out == [U(), A(None, ["c1"]), T("c1"), A("x")]
     assert kinds(report) == {"drop_duplicate_result": 1} or kinds(report) == {"drop_orphan_result": 1}
 
 
 def test_orphan_kept_as_user_text():
-    out, report = repair([U("q"), T("zz", "output")], orphan_results="keep_as_user")
+    out, report = repair_all([U("q"), T("zz", "output")], orphan_results="keep_as_user")
     assert out == [U("q\n[tool result for call 'zz']\noutput")]
     assert kinds(report) == {"orphan_result_to_user": 1, "merge_user": 1}
 
 
 def test_orphan_error_names_the_index():
     with pytest.raises(OrphanResultError, match="message 1"):
-        repair([U(), T("zz")], orphan_results="error")
+        repair_all([U(), T("zz")], orphan_results="error")
 
 
 def test_results_are_put_in_call_order():
-    out, report = repair([U(), A(None, ["c1", "c2", "c3"]), T("c3"), T("c1"), T("c2")])
+    out, report = repair_all([U(), A(None, ["c1", "c2", "c3"]), T("c3"), T("c1"), T("c2")])
     assert out == [U(), A(None, ["c1", "c2", "c3"]), T("c1"), T("c2"), T("c3")]
     assert kinds(report) == {"reorder_results": 1}
 
 
 def test_result_without_id_answers_the_next_call_by_position():
-    out, report = repair([A(None, ["c1", "c2"]), T(None, "one"), T("", "two")])
+    out, report = repair_all([A(None, ["c1", "c2"]), T(None, "one"), T("", "two")])
     assert out == [A(None, ["c1", "c2"]), T("c1", "one"), T("c2", "two")]
     assert kinds(report) == {"assign_result_id": 2}
 
@@ -319,19 +319,19 @@ def test_result_without_id_answers_the_next_call_by_position():
 
 
 def test_unanswered_calls_get_stubs_in_call_order_when_the_turn_ends():
-    out, report = repair([U(), A(None, ["c1", "c2", "c3"]), T("c2"), U("next")])
+    out, report = repair_all([U(), A(None, ["c1", "c2", "c3"]), T("c2"), U("next")])
     assert out == [U(), A(None, ["c1", "c2", "c3"]), T("c1", STUB), T("c2"), T("c3", STUB), U("next")]
     stubs = [r for r in report.records if r.kind == "stub_missing_result"]
     assert [r.output for r in stubs] == [2, 4]
 
 
 def test_stub_text_is_configurable():
-    out, _ = repair([A(None, ["c1"]), A("next")], stub_text="(none)")
+    out, _ = repair_all([A(None, ["c1"]), A("next")], stub_text="(none)")
     assert out[1] == T("c1", "(none)")
 
 
 def test_a_new_assistant_round_stubs_the_previous_calls():
-    out, _ = repair([U(), A(None, ["c1"]), T("c1"), A(None, ["c2"]), A("x") | {"name": "other"}])
+    out, _ = repair_all([U(), A(None, ["c1"]), T("c1"), A(None, ["c2"]), A("x") | {"name": "other"}])
     assert out[3:5] == [A(None, ["c2"]), T("c2", STUB)]
 
 
@@ -344,14 +344,14 @@ def test_a_new_assistant_round_stubs_the_previous_calls():
     ],
 )
 def test_trailing_calls_policy_at_end_of_input(policy, expected):
-    out, report = repair([U(), A("x", ["c1"])], trailing_calls=policy)
+    out, report = repair_all([U(), A("x", ["c1"])], trailing_calls=policy)
     assert out == expected
     if policy == "drop":
         assert report.records[0].dropped == call("c1")
 
 
 def test_trailing_drop_of_a_tool_only_turn_drops_the_turn_and_keeps_it_in_the_report():
-    out, report = repair([U("a"), A(None, ["c1"])], trailing_calls="drop")
+    out, report = repair_all([U("a"), A(None, ["c1"])], trailing_calls="drop")
     assert out == [U("a")]
     assert set(report.counts) == {"drop_unanswered_call", "drop_empty_assistant"}
     assert report.records[0].dropped == call("c1")
@@ -360,12 +360,12 @@ def test_trailing_drop_of_a_tool_only_turn_drops_the_turn_and_keeps_it_in_the_re
 @pytest.mark.parametrize("policy", ["keep", "drop"])
 def test_calls_followed_by_a_user_are_not_trailing(policy):
     # The conversation moved on without the results: the turn ended, so the calls get stubs.
-    out, _ = repair([U("a"), A(None, ["c1"]), U("b")], trailing_calls=policy)
+    out, _ = repair_all([U("a"), A(None, ["c1"]), U("b")], trailing_calls=policy)
     assert out == [U("a"), A(None, ["c1"]), T("c1", STUB), U("b")]
 
 
 def test_partial_results_at_end_of_input_with_keep():
-    out, _ = repair([U(), A(None, ["c1", "c2"]), T("c2")], trailing_calls="keep")
+    out, _ = repair_all([U(), A(None, ["c1", "c2"]), T("c2")], trailing_calls="keep")
     assert out == [U(), A(None, ["c1", "c2"]), T("c2")]
 
 
@@ -373,19 +373,19 @@ def test_partial_results_at_end_of_input_with_keep():
 
 
 def test_consecutive_users_merge():
-    out, report = repair([U("a"), U("b"), U("c")])
+    out, report = repair_all([U("a"), U("b"), U("c")])
     assert out == [U("a\nb\nc")]
     assert report.records[-1].input == [0, 1, 2] or report.records[-1].input == [0, 1, 2]
 
 
 def test_users_with_different_names_do_not_merge():
     history = [U("a", name="x"), U("b", name="y")]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert out == history and not report.changed
 
 
 def test_users_deferred_behind_a_tool_block_merge_with_each_other():
-    out, _ = repair([A(None, ["c1"]), U("x"), U("y"), T("c1")])
+    out, _ = repair_all([A(None, ["c1"]), U("x"), U("y"), T("c1")])
     assert out == [A(None, ["c1"]), T("c1"), U("x\ny")]
 
 
@@ -396,18 +396,18 @@ def test_input_is_never_mutated():
     history = [U("a"), U("b"), A("", ["c1"]), A("x", [], reasoning_content="r"), T("c1"), T("zz")]
     snapshot = copy.deepcopy(history)
     for validate in (True, False):
-        repair(history, validate=validate)
+        repair_all(history, validate=validate)
         assert history == snapshot
 
 
 def test_validation_off_gives_the_same_output():
     history = [U("a"), U("b"), A("", ["c1"]), A("x"), T("c1"), T("zz"), A(None, ["c2"])]
-    assert repair(history)[0] == repair(history, validate=False)[0]
+    assert repair_all(history)[0] == repair_all(history, validate=False)[0]
 
 
 def test_unknown_keys_survive():
     history = [U("a", x_trace="t1"), A("b", x_meta={"k": [1]}), ]
-    out, _ = repair(history)
+    out, _ = repair_all(history)
     assert out == history
 
 
@@ -419,20 +419,20 @@ def test_pydantic_models_are_accepted():
         content: str | None = None
         refusal: str | None = None
 
-    out, _ = repair([Msg(role="user", content="hi")])
+    out, _ = repair_all([Msg(role="user", content="hi")])
     assert out == [U("hi")]
 
 
 def test_invalid_message_names_index_and_field():
     with pytest.raises(InvalidMessage) as info:
-        repair([U(), {"role": "assistant", "content": 5}])
+        repair_all([U(), {"role": "assistant", "content": 5}])
     assert info.value.index == 1 and info.value.field == "content"
     assert "message 1" in str(info.value) and "content" in str(info.value)
 
 
 def test_invalid_message_skipped_and_recorded():
     bad = {"role": "robot", "content": "x"}
-    out, report = repair([U(), bad, A("hi")], on_invalid="skip")
+    out, report = repair_all([U(), bad, A("hi")], on_invalid="skip")
     assert out == [U(), A("hi")]
     [record] = report.records
     assert record.kind == "skip_invalid" and record.dropped == bad and record.input == [1]
@@ -497,7 +497,7 @@ def test_limit_on_held_bytes():
 
 
 def test_report_serialises_and_counts_messages():
-    out, report = repair([U(), T("zz"), A(""), A("x")])
+    out, report = repair_all([U(), T("zz"), A(""), A("x")])
     data = report.model_dump_json()
     assert '"drop_orphan_result"' in data
     assert report.messages_in == 4 and report.messages_out == len(out) == 2
@@ -506,7 +506,7 @@ def test_report_serialises_and_counts_messages():
 def test_report_records_are_bounded_but_all_reach_the_callback():
     seen = []
     history = [U()] + [T(f"z{i}") for i in range(50)]
-    _, report = repair(history, max_records=10, on_record=seen.append)
+    _, report = repair_all(history, max_records=10, on_record=seen.append)
     assert len(report.records) == 10 and report.records_omitted == 40
     assert len(seen) == 50 and report.counts["drop_orphan_result"] == 50
 
@@ -517,24 +517,24 @@ def test_seed_histories_obey_the_rules_and_lose_nothing():
         U("hurry"), T("c2", "two"), T("zz", "stray"), A(None, ["c3"]), T("c3", "three"),
         A(""), U("thanks"),
     ]
-    out, report = repair(history)
+    out, report = repair_all(history)
     assert_pairing_rules(out)
     assert_nothing_lost(history, out, report)
-    assert repair(out)[0] == out
+    assert repair_all(out)[0] == out
 
 
 def test_normalize_sync_is_exported_with_report():
-    stream = normalizer.normalize_sync([A("a"), A("b")])
+    stream = normalizer.repair([A("a"), A("b")])
     assert list(stream) == [A("a\nb")]
     assert stream.report.counts == {"merge_assistant": 1}
 
 
 def test_text_then_calls_stay_apart_when_the_profile_wants_them_apart():
     history = [U(), A("Let me check."), A(None, ["c1"]), T("c1")]
-    out, report = repair(history, merge_text_then_calls=False)
+    out, report = repair_all(history, merge_text_then_calls=False)
     assert out == history and not report.changed
     # other splits still merge
-    out, _ = repair([U(), A("a"), A("b")], merge_text_then_calls=False)
+    out, _ = repair_all([U(), A("a"), A("b")], merge_text_then_calls=False)
     assert out == [U(), A("a\nb")]
 
 
@@ -545,11 +545,11 @@ def test_a_failing_source_says_where_and_keeps_its_type():
         raise ConnectionError("db gone")
 
     with pytest.raises(ConnectionError) as info:
-        list(normalizer.normalize_sync(source()))
+        list(normalizer.repair(source()))
     assert info.value.__notes__ == ["raised by the message source while reading message 2 (normalizer)"]
 
 
 def test_our_own_errors_get_no_source_note():
     with pytest.raises(InvalidMessage) as info:
-        list(normalizer.normalize_sync([U(), {"role": "user", "content": 5}]))
+        list(normalizer.repair([U(), {"role": "user", "content": 5}]))
     assert not getattr(info.value, "__notes__", None)

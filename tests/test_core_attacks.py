@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalizer import LimitExceeded, Normalizer, UsageError, normalize_sync
+from normalizer import LimitExceeded, Normalizer, UsageError, repair
 from normalizer._core import _Fold, _has_text, _join
 
-from helpers import A, Counting, T, U, call, repair, within_seconds
+from helpers import A, Counting, T, U, call, repair_all, within_seconds
 
 
 # ---------------------------------------------------------------- 8: duplicate call ids
@@ -44,7 +44,7 @@ def test_renamed_ids_are_unchanged_and_unique():
         A(None, tool_calls=[call("a", "f", "4")]),
         T("a", "r1"), T("a", "r2"), T("a_dup2", "rg"), T("a", "r3"), T("a", "r4"),
     ]
-    out, _ = repair(history)
+    out, _ = repair_all(history)
     ids = [c["id"] for c in out[0]["tool_calls"]]
     assert ids == ["a", "a_dup", "a_dup2", "a_dup3", "a_dup4"]
     assert [(m["tool_call_id"], m["content"]) for m in out[1:]] == [
@@ -177,13 +177,13 @@ def test_merged_parts_are_one_list_and_the_inputs_are_untouched():
     first = [{"type": "text", "text": "a"}]
     second = [{"type": "image_url", "image_url": {"url": "data:,x"}}]
     history = [A(first), A("b"), A(second), A(" "), A("c")]
-    out, _ = repair(history)
+    out, _ = repair_all(history)
     assert out == [A([*first, {"type": "text", "text": "b"}, *second, {"type": "text", "text": "c"}])]
     assert history[0]["content"] == [{"type": "text", "text": "a"}] and history[2]["content"] == second
 
 
 def test_calls_of_a_merged_turn_keep_their_key_position():
-    out, _ = repair([A("a"), A(None, ["c1"]), A("b", x_extra=1), T("c1")])
+    out, _ = repair_all([A("a"), A(None, ["c1"]), A("b", x_extra=1), T("c1")])
     assert list(out[0]) == ["role", "content", "tool_calls", "x_extra"]
     assert out[0]["content"] == "a\nb" and [c["id"] for c in out[0]["tool_calls"]] == ["c1"]
 
@@ -227,17 +227,17 @@ def test_closing_from_inside_on_record_is_refused():
 
 def test_two_sync_streams_over_one_normalizer_are_refused():
     shared = Normalizer()
-    first = normalize_sync([A("a"), A("b")], normalizer=shared)
+    first = repair([A("a"), A("b")], normalizer=shared)
     with pytest.raises(UsageError, match="create one Normalizer per history"):
-        normalize_sync([U("other")], normalizer=shared)
+        repair([U("other")], normalizer=shared)
     assert list(first) == [A("a\nb")]
     assert shared._owner is None  # released at its end
 
 
 def test_a_normalizer_whose_stream_was_dropped_unstarted_is_free():
     shared = Normalizer()
-    normalize_sync([A("a")], normalizer=shared).close()
-    assert list(normalize_sync([A("b")], normalizer=shared)) == [A("b")]
+    repair([A("a")], normalizer=shared).close()
+    assert list(repair([A("b")], normalizer=shared)) == [A("b")]
 
 
 # ---------------------------------------------------------------- 14: reasoning of another speaker
@@ -248,25 +248,25 @@ def _thinks(name: str | None = "alice") -> dict[str, Any]:
 
 
 def test_another_speakers_reasoning_does_not_split_a_turn_and_the_first_pass_is_a_fixed_point():
-    once, report = repair([A("hi"), _thinks(), A("x")])
+    once, report = repair_all([A("hi"), _thinks(), A("x")])
     assert once == [A("hi\nx")]
     [dropped] = [r for r in report.records if r.kind == "drop_empty_assistant"]
     assert dropped.dropped == _thinks() and dropped.input == [1]  # kept whole in the report
-    twice, again = repair(once)
+    twice, again = repair_all(once)
     assert twice == once and again.counts == {}
 
 
 def test_another_speakers_reasoning_goes_to_that_speakers_next_turn():
-    out, report = repair([A("hi"), _thinks(), A("x", name="alice")])
+    out, report = repair_all([A("hi"), _thinks(), A("x", name="alice")])
     assert out == [A("hi"), A(None, reasoning_content="R", name="alice") | {"content": "x"}]
     assert report.counts == {"merge_assistant": 1}
-    assert repair(out)[0] == out
+    assert repair_all(out)[0] == out
 
 
 @pytest.mark.parametrize("after", [[U("u")], [], [A("y", name="bob")]], ids=["user", "eof", "third-speaker"])
 def test_parked_reasoning_with_no_turn_of_its_speaker_is_dropped_whole(after):
-    out, report = repair([A("hi"), _thinks(), *after])
+    out, report = repair_all([A("hi"), _thinks(), *after])
     assert out == [A("hi"), *after]
     [dropped] = [r for r in report.records if r.kind == "drop_empty_assistant"]
     assert dropped.dropped == _thinks()
-    assert repair(out)[0] == out
+    assert repair_all(out)[0] == out

@@ -40,7 +40,7 @@ SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[Heal
 
 def _run(history, **options):
     try:
-        stream = normalizer.normalize_sync(history, **options)
+        stream = normalizer.repair(history, **options)
         return list(stream), stream.report
     except InputError as exc:
         assert exc.index is not None and 0 <= exc.index < len(history)
@@ -86,12 +86,12 @@ def test_deeply_nested_content_is_a_clear_error_or_passes():
     history = [U("q"), {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": deep}}}]}]
     with pytest.raises(InputError, match="message 1"):
-        list(normalizer.normalize_sync(history))
+        list(normalizer.repair(history))
 
 
 def test_huge_string_passes_through():
     big = "y" * 20_000_000
-    out = list(normalizer.normalize_sync([U(big), A("ok")]))
+    out = list(normalizer.repair([U(big), A("ok")]))
     assert out[0]["content"] is big
 
 
@@ -125,6 +125,6 @@ def test_untrusted_files_are_data_never_code(tmp_path, monkeypatch):
         Normalizer(profile="evil_profile")
     session = tmp_path / "session.jsonl"
     session.write_text(json.dumps({"role": "user", "content": f"__import__('os').system('touch {marker}')"}) + "\n")
-    out = list(normalizer.normalize_sync(normalizer.read_messages(session)))
+    out = list(normalizer.repair(normalizer.read_messages(session)))
     assert out[0]["content"].startswith("__import__")
     assert not marker.exists()

@@ -75,7 +75,7 @@ def test_validation_returns_a_copy_with_extras():
     assert validated == original and validated is not original
 
 
-# -- lone surrogates in memory (attack campaign item 13; the policy: normalizer._io) -----------
+# -- lone surrogates in memory (attack campaign item 13; the policy: normalizer.formats._records) -----------
 
 
 def test_a_model_with_a_lone_surrogate_key_is_an_invalid_message_naming_index_and_path():

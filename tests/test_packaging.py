@@ -28,7 +28,7 @@ def installed() -> importlib.metadata.Distribution:
 def test_the_only_command_is_chatnorm() -> None:
     scripts = {ep.name: ep.value for ep in installed().entry_points if ep.group == "console_scripts"}
     # never `normalizer`: that name is charset-normalizer's script (and another PyPI project)
-    assert scripts == {"chatnorm": "normalizer._cli:main"}
+    assert scripts == {"chatnorm": "normalizer.cli:main"}
 
 
 def test_metadata_says_what_the_package_is() -> None:

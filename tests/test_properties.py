@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import normalizer
 from normalizer import Normalizer
 
-from helpers import assert_nothing_lost, assert_pairing_rules, call, repair
+from helpers import assert_nothing_lost, assert_pairing_rules, call, repair_all
 
 IDS = ["c1", "c2", "c3", "c4"]
 texts = st.sampled_from(["", " ", "hello", "Let me check.", "done", "a\nb", "Ünïcode ✓"])
@@ -70,15 +70,15 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(histories, policies)
 def test_output_obeys_the_rules(history, options):
-    out, _ = repair(history, **options)
+    out, _ = repair_all(history, **options)
     assert_pairing_rules(out)
 
 
 @SETTINGS
 @given(histories, policies)
 def test_repair_is_idempotent(history, options):
-    once, _ = repair(history, **options)
-    twice, report = repair(once, **options)
+    once, _ = repair_all(history, **options)
+    twice, report = repair_all(once, **options)
     assert twice == once
     assert report.counts == {}, report.records
 
@@ -86,21 +86,21 @@ def test_repair_is_idempotent(history, options):
 @SETTINGS
 @given(histories, policies)
 def test_nothing_is_lost(history, options):
-    out, report = repair(history, **options)
+    out, report = repair_all(history, **options)
     assert_nothing_lost(history, out, report)
 
 
 @SETTINGS
 @given(histories)
 def test_trailing_keep_leaves_only_the_last_turn_open(history):
-    out, _ = repair(history, trailing_calls="keep")
+    out, _ = repair_all(history, trailing_calls="keep")
     assert_pairing_rules(out, trailing_calls="keep")
 
 
 @SETTINGS
 @given(histories)
 def test_records_point_at_real_output_indices(history):
-    out, report = repair(history)
+    out, report = repair_all(history)
     for record in report.records:
         if record.output is not None:
             assert 0 <= record.output < len(out)
@@ -110,7 +110,7 @@ def test_records_point_at_real_output_indices(history):
 @SETTINGS
 @given(histories, st.lists(st.integers(1, 5), min_size=1, max_size=10))
 def test_every_chunking_and_adapter_gives_the_same_output(history, chunk_sizes):
-    expected, _ = repair(history)
+    expected, _ = repair_all(history)
 
     # The core fed in uneven chunks, outputs collected per call.
     core = Normalizer()
@@ -127,7 +127,7 @@ def test_every_chunking_and_adapter_gives_the_same_output(history, chunk_sizes):
 
     # The async adapter, from an async generator and from a plain list.
     async def collect(source):
-        return [m async for m in normalizer.normalize(source)]
+        return [m async for m in normalizer.arepair(source)]
 
     async def agen():
         for message in history:
@@ -135,4 +135,4 @@ def test_every_chunking_and_adapter_gives_the_same_output(history, chunk_sizes):
 
     assert anyio.run(collect, agen()) == expected
     assert anyio.run(collect, history) == expected
-    assert list(normalizer.normalize_sync(iter(history), validate=False)) == expected
+    assert list(normalizer.repair(iter(history), validate=False)) == expected

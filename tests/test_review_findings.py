@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import normalizer
-from normalizer import LimitExceeded, check, normalize_sync
+from normalizer import LimitExceeded, check, repair
 
 
 def _call(call_id: str, name: str = "f", arguments: str = "{}") -> dict[str, Any]:
@@ -17,7 +17,7 @@ def _call(call_id: str, name: str = "f", arguments: str = "{}") -> dict[str, Any
 
 
 def _repair(messages: list[dict[str, Any]], **options: Any) -> tuple[list[dict[str, Any]], normalizer.Report]:
-    stream = normalize_sync(copy.deepcopy(messages), **options)
+    stream = repair(copy.deepcopy(messages), **options)
     out = list(stream)
     return out, stream.report
 
@@ -202,6 +202,6 @@ def test_sync_close_before_iteration_closes_source() -> None:
             self.closed = True
 
     source = Source()
-    stream = normalize_sync(source)
+    stream = repair(source)
     stream.close()
     assert source.closed

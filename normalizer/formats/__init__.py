@@ -4,6 +4,10 @@ Each format is a sans-I/O converter (``feed(record, line=...) -> list[dict]``,
 ``close() -> list[dict]``) registered in :data:`FORMATS`; the readers open a file (or
 stdin), split it into records in constant memory and drive a converter.
 
+``_records`` splits bytes into JSON records (JSONL lines or a document's elements) within
+the documented limits; ``_read`` detects the format and drives a converter; ``_writers``
+encodes repaired messages back to bytes.
+
 ===============  =================================================================
 ``chat``         Chat Completions messages: a JSON array, JSONL, or an object with
                  ``messages`` (request body, hermes request dump or session snapshot)
@@ -33,9 +37,25 @@ from ._read import (
     read_messages,
 )
 from ._responses import ResponsesConverter
+from ._writers import (
+    WRITERS,
+    awrite_finetune,
+    awrite_json_array,
+    awrite_jsonl,
+    write_finetune,
+    write_json_array,
+    write_jsonl,
+)
 
 __all__ = [
     "FORMATS",
+    "WRITERS",
+    "write_jsonl",
+    "write_json_array",
+    "write_finetune",
+    "awrite_jsonl",
+    "awrite_json_array",
+    "awrite_finetune",
     "detect_format",
     "read_messages",
     "aread_messages",

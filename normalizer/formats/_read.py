@@ -1,6 +1,6 @@
 """Files in, chat messages (or conversations) out: the readers behind the public API.
 
-:class:`_Pipeline` is the sans-I/O part: records in (from :mod:`normalizer._io`), detection,
+:class:`_Pipeline` is the sans-I/O part: records in (from :mod:`normalizer.formats._records`), detection,
 the converter, skip-or-raise, and outputs out. The sync and async readers only pump it.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .._errors import InputError, UsageError
-from .._io import (
+from ._records import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_RECORD_BYTES,
@@ -232,7 +232,7 @@ def _seekable(f: Any) -> bool:
 
 @dataclass(frozen=True)
 class _Limits:
-    """The reader's limits (see :mod:`normalizer._io` for what each bounds and why)."""
+    """The reader's limits (see :mod:`normalizer.formats._records` for what each bounds and why)."""
 
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH

@@ -63,7 +63,7 @@ def test_check_of_unreadable_input_fails(tmp_path: Path):
 
 
 def test_check_with_a_profile_from_stdin():
-    from normalizer._profiles import PROFILES
+    from normalizer.profiles._profiles import PROFILES
 
     for name in sorted(PROFILES):
         result = run("check", "--profile", name, "-", input=run("repair", "-q", "--profile", name, EXAMPLE).stdout)

@@ -127,7 +127,7 @@ def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch:
     """As root a folder cannot be made unwritable, so the refusal is injected."""
     import tempfile
 
-    from normalizer._cli import main
+    from normalizer.cli._main import main
 
     path = tmp_path / "s.jsonl"
     path.write_bytes(EXAMPLE.read_bytes())
@@ -143,8 +143,8 @@ def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch:
 
 
 def test_disk_full_mid_file_in_place_keeps_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
-    from normalizer import _cli_files
-    from normalizer._cli import main
+    from normalizer.cli import _files as _cli_files
+    from normalizer.cli._main import main
 
     path = big_session(tmp_path / "s.jsonl", 3_000)
     before = path.read_bytes()
@@ -306,7 +306,7 @@ def test_report_spool_that_cannot_be_written_is_named_as_such(tmp_path: Path, mo
     """TMPDIR full: the records' spool fails, not the output; the input stays as it was."""
     import tempfile
 
-    from normalizer._cli import main
+    from normalizer.cli._main import main
 
     path = tmp_path / "s.jsonl"
     path.write_bytes(EXAMPLE.read_bytes())

@@ -22,7 +22,7 @@ EXPECTED_SUMMARY = (
 
 
 def library_repair(path: Path) -> list[dict]:
-    return list(normalizer.normalize_sync(jsonl(path.read_bytes())))
+    return list(normalizer.repair(jsonl(path.read_bytes())))
 
 
 # -- pipes and files ------------------------------------------------------------------------------
@@ -346,7 +346,7 @@ def test_importing_the_library_does_not_import_the_cli_dependencies():
 def test_no_rich_import_when_not_on_a_terminal():
     code = (
         "import sys; sys.argv=['normalizer','repair','-q',%r]\n"
-        "from normalizer._cli import main\n"
+        "from normalizer.cli._main import main\n"
         "main(sys.argv[1:]); assert 'rich' not in sys.modules, 'rich imported'" % str(EXAMPLE)
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, env={"PYTHONPATH": str(ROOT)})
@@ -354,7 +354,7 @@ def test_no_rich_import_when_not_on_a_terminal():
 
 
 def test_main_in_process(capsys: pytest.CaptureFixture[str]):
-    from normalizer._cli import main
+    from normalizer.cli._main import main
 
     assert main(["repair", "-q", str(EXAMPLE), "-o", "/dev/null"]) == 0
     assert main(["check", "--quiet", str(EXAMPLE)]) == 1

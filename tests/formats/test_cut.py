@@ -34,7 +34,7 @@ def cut(tmp_path: Path, path: Path, numbers: list[int]) -> tuple[Path, list[dict
 
 
 def repair(path: Path) -> tuple[list[dict[str, Any]], Report]:
-    stream = normalizer.normalize_sync(read_messages(path))
+    stream = normalizer.repair(read_messages(path))
     return list(stream), stream.report
 
 

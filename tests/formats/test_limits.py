@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from normalizer import InvalidMessage, LimitExceeded, Report
-from normalizer._io import DEFAULT_MAX_DEPTH, DEFAULT_MAX_RECORD_BYTES, DocReader, Record
+from normalizer.formats._records import DEFAULT_MAX_DEPTH, DEFAULT_MAX_RECORD_BYTES, DocReader, Record
 from normalizer.formats import aread_messages, read_messages
 
 ROOT = Path(__file__).parents[2]

@@ -51,7 +51,7 @@ def needle(text: str) -> str:
 
 
 def repaired(messages: Any) -> list[dict[str, Any]]:
-    out = list(normalizer.normalize_sync(messages))
+    out = list(normalizer.repair(messages))
     assert_pairing_rules(out)
     return out
 

@@ -5,7 +5,7 @@ the message they yield. Messages and lines drift apart (blank lines, skipped rec
 Claude Code line that becomes two messages or none), so counting lines here would be
 wrong for every format but the simplest. Instead, when a position is needed, the file is
 read a second time through the very pipeline the readers use (``formats._read._Pipeline``
-over ``_io.iter_records``), counting the messages each record produces.
+over ``_records.iter_records``), counting the messages each record produces.
 
 That costs a second read, only on the error path (or once per ``check``ed file that has
 violations), and works for regular files only: stdin cannot be read twice, so there the
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from ._report import Report
+from .._report import Report
 
 __all__ = ["lines_of"]
 
@@ -29,9 +29,9 @@ def lines_of(path: str, fmt: str | None, indices: Iterable[int]) -> dict[int, in
         return {}
     try:
         # Private to the formats package; on the error path only, and guarded.
-        from ._io import iter_raw_lines, iter_records
-        from .formats._codex import plan_codex
-        from .formats._read import _Pipeline
+        from ..formats._records import iter_raw_lines, iter_records
+        from ..formats._codex import plan_codex
+        from ..formats._read import _Pipeline
     except ImportError:  # pragma: no cover - the formats package moved things around
         return {}
     found: dict[int, int] = {}

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from normalizer._core import _join, _merge
 from normalizer._errors import LimitExceeded
-from normalizer._profiles import PROFILES
-from normalizer._stage import MAX_LEADING_SYSTEMS, MAX_MERGED, ProfileStage, _Join, _Merging
+from normalizer.profiles._profiles import PROFILES
+from normalizer.profiles._stage import MAX_LEADING_SYSTEMS, MAX_MERGED, ProfileStage, _Join, _Merging
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 texts = st.sampled_from(["", " ", "\n", "a", "b c", " d "])
 parts = st.lists(st.one_of(texts, st.builds(lambda t: {"type": "text", "text": t}, texts),
@@ -64,7 +64,7 @@ def _run_child(code: str) -> str:
 
 
 LINEAR = """
-from normalizer._profiles import PROFILES, make_stage
+from normalizer.profiles._profiles import PROFILES, make_stage
 stage = make_stage(PROFILES[{profile!r}])
 text = "x" * 20_000
 for k in range(4_000):

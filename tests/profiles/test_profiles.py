@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import normalizer
-from normalizer._check import RULES, check
+from normalizer.profiles._check import RULES, check
 from normalizer._errors import UsageError
-from normalizer._profiles import PROFILES, Profile, get_profile, load_profile
+from normalizer.profiles._profiles import PROFILES, Profile, get_profile, load_profile
 
 BUILTINS = ["default", "openai", "deepseek", "moonshot", "anthropic", "bedrock", "gemini", "mistral", "groq",
             "xai", "qwen", "zhipu", "jinja-strict", "ollama", "strict"]
@@ -45,8 +45,8 @@ def test_flags() -> None:
     history = [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c", "content": "r"}]
-    assert "reasoning_content" in list(normalizer.normalize_sync(history, profile="deepseek"))[1]
-    assert "reasoning_content" not in list(normalizer.normalize_sync(history, profile="deepseek:no-thinking"))[1]
+    assert "reasoning_content" in list(normalizer.repair(history, profile="deepseek"))[1]
+    assert "reasoning_content" not in list(normalizer.repair(history, profile="deepseek:no-thinking"))[1]
     assert get_profile("zhipu:thinking").requires_reasoning()
     with pytest.raises(UsageError, match=r"unknown profile flag 'thinkin'.*the flags are: thinking, first_user"):
         get_profile("zhipu:thinkin")
@@ -100,7 +100,7 @@ def test_load_toml(tmp_path: Path) -> None:
                {"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
                                                       "function": {"name": "f", "arguments": "{}"}}]}]
     for ref in (path, str(path)):
-        out = normalizer.normalize_sync(history, profile=ref)
+        out = normalizer.repair(history, profile=ref)
         assert list(out) == [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"},
                              {"role": "user", "content": "Please go on."}]
         assert out.report.counts["drop_unanswered_call"] == 1  # the profile's core option
@@ -163,7 +163,7 @@ def test_profiles_are_frozen_data() -> None:
 
 def test_placeholders_are_configurable_and_recorded() -> None:
     profile = PROFILES["strict"].derive("mine", placeholder_user="(start)", placeholder_continue="Go on.")
-    out = normalizer.normalize_sync([{"role": "assistant", "content": "hi"}], profile=profile)
+    out = normalizer.repair([{"role": "assistant", "content": "hi"}], profile=profile)
     assert list(out) == [{"role": "user", "content": "(start)"}, {"role": "assistant", "content": "hi"},
                          {"role": "user", "content": "Go on."}]
     kinds = {(r.kind, r.output) for r in out.report.records}

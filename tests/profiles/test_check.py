@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 import normalizer
-from normalizer._check import RULES, Checker, Violation, acheck_iter, check, check_iter
+from normalizer.profiles._check import RULES, Checker, Violation, acheck_iter, check, check_iter
 from normalizer._errors import UsageError
-from normalizer._profiles import PROFILES, Profile
+from normalizer.profiles._profiles import PROFILES, Profile
 
 Msg = dict[str, Any]
 
@@ -309,7 +309,7 @@ def test_rule_is_flagged_with_the_providers_text_and_repaired(rule: str) -> None
     mine = [v for v in found if v.rule == rule]
     assert [v.message for v in mine][:1] == [text], found
     assert mine[0].source == RULES[rule].source and mine[0].severity == RULES[rule].severity
-    out = list(normalizer.normalize_sync(history, profile=profile))
+    out = list(normalizer.repair(history, profile=profile))
     assert check(out, profile=profile) == []
     assert fixed(out), out
 
@@ -444,6 +444,6 @@ def test_a_part_is_text_by_its_type_or_its_text_key() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    import normalizer._check
+    import normalizer.profiles._check
 
-    assert doctest.testmod(normalizer._check).failed == 0
+    assert doctest.testmod(normalizer.profiles._check).failed == 0

@@ -1,8 +1,8 @@
 """The command line: ``chatnorm repair | check | explain``.
 
 Only wiring around the library: files are found and paired with outputs in
-``_cli_files.py``, repaired in ``_cli_run.py``, checked in ``_cli_check.py``, explained in
-``_cli_explain.py``; the progress display is ``_cli_progress.py``. This module parses the
+``_files.py``, repaired in ``_repair.py``, checked in ``_check.py``, explained in
+``_explain.py``; the progress display is ``_progress.py``. This module parses the
 arguments, turns every failure into one sentence on stderr and an exit status, and handles
 signals. Imported only by the console script and ``python -m normalizer`` -- never by
 ``import normalizer`` -- so click and rich stay out of the library's import path.
@@ -27,11 +27,11 @@ from typing import Any
 import click
 import orjson
 
-from . import __version__
-from ._check import DEFAULT_MAX_SEEN_IDS
-from ._cli_text import printable, say
-from ._errors import NormalizerError
-from ._options import DEFAULT_STUB_TEXT
+from .. import __version__
+from ..profiles._check import DEFAULT_MAX_SEEN_IDS
+from ._text import printable, say
+from .._errors import NormalizerError
+from .._options import DEFAULT_STUB_TEXT
 
 __all__ = ["main", "cli"]
 
@@ -40,7 +40,7 @@ _TO = ["auto", "jsonl", "json", "finetune"]
 
 
 def _profile_names() -> list[str]:
-    from ._profiles import PROFILES
+    from ..profiles._profiles import PROFILES
 
     return sorted(PROFILES)
 
@@ -51,7 +51,7 @@ class _Profile(click.ParamType[str, str]):
     name = "profile"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
-        from ._profiles import get_profile
+        from ..profiles._profiles import get_profile
 
         try:
             get_profile(value)
@@ -150,8 +150,8 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair --in-place --trailing-calls keep sessions/
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
     """
-    from ._cli_files import PlanError, check_paths, plan_jobs
-    from ._cli_run import Settings
+    from ._files import PlanError, check_paths, plan_jobs
+    from ._repair import Settings
 
     items = list(inputs) or ["-"]
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
@@ -163,7 +163,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,
                "on_invalid": "error" if on_invalid == "fail" else "skip"}
     if trailing_calls is None:
-        del options["trailing_calls"]  # decided per input: see _cli_run.core_options
+        del options["trailing_calls"]  # decided per input: see _repair.core_options
     _validate_core(profile, options)
     with _spool_folder(report_path is not None) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
@@ -189,8 +189,8 @@ def _spool_folder(wanted: bool) -> Iterator[str | None]:
 
 
 def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None) -> None:
-    from ._cli_progress import make_tracker
-    from ._cli_run import run_jobs
+    from ._progress import make_tracker
+    from ._repair import run_jobs
 
     start = time.perf_counter()
     tracker = make_tracker(len(plan), quiet=quiet)
@@ -223,7 +223,7 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
 def _need_stdin(items: list[str], no_input: str) -> None:
     """Refuse to read stdin when it is closed, or when it is the terminal and stdin is the
     only input (the user forgot the file: waiting for typed JSON would look like a hang)."""
-    from ._cli_streams import stdin_closed
+    from ._streams import stdin_closed
 
     if "-" in items and stdin_closed():
         raise click.UsageError("stdin is closed: give a file or a folder, or pipe a session into it")
@@ -233,7 +233,7 @@ def _need_stdin(items: list[str], no_input: str) -> None:
 
 def _validate_core(profile: str, options: dict[str, Any]) -> None:
     # Wrong options are usage errors (exit 2) before any file is touched.
-    from ._core import Normalizer
+    from .._core import Normalizer
 
     try:
         Normalizer(profile, **options)
@@ -257,7 +257,7 @@ def _total_line(results: list[Any], elapsed: float) -> str:
 def _write_report(path: str, results: list[Any], elapsed: float) -> None:
     """The JSON report, streamed from each file's record spool (records are never all in
     memory). One document: per file its counts and records, then the totals."""
-    from ._cli_files import open_output
+    from ._files import open_output
 
     counts: dict[str, int] = {}
     for r in results:
@@ -347,8 +347,8 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, ma
       chatnorm check --profile mistral sessions/
       chatnorm repair session.jsonl | chatnorm check -
     """
-    from ._cli_check import run_check
-    from ._cli_files import PlanError, expand_inputs
+    from ._check import run_check
+    from ._files import PlanError, expand_inputs
 
     items = list(inputs) or ["-"]
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it")
@@ -390,7 +390,7 @@ def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_ca
       chatnorm explain examples/split-turns.jsonl
       chatnorm explain --profile mistral session.jsonl | less -R
     """
-    from ._cli_explain import run_explain
+    from ._explain import run_explain
 
     _need_stdin([input], "no input: give a file, or pipe a session into it")
     if input != "-" and not os.path.isfile(input):
@@ -421,7 +421,7 @@ _SIGNAL = [0]
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    from ._cli_run import STOP, Interrupted
+    from ._repair import STOP, Interrupted
 
     _SIGNAL[0] = signum
     STOP.set()
@@ -446,7 +446,7 @@ def _escape_message(exc: click.ClickException) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chatnorm`` console script (and of ``python -m normalizer``); returns the exit status."""
-    from ._cli_streams import guard_std_streams
+    from ._streams import guard_std_streams
 
     guard_std_streams()  # before anything asks a closed stream whether it is a terminal
     if threading.current_thread() is threading.main_thread():
@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _stdout_failed(exc: OSError) -> int:
-    from ._cli_streams import stdout_error
+    from ._streams import stdout_error
 
     say(f"error: {stdout_error(exc)}", err=True)
     _silence_stdout()  # else the interpreter's own flush at exit fails again, with a traceback
@@ -473,7 +473,7 @@ def _stdout_failed(exc: OSError) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    from ._cli_run import Interrupted
+    from ._repair import Interrupted
 
     try:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)

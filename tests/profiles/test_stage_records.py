@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normalizer
-from normalizer._profiles import PROFILES
+from normalizer.profiles._profiles import PROFILES
 
 from test_stage import histories
 
@@ -31,7 +31,7 @@ odd_histories = st.lists(st.one_of(odd_user, odd_assistant, histories), max_size
 
 
 def _run(history: list[dict[str, Any]], profile: str) -> tuple[list[dict[str, Any]], list[Any]]:
-    stream = normalizer.normalize_sync(copy.deepcopy(history), profile=profile)
+    stream = normalizer.repair(copy.deepcopy(history), profile=profile)
     out = list(stream)
     return out, list(stream.report.records)
 

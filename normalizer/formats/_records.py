@@ -46,8 +46,8 @@ from typing import IO, Any, Literal, Union
 import ijson  # type: ignore[import-untyped]  # ijson ships no type information
 import orjson
 
-from ._errors import InputError, InvalidMessage, LimitExceeded
-from ._report import Report
+from .._errors import InputError, InvalidMessage, LimitExceeded
+from .._report import Report
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

@@ -2,7 +2,7 @@
 
 Each file is read as a stream of conversations and each conversation goes through its own
 streaming ``Checker`` (constant memory). Violations are listed once a file is read, because
-their lines come from a second read (``_cli_lines``): up to ``max_per_file`` are kept per
+their lines come from a second read (``_lines``): up to ``max_per_file`` are kept per
 file, the rest only counted, so memory stays bounded on a broken dataset too.
 
 One line per violation, grep-friendly::
@@ -15,12 +15,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ._cli_lines import lines_of
-from ._check import DEFAULT_MAX_SEEN_IDS
-from ._cli_text import say
-from ._errors import InputError
-from ._report import Report
-from .formats import FORMATS, read_conversations
+from ._lines import lines_of
+from ..profiles._check import DEFAULT_MAX_SEEN_IDS
+from ._text import say
+from .._errors import InputError
+from .._report import Report
+from ..formats import FORMATS, read_conversations
 
 __all__ = ["run_check", "INCOMPLETE"]
 
@@ -38,7 +38,7 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
     Returns the exit status: 1 when a violation of severity ``error`` was found or a file
     could not be read; else :data:`INCOMPLETE` when a conversation had more distinct call ids
     than ``max_seen_ids`` (past it, reused ids go unseen); else 0."""
-    from ._check import Checker
+    from ..profiles._check import Checker
 
     total = 0
     errors = 0

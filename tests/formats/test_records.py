@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from normalizer import InputError, InvalidMessage, LimitExceeded, Report, UsageError
-from normalizer._writers import awrite_finetune, awrite_json_array, awrite_jsonl, write_finetune, write_json_array, write_jsonl
+from normalizer.formats._writers import awrite_finetune, awrite_json_array, awrite_jsonl, write_finetune, write_json_array, write_jsonl
 from normalizer.formats import aread_conversations, aread_messages, detect_format, read_conversations, read_messages
 
 CHAT = [

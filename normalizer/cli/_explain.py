@@ -19,11 +19,11 @@ from typing import Any
 
 import orjson
 
-from ._cli_text import printable, say
-from ._core import Normalizer
-from ._errors import InputError
-from ._report import Repair, Report
-from .formats import read_conversations
+from ._text import printable, say
+from .._core import Normalizer
+from .._errors import InputError
+from .._report import Repair, Report
+from ..formats import read_conversations
 
 __all__ = ["run_explain"]
 

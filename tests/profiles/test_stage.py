@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normalizer
-from normalizer._check import check
-from normalizer._profiles import PROFILES, get_profile, make_stage
-from normalizer._stage import base62, mistral_id
+from normalizer.profiles._check import check
+from normalizer.profiles._profiles import PROFILES, get_profile, make_stage
+from normalizer.profiles._stage import base62, mistral_id
 
 ALL = list(PROFILES)
 
@@ -101,7 +101,7 @@ histories = st.lists(st.one_of(message.map(lambda m: [m]), exchange()), max_size
 
 
 def repair(messages: list[dict[str, Any]], profile: Any) -> list[dict[str, Any]]:
-    return list(normalizer.normalize_sync(messages, profile=profile))
+    return list(normalizer.repair(messages, profile=profile))
 
 
 # Built-ins, their flags, and custom profiles exercising the other encodings and modes.
@@ -133,7 +133,7 @@ def test_repair_satisfies_check_and_is_idempotent(name: str, history: list[dict[
 @given(history=histories)
 def test_repair_without_validation_does_not_mutate(name: str, history: list[dict[str, Any]]) -> None:
     original = copy.deepcopy(history)
-    list(normalizer.normalize_sync(history, profile=name, validate=False))
+    list(normalizer.repair(history, profile=name, validate=False))
     assert history == original
 
 
@@ -229,7 +229,7 @@ def _images(value: Any) -> int:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories)
 def test_no_part_that_is_not_text_is_lost_without_a_record(name: str, history: list[dict[str, Any]]) -> None:
-    stream = normalizer.normalize_sync(copy.deepcopy(history), profile=name)
+    stream = normalizer.repair(copy.deepcopy(history), profile=name)
     out = list(stream)
     kept = _images(out) + sum(_images(r.dropped) for r in stream.report.records)
     assert kept >= _images(history)
@@ -242,7 +242,7 @@ def test_string_only_replaces_a_non_text_part_and_keeps_it_in_the_report(name: s
                {"role": "assistant", "content": None, "tool_calls": [
                    {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
                {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "see:"}, image]}]
-    stream = normalizer.normalize_sync(history, profile=name)
+    stream = normalizer.repair(history, profile=name)
     out = list(stream)
     assert out[2]["content"] == "see:\n[image_url omitted: only text can be sent here]"
     (record,) = [r for r in stream.report.records if r.kind == "replace_non_text_part"]
@@ -253,8 +253,8 @@ def test_string_only_replaces_a_non_text_part_and_keeps_it_in_the_report(name: s
 def test_string_preferred_keeps_a_list_with_an_image() -> None:
     image = {"image_url": {"url": "u"}}  # untyped: still an image
     history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}, image]}]
-    assert list(normalizer.normalize_sync(history, profile="deepseek"))[0]["content"] == history[0]["content"]
-    out = list(normalizer.normalize_sync(history, profile="xai"))  # one text element per message
+    assert list(normalizer.repair(history, profile="deepseek"))[0]["content"] == history[0]["content"]
+    out = list(normalizer.repair(history, profile="xai"))  # one text element per message
     assert out[0]["content"] == [{"type": "text", "text": "ab"}, image]
     assert check(out, profile="xai") == []
 
@@ -270,7 +270,7 @@ def test_leading_systems_merge_keeps_every_key() -> None:
     history = [{"role": "system", "content": "a", "name": "x"},
                {"role": "system", "content": "b", "name": "ops", "cache_control": {"type": "ephemeral"}},
                {"role": "user", "content": "q"}]
-    stream = normalizer.normalize_sync(history, profile="jinja-strict")
+    stream = normalizer.repair(history, profile="jinja-strict")
     out = list(stream)
     assert out[0] == {"role": "system", "content": "a\nb", "name": "ops", "cache_control": {"type": "ephemeral"}}
     assert [r.dropped for r in stream.report.records if r.kind == "merge_conflict"] == [{"name": "x"}]
@@ -293,7 +293,7 @@ def test_undone_core_repairs_are_not_reported(name: str) -> None:
                {"role": "assistant", "content": "", "tool_calls": [
                    {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": [1, 2.5]}}}]},
                {"role": "tool", "tool_call_id": "c", "content": "r"}]
-    stream = normalizer.normalize_sync(copy.deepcopy(history), profile=name)
+    stream = normalizer.repair(copy.deepcopy(history), profile=name)
     out = list(stream)
     kinds = {r.kind for r in stream.report.records}
     assert "empty_content_to_null" not in kinds and "encode_tool_only_content" not in kinds
@@ -306,9 +306,9 @@ def test_undone_core_repairs_are_not_reported(name: str) -> None:
 def test_requires_user_placeholder_waits_for_open_calls() -> None:
     history = [{"role": "assistant", "content": None, "tool_calls": [
         {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
-    kept = list(normalizer.normalize_sync(history, profile="qwen", trailing_calls="keep"))
+    kept = list(normalizer.repair(history, profile="qwen", trailing_calls="keep"))
     assert kept == history  # calls left open: no user after them (the next pass would stub them)
-    stubbed = list(normalizer.normalize_sync(history, profile="qwen"))
+    stubbed = list(normalizer.repair(history, profile="qwen"))
     assert [m["role"] for m in stubbed] == ["assistant", "tool", "user"]
 
 
@@ -344,7 +344,7 @@ def test_mistral_text_then_text_and_calls_is_a_fixed_point() -> None:
     history = [{"role": "assistant", "content": "hi"},
                {"role": "assistant", "content": None, "tool_calls": [call]},
                {"role": "assistant", "content": "hi", "tool_calls": [call]}]
-    once = list(normalizer.normalize_sync(history, profile="mistral"))
-    assert list(normalizer.normalize_sync(once, profile="mistral")) == once
+    once = list(normalizer.repair(history, profile="mistral"))
+    assert list(normalizer.repair(once, profile="mistral")) == once
     assert normalizer.check(once, profile="mistral") == []
     assert once[0] == {"role": "assistant", "content": "hi\nhi"}

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from normalizer import InvalidMessage, write_json_array, write_jsonl
-from normalizer._writers import awrite_jsonl
+from normalizer.formats._writers import awrite_jsonl
 
 GOOD = {"role": "user", "content": "hi"}
 SURROGATE = {"role": "user", "content": "a\ud800b"}

@@ -95,8 +95,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ._check import RULES
-from ._core import _TEXT_JOIN_KEYS, _has_text, _is_opaque, _join, _joinable
-from ._errors import LimitExceeded
+from .._core import _TEXT_JOIN_KEYS, _has_text, _is_opaque, _join, _joinable
+from .._errors import LimitExceeded
 
 if TYPE_CHECKING:
     from ._profiles import Profile

@@ -47,7 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ._check import RULES
-from ._errors import UsageError
+from .._errors import UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -202,7 +202,7 @@ def _build(parent: Profile | None, data: dict[str, Any], where: Any) -> Profile:
         err = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in err["loc"]) or "profile"
         raise _bad(where, field, err["msg"].removeprefix("Value error, "), data) from None
-    from ._options import make_options
+    from .._options import make_options
 
     try:
         make_options(profile.core_options(), {})

@@ -27,14 +27,15 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from ._core import _has_text, _is_opaque
-from ._errors import InvalidMessage
-from ._messages import is_plain, validate_message
+from .._core import _has_text, _is_opaque
+from .._errors import InvalidMessage
+from .._messages import is_plain, validate_message
 
 if TYPE_CHECKING:
     from ._profiles import Profile
 
 __all__ = [
+    "acheck",
     "Rule",
     "RULES",
     "Violation",
@@ -543,7 +544,7 @@ class Checker:
     def feed(self, message: Any) -> list[Violation]:
         """Check the next message; return the violations found so far."""
         if self._closed:
-            from ._errors import UsageError
+            from .._errors import UsageError
 
             raise UsageError("feed() called after close(); start a new Checker for a new history")
         self._index += 1
@@ -895,3 +896,8 @@ def check(messages: Iterable[Any], profile: Any = "default", **kw: Any) -> list[
     'A conversation must start with a user message. Try again with a conversation that starts with a user message.'
     """
     return list(check_iter(messages, profile, **kw))
+
+
+async def acheck(messages: AsyncIterable[Any], profile: Any = "default", **kw: Any) -> list[Violation]:
+    """:func:`check` over an async iterable of messages."""
+    return [violation async for violation in acheck_iter(messages, profile, **kw)]

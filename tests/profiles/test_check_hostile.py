@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normalizer
-from normalizer._check import Violation
+from normalizer.profiles._check import Violation
 from normalizer._errors import InputError
-from normalizer._profiles import PROFILES
+from normalizer.profiles._profiles import PROFILES
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),

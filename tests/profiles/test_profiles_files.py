@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from normalizer._errors import UsageError
-from normalizer._profiles import (
+from normalizer.profiles._profiles import (
     MAX_PROFILE_BYTES,
     MAX_PROFILE_DEPTH,
     MAX_PROFILE_EXTENDS,
@@ -23,7 +23,7 @@ from normalizer._profiles import (
     load_profile,
 )
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 DEEP = (f"nested deeper than {MAX_PROFILE_DEPTH} levels (MAX_PROFILE_DEPTH); "
         "a profile is a table of fields, a few levels deep")
 
@@ -39,7 +39,7 @@ def load_in_child(path: Path) -> str:
     """``load_profile(path)``'s error text, in a child process that a hang or a runaway
     read cannot outlive (timeout, 2 GiB of address space)."""
     code = (
-        "import sys\nfrom normalizer._errors import UsageError\nfrom normalizer._profiles import load_profile\n"
+        "import sys\nfrom normalizer._errors import UsageError\nfrom normalizer.profiles._profiles import load_profile\n"
         "try:\n    load_profile(sys.argv[1])\nexcept UsageError as exc:\n    print(exc)\n"
     )
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=30,

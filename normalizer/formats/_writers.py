@@ -16,7 +16,7 @@ from typing import IO, Any, Literal, Union
 
 import orjson
 
-from ._errors import InvalidMessage
+from .._errors import InvalidMessage
 
 __all__ = [
     "FLUSH_BYTES",
@@ -69,7 +69,7 @@ def _conversation_parts(item: Any) -> tuple[Iterable[Mapping[str, Any]], Mapping
 
 def _unwritable(exc: Exception, index: int) -> InvalidMessage:
     # orjson cannot write a lone surrogate or a value nested past 255 levels; the readers
-    # refuse both in files, so only in-memory input reaches here (see the _io policy).
+    # refuse both in files, so only in-memory input reaches here (see the policy in formats._records).
     return InvalidMessage(
         f"cannot be written as JSON ({exc})", index=index,
         hint="a string holds a lone surrogate, or a value is nested too deeply; fix or drop it before writing",

@@ -25,14 +25,14 @@ from typing import IO, Any
 
 import orjson
 
-from ._cli_files import Job, open_output
-from ._cli_lines import lines_of
-from ._cli_progress import Tracker
-from ._core import Normalizer
-from ._errors import InputError
-from ._profiles import get_profile
-from ._report import Report, Repair
-from .formats import FORMATS, read_conversations
+from ._files import Job, open_output
+from ._lines import lines_of
+from ._progress import Tracker
+from .._core import Normalizer
+from .._errors import InputError
+from ..profiles._profiles import get_profile
+from .._report import Report, Repair
+from ..formats import FORMATS, read_conversations
 
 __all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "run_jobs", "FLUSH_BYTES", "STOP"]
 

@@ -1,0 +1,26 @@
+"""Providers' rules: the catalogue, the profiles that select from it, and their two uses.
+
+A :class:`Profile` names the rules one provider enforces (``_profiles``); the repair side
+applies them to the core's output (``_stage``), the checking side lists what a history
+breaks without changing it (``_check``).
+"""
+
+from __future__ import annotations
+
+from ._check import RULES, Checker, Rule, Violation, acheck, acheck_iter, check, check_iter
+from ._profiles import PROFILES, Profile, get_profile, load_profile
+
+__all__ = [
+    "acheck",
+    "acheck_iter",
+    "check",
+    "check_iter",
+    "Checker",
+    "get_profile",
+    "load_profile",
+    "Profile",
+    "PROFILES",
+    "Rule",
+    "RULES",
+    "Violation",
+]
