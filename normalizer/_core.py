@@ -24,11 +24,24 @@ from pydantic import ValidationError
 from transitions import Machine
 
 from . import _state
+from ._content import (
+    EVENT_OF_ROLE,
+    REASONING_TEXT_KEYS,
+    SUBSTANCE_KEYS,
+    Conflict,
+    Fold,
+    has_text,
+    is_blank,
+    is_opaque,
+    merge,
+    unfold,
+)
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
 from ._messages import MESSAGE, _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._report import Report
 from ._state import CLOSED, IDLE
+from .profiles._profiles import get_profile, make_stage
 
 __all__ = ["Normalizer"]
 
@@ -39,20 +52,6 @@ Note = tuple[str, str, list[int], Any]
 # Normalizer._broken while a message is being placed (a re-entrant call is refused).
 _IN_USE = "in use"
 
-_EVENT_OF_ROLE = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "tool": "tool",
-}
-
-# Keys whose presence makes an assistant message worth sending even with no text or calls.
-_SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
-# Content parts that carry text (Chat, Responses input and output spellings).
-_TEXT_PART_TYPES = ("text", "input_text", "output_text")
-# Reasoning-only fields: they do not make a turn worth sending on their own.
-_TEXT_JOIN_KEYS = ("reasoning_content", "reasoning")
 
 
 class Normalizer:
@@ -84,8 +83,6 @@ class Normalizer:
     _table: dict[str, dict[str, list[Row]]]  # compiled from the machine, set below the class
 
     def __init__(self, profile: Any = "default", **options: Any) -> None:
-        from .profiles._profiles import get_profile, make_stage
-
         self.profile = get_profile(profile)
         self.options: Options = make_options(self.profile.core_options(), options)
         opts = self.options
@@ -109,14 +106,16 @@ class Normalizer:
         self._user: Message | None = None
         self._user_inputs: list[int] = []
         self._user_notes: list[Note] = []
-        # Text keys of a held message being merged, joined once when it is emitted (_Fold).
-        self._user_folds: dict[str, _Fold] = {}
+        # Text keys of a held message being merged, joined once when it is emitted (Fold).
+        self._user_folds: dict[str, Fold] = {}
+        self._user_owned: set[str] = set()  # keys of the merged user whose list value is ours
         # The held assistant turn and its tool block.
         self._turn: Message | None = None
         self._turn_inputs: list[int] = []
         self._turn_notes: list[Note] = []
         self._turn_opaque = False
-        self._turn_folds: dict[str, _Fold] = {}
+        self._turn_folds: dict[str, Fold] = {}
+        self._turn_owned: set[str] = set()
         # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
         self._parked: list[tuple[Message, int]] = []
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
@@ -160,11 +159,11 @@ class Normalizer:
                     msg = MESSAGE.validate_python(message if type(message) is dict else as_message(message))
                 except ValidationError as exc:
                     return self._invalid(_invalid(exc, message, index), message)
-            event = _EVENT_OF_ROLE[msg["role"]]
+            event = EVENT_OF_ROLE[msg["role"]]
         else:
             msg = message if type(message) is dict else as_message(message)
             role = msg.get("role") if isinstance(msg, Mapping) else None
-            known = _EVENT_OF_ROLE.get(role) if type(role) is str else None
+            known = EVENT_OF_ROLE.get(role) if type(role) is str else None
             if known is None:
                 return self._invalid(_shape_error(msg, index), message)
             event = known
@@ -281,7 +280,7 @@ class Normalizer:
             if message is None:
                 self._dispatch("eof", None)
             else:
-                self._dispatch(_EVENT_OF_ROLE[message["role"]], message)
+                self._dispatch(EVENT_OF_ROLE[message["role"]], message)
 
     def _drain(self) -> list[Message]:
         out = self._out
@@ -401,15 +400,15 @@ class Normalizer:
         if (
             turn is None
             or self._turn_opaque
-            or _is_opaque(message)
+            or is_opaque(message)
             or turn.get("name") != message.get("name")
         ):
             return False
         if not self.options.merge_text_then_calls and not self._calls and message.get("tool_calls"):
             # text, then calls: the profile keeps them as two messages (it split them itself)
             fold = self._turn_folds.get("content")
-            text = fold.has_text() if fold is not None else _has_text(turn.get("content"))
-            return not (text and not _has_text(message.get("content")))
+            text = fold.has_text() if fold is not None else has_text(turn.get("content"))
+            return not (text and not has_text(message.get("content")))
         return True
 
     def answers_turn(self, message: Message) -> bool:
@@ -429,9 +428,9 @@ class Normalizer:
         have reasoning -- reached only when it does not continue the held turn)."""
         return not (
             message.get("tool_calls")
-            or _has_text(message.get("content"))
-            or _is_opaque(message)
-            or any(message.get(k) for k in _SUBSTANCE_KEYS)
+            or has_text(message.get("content"))
+            or is_opaque(message)
+            or any(message.get(k) for k in SUBSTANCE_KEYS)
         )
 
     def completes_turn(self, message: Message) -> bool:
@@ -476,8 +475,9 @@ class Normalizer:
         self._count_fragment(held, inputs, message)
         if len(inputs) == 2:
             held = dict(held)  # the first merge: from now on the held message is ours to update
-        merged, conflicts = _merge(held, message, self._user_folds)
-        self._user = merged
+            self._user_owned = set()
+        conflicts = merge(held, message, self._user_folds, self._user_owned)
+        self._user = held
         self._user_notes.extend(_conflict_notes(conflicts, inputs))
 
     def release_user(self, message: Message | None = None) -> None:
@@ -486,7 +486,7 @@ class Normalizer:
         if user is not None:
             self._user = None
             if self._user_folds:
-                _unfold(user, self._user_folds)
+                unfold(user, self._user_folds)
             self._held_bytes -= self._user_bytes
             self._user_bytes = 0
             notes = self._user_notes
@@ -522,7 +522,7 @@ class Normalizer:
         if self._answered:
             self._answered = {}
         # (the tool-block state was reset by _end_block when the previous turn ended)
-        if _is_opaque(message):
+        if is_opaque(message):
             self._turn_opaque = True
             for call in message.get("tool_calls") or ():
                 call_id = _call_id(call)
@@ -544,14 +544,15 @@ class Normalizer:
         self._count_fragment(held, inputs, message)
         if len(inputs) == 2:
             held = dict(held)  # the first merge: from now on the held turn is ours to update
+            self._turn_owned = set()
         before = len(self._calls)
         fragment = self._clean_calls(message, self._index)
-        merged, conflicts = _merge(held, fragment, self._turn_folds)
-        if len(self._calls) != before and "tool_calls" not in merged:
+        conflicts = merge(held, fragment, self._turn_folds, self._turn_owned)
+        if len(self._calls) != before and "tool_calls" not in held:
             # _finish writes the turn's calls from the registry, once; the key goes where
             # the calls first came in (key order is output order)
-            merged["tool_calls"] = None
-        self._turn = merged
+            held["tool_calls"] = None
+        self._turn = held
         self._turn_notes.extend(_conflict_notes(conflicts, inputs))
 
     def take_result(self, message: Message) -> None:
@@ -642,7 +643,7 @@ class Normalizer:
         pass is a fixed point.
         """
         index = self._index
-        if not any(message.get(k) for k in _TEXT_JOIN_KEYS) and not message.get("reasoning_details"):
+        if not any(message.get(k) for k in REASONING_TEXT_KEYS) and not message.get("reasoning_details"):
             self._record(
                 "drop_empty_assistant", f"dropped assistant message {index}: it has no text and no tool calls",
                 [index], message,
@@ -683,7 +684,7 @@ class Normalizer:
         return (
             message is not None
             and message.get("role") == "assistant"
-            and not _is_opaque(message)
+            and not is_opaque(message)
             and message.get("name") == self._parked[0][0].get("name")
         )
 
@@ -841,7 +842,7 @@ class Normalizer:
         if len(inputs) > 1:
             # A merged turn is our own copy: its text joined once, its calls from the registry.
             if self._turn_folds:
-                _unfold(turn, self._turn_folds)
+                unfold(turn, self._turn_folds)
             if self._calls:
                 turn["tool_calls"] = list(self._calls.values())
             else:
@@ -863,10 +864,10 @@ class Normalizer:
             calls = list(self._calls.values())
             turn = {**turn, "tool_calls": calls} if calls else {k: v for k, v in turn.items() if k != "tool_calls"}
         content = turn.get("content")
-        if not self._calls and not opaque and not _has_text(content) and not any(turn.get(k) for k in _SUBSTANCE_KEYS):
+        if not self._calls and not opaque and not has_text(content) and not any(turn.get(k) for k in SUBSTANCE_KEYS):
             self._drop_empty(turn, inputs, notes)
             return
-        if self._calls and content is not None and not opaque and _is_blank(content):
+        if self._calls and content is not None and not opaque and is_blank(content):
             # "text content blocks must be non-empty": "" next to tool calls means "no text".
             notes.append((
                 "empty_content_to_null", f"content {content!r} next to tool calls became null",
@@ -881,7 +882,7 @@ class Normalizer:
         self._end_block()
 
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
-        has_reasoning = any(_has_text(turn.get(k)) for k in _TEXT_JOIN_KEYS) or bool(turn.get("reasoning_details"))
+        has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
         why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
         for note in notes:  # repairs made to a message that is then dropped are still repairs
             self._record(note[0], note[1], note[2], note[3])
@@ -942,197 +943,7 @@ def _call_id(call: Any) -> str | None:
     return None
 
 
-def _is_opaque(message: Message) -> bool:
-    # Assistant messages carrying opaque continuation state (Codex interim turns, incomplete
-    # responses) must be replayed exactly as stored: never merged, dropped or edited.
-    # Spelled out (no loop): this runs for every assistant message.
-    return bool(
-        message.get("finish_reason") == "incomplete"
-        or message.get("codex_reasoning_items")
-        or message.get("codex_message_items")
-    )
-
-
-def _is_blank(content: Any) -> bool:
-    """"" / whitespace / [] / only empty text parts (None is not blank: it is absent)."""
-    if isinstance(content, str):
-        return not content.strip()
-    if isinstance(content, list):
-        return not _has_text(content)
-    return False
-
-
-def _has_text(content: Any) -> bool:
-    """Content worth sending: non-blank text, or any non-text part (an image...)."""
-    if isinstance(content, str):
-        return bool(content.strip())
-    if isinstance(content, list):
-        for part in content:
-            if isinstance(part, str):
-                if part.strip():
-                    return True
-            elif isinstance(part, Mapping):
-                kind = part.get("type")
-                if kind in _TEXT_PART_TYPES or (kind is None and "text" in part):
-                    text = part.get("text")
-                    if isinstance(text, str) and text.strip():
-                        return True
-                elif kind is not None or part:
-                    return True  # an image, audio, file... part: content worth sending
-            elif part is not None:
-                return True
-        return False
-    return content is not None and content != {}
-
-
-def _as_parts(content: Any) -> list[Any]:
-    if isinstance(content, list):
-        return content
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content.strip() else []
-    return []
-
-
-def _join(a: Any, b: Any) -> Any:
-    """Join two contents: text with a newline, blank parts skipped; lists concatenated."""
-    if b is None:
-        return a
-    if a is None:
-        return b
-    if isinstance(a, str) and isinstance(b, str):
-        if not b.strip():
-            return a
-        if not a.strip():
-            return b
-        return a + "\n" + b
-    if _is_blank(b) and not isinstance(b, list):
-        return a
-    joined = _as_parts(a) + _as_parts(b)
-    return joined if joined else a
-
-
-def _joinable(value: Any) -> bool:
-    return value is None or type(value) is str or type(value) is list
-
-
-def _merge(
-    held: Message, new: Message, folds: dict[str, _Fold] | None = None
-) -> tuple[Message, list[tuple[str, Any, Any]]]:
-    """Merge ``new`` into a copy of ``held``. Returns the merged message and the values
-    that ``new`` overwrote (key, old, new) -- recorded, never silently lost.
-
-    With ``folds`` (the core's held messages, merged fragment after fragment) ``held`` is
-    updated in place -- the caller owns it -- and text keys are not joined here but
-    collected in ``folds`` (key -> _Fold), which ``_unfold`` writes back once: joining
-    ``a + "\n" + b`` per fragment copies the turn so far each time (quadratic).
-    """
-    merged = dict(held) if folds is None else held
-    conflicts: list[tuple[str, Any, Any]] = []
-    for key, value in new.items():
-        if key == "tool_calls" or key == "role":
-            continue  # calls are merged by the turn's call registry
-        if key not in merged:
-            merged[key] = value
-            continue
-        if key == "content" or key in _TEXT_JOIN_KEYS:
-            fold = folds.get(key) if folds is not None else None
-            if fold is not None:
-                if _joinable(value):
-                    fold.add(value)
-                    continue
-                merged[key] = folds.pop(key).value()  # type: ignore[union-attr]  # a conflict, below
-            elif _joinable(merged[key]) and _joinable(value):
-                if folds is None:
-                    merged[key] = _join(merged[key], value)
-                else:
-                    folds[key] = fold = _Fold(merged[key])
-                    fold.add(value)
-                continue
-        old = merged[key]
-        if old == value or value is None:
-            continue
-        if old is None:
-            merged[key] = value
-        elif isinstance(old, list) and isinstance(value, list):
-            merged[key] = old + value
-        else:
-            merged[key] = value
-            conflicts.append((key, old, value))
-    return merged, conflicts
-
-
-def _unfold(message: Message, folds: dict[str, _Fold]) -> None:
-    """Write the joined text keys into the (owned) merged message."""
-    for key, fold in folds.items():
-        message[key] = fold.value()
-    folds.clear()
-
-
-class _Fold:
-    """``_join`` folded over one text key's fragments, in linear time: equal to joining
-    them one by one, but strings are collected and joined once, and parts go into one list
-    of our own (never the input's) extended in place."""
-
-    __slots__ = ("_texts", "_parts", "_checked", "_found")
-
-    def __init__(self, first: Any) -> None:
-        self._texts: list[str] | None = None  # text so far: "\n".join(_texts); only [0] may be blank
-        self._parts: list[Any] | None = None  # once a list joined in: the parts so far
-        self._checked = 0  # has_text(): how many parts were looked at, and what was found
-        self._found = False
-        self.add(first)
-
-    def add(self, value: Any) -> None:
-        if value is None:
-            return
-        parts = self._parts
-        if parts is not None:
-            if isinstance(value, str):
-                if value.strip():
-                    parts.append({"type": "text", "text": value})
-            else:
-                parts.extend(value)
-            return
-        texts = self._texts
-        if texts is None:  # nothing yet (None so far)
-            if isinstance(value, str):
-                self._texts = [value]
-            else:
-                self._parts = list(value)
-            return
-        if isinstance(value, str):
-            if value.strip():
-                if texts[0].strip():
-                    texts.append(value)
-                else:
-                    texts[0] = value  # blank text gives way to text
-            return
-        blank = not texts[0].strip()
-        if blank and not value:
-            return  # "" + []: nothing to join, the text stays
-        self._parts = ([] if blank else [{"type": "text", "text": "\n".join(texts)}]) + value
-        self._texts = None
-
-    def value(self) -> Any:
-        if self._parts is not None:
-            return self._parts
-        texts = self._texts
-        if texts is None:
-            return None
-        return texts[0] if len(texts) == 1 else "\n".join(texts)
-
-    def has_text(self) -> bool:
-        """_has_text(self.value()), without building it (each part looked at once)."""
-        parts = self._parts
-        if parts is None:
-            return self._texts is not None and bool(self._texts[0].strip())
-        if not self._found and self._checked < len(parts):
-            self._found = _has_text(parts[self._checked:])
-            self._checked = len(parts)
-        return self._found
-
-
-def _conflict_notes(conflicts: list[tuple[str, Any, Any]], inputs: list[int]) -> list[Note]:
+def _conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:
     return [
         ("merge_conflict", f"merging {_span(inputs)}: '{key}' was {old!r}, the later message's {new!r} kept",
          list(inputs), {key: old})

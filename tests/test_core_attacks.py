@@ -3,15 +3,11 @@ merges and renames that must stay linear, fixed points, and misuse that must be 
 
 from __future__ import annotations
 
-from functools import reduce
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from normalizer import LimitExceeded, Normalizer, UsageError, repair
-from normalizer._core import _Fold, _has_text, _join
 
 from helpers import A, Counting, T, U, call, repair_all, within_seconds
 
@@ -143,24 +139,6 @@ def test_held_size_walks_containers_once_shared_or_cyclic():
 
 
 # ---------------------------------------------------------------- 7: merging text is linear
-
-_join_values = st.one_of(
-    st.none(),
-    st.sampled_from(["", " ", "a", " b ", "\n"]),
-    st.lists(st.sampled_from([{"type": "text", "text": ""}, {"type": "text", "text": "t"}, {"type": "image_url"}]), max_size=2),
-)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(_join_values, min_size=1, max_size=8))
-def test_a_fold_joins_exactly_as_joining_one_by_one(values):
-    fold = _Fold(values[0])
-    for value in values[1:]:
-        fold.add(value)
-    expected = reduce(_join, values)
-    assert fold.value() == expected
-    assert fold.has_text() == _has_text(expected)
-
 
 @pytest.mark.parametrize("role, key", [("assistant", "content"), ("user", "content"), ("assistant", "reasoning_content")])
 def test_ten_thousand_fragments_merge_in_linear_time(role, key):

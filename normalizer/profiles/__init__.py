@@ -7,8 +7,9 @@ breaks without changing it (``_check``).
 
 from __future__ import annotations
 
-from ._check import RULES, Checker, Rule, Violation, acheck, acheck_iter, check, check_iter
+from ._check import Checker, Violation, acheck, acheck_iter, check, check_iter
 from ._profiles import PROFILES, Profile, get_profile, load_profile
+from ._rules import KEYS, RULES, Rule
 
 __all__ = [
     "acheck",
@@ -17,6 +18,7 @@ __all__ = [
     "check_iter",
     "Checker",
     "get_profile",
+    "KEYS",
     "load_profile",
     "Profile",
     "PROFILES",

@@ -1,7 +1,7 @@
 """Profiles: what to repair, and what to check, for a named provider.
 
 A :class:`Profile` is data: the provider rules it enforces (ids from the catalogue in
-``_check.py``, each with the provider's exact error text and its evidence) plus a few
+``_rules.py``, each with the provider's exact error text and its evidence) plus a few
 *encoding* settings on which providers genuinely conflict (providers.md §16, "Provider
 conflicts"): how a tool-only assistant message encodes its empty content, the tool-call id
 style, what to do with ``reasoning_content``, whether a final assistant message is allowed,
@@ -46,8 +46,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ._check import RULES
+from ._rules import RULES
 from .._errors import UsageError
+from .._options import make_options
+from ._stage import ProfileStage
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,7 +81,7 @@ class Profile(BaseModel):
     extends: str | None = None
     """The profile this one was built from (informational once loaded)."""
     rules: tuple[str, ...] = ()
-    """Rule ids from ``normalizer._check.RULES`` that this provider enforces."""
+    """Rule ids from ``normalizer.profiles.RULES`` that this provider enforces."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Defaults for the core's options (the caller's keywords win)."""
 
@@ -202,8 +204,6 @@ def _build(parent: Profile | None, data: dict[str, Any], where: Any) -> Profile:
         err = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in err["loc"]) or "profile"
         raise _bad(where, field, err["msg"].removeprefix("Value error, "), data) from None
-    from .._options import make_options
-
     try:
         make_options(profile.core_options(), {})
     except UsageError as exc:
@@ -528,7 +528,5 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 def make_stage(profile: Profile) -> Any:
     """The profile's repair stage after the core, or None when it has nothing to do."""
-    from ._stage import ProfileStage
-
     stage = ProfileStage(profile)
     return None if stage.idle else stage

@@ -88,14 +88,30 @@ map (the core puts results right after their turn).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._check import RULES
-from .._core import _TEXT_JOIN_KEYS, _has_text, _is_opaque, _join, _joinable
+from ._rules import RULES
+from .._content import (
+    ANTHROPIC_ID,
+    NAME_PATTERN,
+    NOT_ID_CHAR,
+    REASONING_KEYS,
+    SUBSTANCE_KEYS,
+    Conflict,
+    Fold,
+    has_text,
+    is_blank_part,
+    is_opaque,
+    is_text_part,
+    join,
+    merge,
+    part_kind,
+    text_of,
+    unfold,
+)
 from .._errors import LimitExceeded
 
 if TYPE_CHECKING:
@@ -120,12 +136,6 @@ _SPACE = 62**9
 _A = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
-_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
-_NOT_ID = re.compile(r"[^a-zA-Z0-9_-]")
-_ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_TEXT_TYPES = ("text", "input_text", "output_text")
-_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
-_SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
 
 
 def base62(n: int, width: int = 0) -> str:
@@ -290,13 +300,13 @@ class ProfileStage:
                           {"tool_calls": m["tool_calls"]}))
             m = {k: v for k, v in m.items() if k != "tool_calls"}
         name = m.get("name")
-        if self._names and role != "tool" and isinstance(name, str) and not _NAME.match(name):
-            fixed = _NOT_ID.sub("_", name) or "_"
+        if self._names and role != "tool" and isinstance(name, str) and not NAME_PATTERN.match(name):
+            fixed = NOT_ID_CHAR.sub("_", name) or "_"
             notes.append(("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
                           [], {"name": name}))
             m = {**m, "name": fixed}
         if role == "assistant":
-            if _is_opaque(m):
+            if is_opaque(m):
                 # Opaque state is replayed exactly as stored; its results keep their ids but
                 # still get the name of the function they answer (tool.response_name).
                 self._ids, self._fnames = {}, {}
@@ -325,14 +335,14 @@ class ProfileStage:
                     new = typed
                     notes.append(("add_part_type", "gave content parts without a 'type' the type 'text'", [], None))
             if self._nonempty:
-                kept = [p for p in new if not _blank_part(p)]
+                kept = [p for p in new if not is_blank_part(p)]
                 if len(kept) != len(new):
                     notes.append(("drop_empty_text_part", f"dropped {len(new) - len(kept)} empty or whitespace "
-                                  "text part(s)", [], [p for p in new if _blank_part(p)]))
+                                  "text part(s)", [], [p for p in new if is_blank_part(p)]))
                     new = kept
             if self._single_text:
                 new = self._one_text_part(new, notes)
-            if all(_is_text_part(p) for p in new):
+            if all(is_text_part(p) for p in new):
                 if self._flatten or role in self._string_roles:
                     new = "".join(p if isinstance(p, str) else p.get("text") or "" for p in new)
                     notes.append(("flatten_content", "content parts (text only) sent as one string", [], None))
@@ -346,7 +356,7 @@ class ProfileStage:
             new = ""
             notes.append(("null_content_to_empty", "content null became '' (null only fits an assistant "
                           "message with tool calls)", [], None))
-        if role == "user" and self._nonempty and not _has_text(new):
+        if role == "user" and self._nonempty and not has_text(new):
             notes.append(("placeholder_content", f"empty user content became {self.profile.placeholder_user!r}",
                           [], {"content": content}))
             new = self.profile.placeholder_user
@@ -356,10 +366,10 @@ class ProfileStage:
 
     def _one_text_part(self, parts: list[Any], notes: list[Note]) -> list[Any]:
         """content.single_text: the text parts joined into the first one, other parts kept in place."""
-        at = [i for i, part in enumerate(parts) if _is_text_part(part)]
+        at = [i for i, part in enumerate(parts) if is_text_part(part)]
         if len(at) < 2:
             return parts
-        text = "".join(_text_of(parts[i]) for i in at)
+        text = "".join(text_of(parts[i]) for i in at)
         first = parts[at[0]]
         joined = {**first, "text": text} if isinstance(first, Mapping) else {"type": "text", "text": text}
         rest = set(at[1:])
@@ -374,20 +384,20 @@ class ProfileStage:
         run: list[str] = []
         removed: list[Any] = []
         for part in parts:
-            if _is_text_part(part):
-                run.append(_text_of(part))
+            if is_text_part(part):
+                run.append(text_of(part))
                 continue
             removed.append(part)
             if "".join(run):
                 pieces.append("".join(run))
             run = []
-            pieces.append(self.profile.placeholder_part.replace("{kind}", _kind(part))
+            pieces.append(self.profile.placeholder_part.replace("{kind}", part_kind(part))
                           .replace("{profile}", self.profile.name))
         if "".join(run):
             pieces.append("".join(run))
         notes.append((
             "replace_non_text_part",
-            f"{len(removed)} part(s) that are not text ({', '.join(_kind(p) for p in removed)}) replaced by a text "
+            f"{len(removed)} part(s) that are not text ({', '.join(part_kind(p) for p in removed)}) replaced by a text "
             f"placeholder: {self.profile.name} accepts only a string as the content of a {role} message "
             "(the parts are kept whole here)",
             [], removed,
@@ -397,7 +407,7 @@ class ProfileStage:
     def _assistant(self, m: Message, notes: list[Note], message: Message) -> list[tuple[Message | None, list[Note]]]:
         p = self.profile
         if self._strip_reasoning:
-            removed = {k: m[k] for k in _REASONING_FIELDS if k in m}
+            removed = {k: m[k] for k in REASONING_KEYS if k in m}
             if removed:
                 notes.append(("strip_reasoning", f"removed {', '.join(removed)}: {p.name} rejects reasoning "
                               "fields in the history", [], removed))
@@ -414,7 +424,7 @@ class ProfileStage:
         self._ids, self._fnames = {}, {}
         calls = m.get("tool_calls")
         if not calls:
-            if not _has_text(m.get("content")) and not any(m.get(k) for k in _SUBSTANCE_KEYS):
+            if not has_text(m.get("content")) and not any(m.get(k) for k in SUBSTANCE_KEYS):
                 # Blank once its parts are typed and flattened (the core counted an untyped
                 # part as content): drop it, as the core drops an empty assistant message.
                 self._dropped = True
@@ -456,9 +466,9 @@ class ProfileStage:
         if renamed or restored:
             m = {**m, "tool_calls": new_calls}
         content = m.get("content")
-        if not _has_text(content):
+        if not has_text(content):
             m = self._encode_tool_only(m, notes)
-        if self._split and _has_text(m.get("content")):
+        if self._split and has_text(m.get("content")):
             text = {k: v for k, v in m.items() if k != "tool_calls"}
             only_calls: Message = {"role": "assistant"}
             if "name" in m:
@@ -523,9 +533,9 @@ class ProfileStage:
         if style in ("unique", "anthropic64"):
             tag = base62(n)
             head, sep, tail = text.rpartition("_")
-            if sep and tail == tag and (style == "unique" or _ANTHROPIC_ID.match(text)):
+            if sep and tail == tag and (style == "unique" or ANTHROPIC_ID.match(text)):
                 return text  # already this call's canonical id
-            base = text if style == "unique" else _NOT_ID.sub("_", text)[: 64 - 1 - len(tag)]
+            base = text if style == "unique" else NOT_ID_CHAR.sub("_", text)[: 64 - 1 - len(tag)]
             return f"{base or 'call'}_{tag}"
         if style in ("openai40", "responses64"):
             limit = 40 if style == "openai40" else 64
@@ -589,8 +599,8 @@ class ProfileStage:
     def _folded(self, lead: Message, user: Message | None) -> Message:
         content = lead.get("content")
         if user is None:
-            return {"role": "user", "content": content if _has_text(content) else self.profile.placeholder_user}
-        return {**user, "content": _join(content, user.get("content"))}
+            return {"role": "user", "content": content if has_text(content) else self.profile.placeholder_user}
+        return {**user, "content": join(content, user.get("content"))}
 
     def _fold_note(self, lead: Message) -> Note:
         return ("fold_system_into_user", f"the system message was folded into the first user message: "
@@ -752,160 +762,38 @@ class ProfileStage:
         return m
 
 
-class _Join:
-    """``_core._join`` folded left over one key's values, in one pass.
-
-    The core's pairwise join copies the text joined so far at every step, which is
-    quadratic over many fragments (4,000 fragments of 20 KB: minutes). This keeps the
-    pieces and joins them once, with the same result (tests/test_stage_merge.py checks it
-    against the fold over generated values): strings joined by a newline, blank strings
-    skipped, a string meeting a list becoming a text part, lists concatenated.
-    """
-
-    __slots__ = ("texts", "parts")
-
-    def __init__(self, first: Any) -> None:
-        # One of: both None (the value is None), texts (a string: one piece, possibly
-        # blank, or several non-blank pieces), parts (a list, our own copy).
-        self.texts: list[str] | None = None
-        self.parts: list[Any] | None = None
-        self.add(first)
-
-    def add(self, value: Any) -> None:
-        if value is None:
-            return
-        texts, parts = self.texts, self.parts
-        if parts is not None:
-            if isinstance(value, str):
-                if value.strip():
-                    parts.append({"type": "text", "text": value})
-            else:
-                parts.extend(value)
-        elif texts is not None:
-            blank = len(texts) == 1 and not texts[0].strip()
-            if isinstance(value, str):
-                if not value.strip():
-                    return
-                if blank:
-                    texts[0] = value
-                else:
-                    texts.append(value)
-            elif value or not blank:
-                self.parts = ([] if blank else [{"type": "text", "text": "\n".join(texts)}]) + value
-                self.texts = None
-        elif isinstance(value, str):
-            self.texts = [value]
-        else:
-            self.parts = list(value)
-
-    def value(self) -> Any:
-        if self.parts is not None:
-            return self.parts
-        return None if self.texts is None else "\n".join(self.texts)
-
-
 class _Merging:
-    """A held message that later ones merge into, as ``_core._merge`` merges them one at a
-    time, in time linear in what is merged: text keys are joined once (:class:`_Join`),
-    list values extended in place. ``fields`` is the message; while merging, its text keys
-    are stale until :meth:`settle` (only ``_settle_held``/``_take_leading`` read them)."""
+    """A held message that later ones merge into (``_content.merge``: linear in what is
+    merged, text keys folded and joined once). ``fields`` is the message; while merging,
+    its text keys are stale until :meth:`settle` (only ``_settle_held``/``_take_leading``
+    read them)."""
 
-    __slots__ = ("fields", "notes", "joins", "owned", "conflicts")
+    __slots__ = ("fields", "notes", "folds", "owned", "conflicts")
 
     def __init__(self, message: Message, notes: list[Note]) -> None:
         self.fields: Message = dict(message)
         self.notes: list[Note] = list(notes)
-        self.joins: dict[str, _Join] = {}
+        self.folds: dict[str, Fold] = {}
         self.owned: set[str] = set()  # keys whose list value is ours to extend
-        self.conflicts: list[tuple[str, Any, Any]] = []
+        self.conflicts: list[Conflict] = []
 
     def add(self, new: Message) -> None:
-        """``_core._merge`` of ``new`` into ``fields`` (conflicts kept for take_conflicts)."""
-        fields, joins = self.fields, self.joins
-        for key, value in new.items():
-            if key == "tool_calls" or key == "role":
-                continue  # as in _core._merge: the caller decides about calls
-            join = joins.get(key)
-            if join is not None:
-                if _joinable(value):
-                    join.add(value)
-                    continue
-                fields[key] = join.value()  # a value that does not join: as the core, below
-                del joins[key]
-            if key not in fields:
-                fields[key] = value
-                continue
-            old = fields[key]
-            if (key == "content" or key in _TEXT_JOIN_KEYS) and _joinable(old) and _joinable(value):
-                join = joins[key] = _Join(old)
-                join.add(value)
-            elif old == value or value is None:
-                continue
-            elif old is None:
-                fields[key] = value
-            elif isinstance(old, list) and isinstance(value, list):
-                if key in self.owned:
-                    old.extend(value)
-                else:
-                    fields[key] = old + value
-                    self.owned.add(key)
-            else:
-                fields[key] = value
-                self.conflicts.append((key, old, value))
+        """Merge ``new`` into ``fields`` (conflicts kept for take_conflicts)."""
+        self.conflicts.extend(merge(self.fields, new, self.folds, self.owned))
 
-    def take_conflicts(self) -> list[tuple[str, Any, Any]]:
+    def take_conflicts(self) -> list[Conflict]:
         conflicts, self.conflicts = self.conflicts, []
         return conflicts
 
     def settle(self) -> Message:
         """Write the joined text keys into ``fields`` (in place: their order is kept)."""
-        fields = self.fields
-        for key, join in self.joins.items():
-            fields[key] = join.value()
-        self.joins = {}
-        return fields
+        return unfold(self.fields, self.folds)
 
 
 def _mergeable(a: Message, b: Message) -> bool:
     if a["role"] == "user":
         return True
-    return not a.get("tool_calls") and not _is_opaque(a) and not _is_opaque(b)
-
-
-def _is_text_kind(part: Mapping[str, Any]) -> bool:
-    # The core's rule (_core._has_text): a text type, or no type and a "text" key. An
-    # untyped {"image_url": ...} is an image, not text.
-    kind = part.get("type")
-    return kind in _TEXT_TYPES or (kind is None and "text" in part)
-
-
-def _is_text_part(part: Any) -> bool:
-    if isinstance(part, str):
-        return True
-    return isinstance(part, Mapping) and _is_text_kind(part) and isinstance(part.get("text", ""), str)
-
-
-def _text_of(part: Any) -> str:
-    return part if isinstance(part, str) else part.get("text") or ""
-
-
-def _kind(part: Any) -> str:
-    if isinstance(part, Mapping):
-        kind = part.get("type")
-        if isinstance(kind, str) and kind:
-            return kind
-        keys = [k for k in part if isinstance(k, str)]
-        return keys[0] if keys else "empty"
-    return type(part).__name__
-
-
-def _blank_part(part: Any) -> bool:
-    if isinstance(part, str):
-        return not part.strip()
-    if isinstance(part, Mapping) and _is_text_kind(part):
-        text = part.get("text")
-        return not isinstance(text, str) or not text.strip()
-    return False
+    return not a.get("tool_calls") and not is_opaque(a) and not is_opaque(b)
 
 
 def _cancel(notes: list[Note], kind: str, before: Any) -> bool:

@@ -11,7 +11,8 @@ import anyio
 import pytest
 
 import normalizer
-from normalizer.profiles._check import RULES, Checker, Violation, acheck_iter, check, check_iter
+from normalizer.profiles._check import Checker, Violation, acheck_iter, check, check_iter
+from normalizer.profiles._rules import RULES
 from normalizer._errors import UsageError
 from normalizer.profiles._profiles import PROFILES, Profile
 

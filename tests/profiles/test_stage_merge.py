@@ -1,58 +1,20 @@
-"""The stage's merges join once: the same result as the core's pairwise join and merge,
-in time linear in what is merged; and its limits name the message index."""
+"""The stage's merges are linear in what is merged (``_content.merge``, tested in
+tests/test_content.py); and its limits name the message index."""
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from normalizer._core import _join, _merge
 from normalizer._errors import LimitExceeded
 from normalizer.profiles._profiles import PROFILES
-from normalizer.profiles._stage import MAX_LEADING_SYSTEMS, MAX_MERGED, ProfileStage, _Join, _Merging
+from normalizer.profiles._stage import MAX_LEADING_SYSTEMS, MAX_MERGED, ProfileStage
 
 ROOT = Path(__file__).parents[2]
-
-texts = st.sampled_from(["", " ", "\n", "a", "b c", " d "])
-parts = st.lists(st.one_of(texts, st.builds(lambda t: {"type": "text", "text": t}, texts),
-                           st.just({"type": "image_url", "image_url": {"url": "u"}})), max_size=3)
-joinable = st.one_of(st.none(), texts, parts)
-other = st.one_of(st.integers(0, 2), st.just({"k": 1}), st.lists(st.integers(0, 2), max_size=2))
-
-
-@settings(max_examples=500, deadline=None)
-@given(values=st.lists(joinable, min_size=1, max_size=8))
-def test_join_once_equals_the_cores_pairwise_join(values: list[Any]) -> None:
-    join = _Join(values[0])
-    for value in values[1:]:
-        join.add(value)
-    assert join.value() == functools.reduce(_join, values)
-
-
-@settings(max_examples=500, deadline=None)
-@given(messages=st.lists(st.dictionaries(st.sampled_from(["content", "reasoning_content", "name", "x", "y"]),
-                                         st.one_of(joinable, other), max_size=4), min_size=1, max_size=6))
-def test_merging_equals_the_cores_merge_folded(messages: list[dict[str, Any]]) -> None:
-    expected, conflicts = dict(messages[0]), []
-    merging = _Merging(messages[0], [])
-    got = []
-    for message in messages[1:]:
-        expected, more = _merge(expected, message)
-        conflicts += more
-        merging.add(message)
-        got += merging.take_conflicts()
-    assert merging.settle() == expected
-    assert list(merging.fields) == list(expected)  # and the keys keep their order
-    assert got == conflicts
-
 
 def _run_child(code: str) -> str:
     # Quadratic merging takes minutes at this size (measured before the fix: 18 s for

@@ -1,0 +1,328 @@
+"""The shared vocabulary: what a message's content *is*, in one place.
+
+The core (``_core.py``), the profiles' encoder and stage (``profiles/_shape.py``,
+``profiles/_stage.py``) and the checker (``profiles/_check.py``) all ask the same questions
+of a message -- is there text worth sending? is this part text? is this turn opaque state
+that must be replayed as stored? how do two contents join? -- and must answer them the
+same way, or repair and check drift apart (``check(repair(x))`` would not be empty). So the
+answers live here, and nowhere else:
+
+* roles and the event each dispatches as (:data:`EVENT_OF_ROLE`);
+* key tuples (:data:`TEXT_PART_TYPES`, :data:`SUBSTANCE_KEYS`, :data:`REASONING_TEXT_KEYS`,
+  :data:`REASONING_KEYS`);
+* content predicates (:func:`has_text`, :func:`is_blank`, :func:`is_text_part`,
+  :func:`is_blank_part`, :func:`is_opaque`) and the join of two contents (:func:`join`,
+  folded in linear time by :class:`Fold`, and :func:`merge` of two messages);
+* id and name patterns (:data:`NAME_PATTERN`, :data:`ANTHROPIC_ID`, :data:`MISTRAL_ID`).
+
+Everything here is pure (no state, no I/O) and imports nothing of the package: every other
+module may import it, so it can never be part of an import cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "Message",
+    "EVENT_OF_ROLE",
+    "TEXT_PART_TYPES",
+    "SUBSTANCE_KEYS",
+    "REASONING_TEXT_KEYS",
+    "REASONING_KEYS",
+    "NAME_PATTERN",
+    "NOT_ID_CHAR",
+    "ANTHROPIC_ID",
+    "MISTRAL_ID",
+    "has_text",
+    "is_blank",
+    "is_opaque",
+    "is_text_part",
+    "is_blank_part",
+    "text_of",
+    "part_kind",
+    "join",
+    "joinable",
+    "merge",
+    "Fold",
+    "Conflict",
+    "unfold",
+    "is_text_kind",
+]
+
+Message = dict[str, Any]
+
+#: The event each role dispatches as in the state table (``developer`` is a system message).
+EVENT_OF_ROLE: dict[str, str] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+
+#: Content parts that carry text (Chat, Responses input and output spellings).
+TEXT_PART_TYPES = ("text", "input_text", "output_text")
+#: Keys whose presence makes an assistant message worth sending even with no text or calls.
+SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
+#: Reasoning text: joined like content when fragments merge; not substance on its own.
+REASONING_TEXT_KEYS = ("reasoning_content", "reasoning")
+#: Every reasoning field a provider may reject (Groq) or a template may choke on.
+REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
+
+#: OpenAI's ``name`` pattern (and most providers' function-name pattern).
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+#: A character that may not appear in a ``NAME_PATTERN`` name or an Anthropic id.
+NOT_ID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
+#: Anthropic's ``tool_use.id``: ``^[a-zA-Z0-9_-]+$``, at most 64 characters.
+ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+#: mistral-common's tool-call id: exactly 9 alphanumerics.
+MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
+
+
+# ---------------------------------------------------------------------- predicates
+
+
+def is_opaque(message: Mapping[str, Any]) -> bool:
+    """An assistant message carrying opaque continuation state (Codex interim turns,
+    incomplete responses): replayed exactly as stored, never merged, dropped or edited."""
+    # Spelled out (no loop): this runs for every assistant message.
+    return bool(
+        message.get("finish_reason") == "incomplete"
+        or message.get("codex_reasoning_items")
+        or message.get("codex_message_items")
+    )
+
+
+def has_text(content: Any) -> bool:
+    """Content worth sending: non-blank text, or any part that is not text (an image...).
+
+    A part is text when its type is a text type, or when it has no type but a ``"text"``
+    key; an untyped ``{"image_url": ...}`` is an image. ``None`` and ``{}`` are nothing.
+    """
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, str):
+                if part.strip():
+                    return True
+            elif isinstance(part, Mapping):
+                kind = part.get("type")
+                if kind in TEXT_PART_TYPES or (kind is None and "text" in part):
+                    text = part.get("text")
+                    if isinstance(text, str) and text.strip():
+                        return True
+                elif kind is not None or part:
+                    return True  # an image, audio, file... part: content worth sending
+            elif part is not None:
+                return True
+        return False
+    return content is not None and content != {}
+
+
+def is_blank(content: Any) -> bool:
+    """``""`` / whitespace / ``[]`` / only empty text parts (None is not blank: it is absent)."""
+    if isinstance(content, str):
+        return not content.strip()
+    if isinstance(content, list):
+        return not has_text(content)
+    return False
+
+
+def is_text_kind(part: Mapping[str, Any]) -> bool:
+    """A part object of a text type, or with no type and a ``"text"`` key."""
+    kind = part.get("type")
+    return kind in TEXT_PART_TYPES or (kind is None and "text" in part)
+
+
+def is_text_part(part: Any) -> bool:
+    """A string, or a text part object whose ``text`` is a string (or absent)."""
+    if isinstance(part, str):
+        return True
+    return isinstance(part, Mapping) and is_text_kind(part) and isinstance(part.get("text", ""), str)
+
+
+def is_blank_part(part: Any) -> bool:
+    """A text part (string or object) with no non-whitespace text."""
+    if isinstance(part, str):
+        return not part.strip()
+    if isinstance(part, Mapping) and is_text_kind(part):
+        text = part.get("text")
+        return not isinstance(text, str) or not text.strip()
+    return False
+
+
+def text_of(part: Any) -> str:
+    """The text of a text part (see :func:`is_text_part`)."""
+    return part if isinstance(part, str) else part.get("text") or ""
+
+
+def part_kind(part: Any) -> str:
+    """A short name for a part, for people: its type, else its first key, else its type name."""
+    if isinstance(part, Mapping):
+        kind = part.get("type")
+        if isinstance(kind, str) and kind:
+            return kind
+        keys = [k for k in part if isinstance(k, str)]
+        return keys[0] if keys else "empty"
+    return type(part).__name__
+
+
+# ---------------------------------------------------------------------- joining
+
+
+def joinable(value: Any) -> bool:
+    """A value :func:`join` can join: None, a string or a list of parts."""
+    return value is None or type(value) is str or type(value) is list
+
+
+def _as_parts(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return content
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    return []
+
+
+def join(a: Any, b: Any) -> Any:
+    """Join two contents: text with a newline, blank text skipped; a string meeting a list
+    becomes a text part; lists concatenated. Folded over many values by :class:`Fold`."""
+    if b is None:
+        return a
+    if a is None:
+        return b
+    if isinstance(a, str) and isinstance(b, str):
+        if not b.strip():
+            return a
+        if not a.strip():
+            return b
+        return a + "\n" + b
+    if is_blank(b) and not isinstance(b, list):
+        return a
+    joined = _as_parts(a) + _as_parts(b)
+    return joined if joined else a
+
+
+class Fold:
+    """:func:`join` folded over one key's values, in linear time: equal to joining them one
+    by one, but strings are collected and joined once, and parts go into one list of our
+    own (never the input's) extended in place. ``a + "\\n" + b`` per fragment would copy
+    the text so far each time: 4,000 fragments of 20 KB took minutes."""
+
+    __slots__ = ("_texts", "_parts", "_checked", "_found")
+
+    def __init__(self, first: Any) -> None:
+        self._texts: list[str] | None = None  # text so far: "\n".join(_texts); only [0] may be blank
+        self._parts: list[Any] | None = None  # once a list joined in: the parts so far
+        self._checked = 0  # has_text(): how many parts were looked at, and what was found
+        self._found = False
+        self.add(first)
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        parts = self._parts
+        if parts is not None:
+            if isinstance(value, str):
+                if value.strip():
+                    parts.append({"type": "text", "text": value})
+            else:
+                parts.extend(value)
+            return
+        texts = self._texts
+        if texts is None:  # nothing yet (None so far)
+            if isinstance(value, str):
+                self._texts = [value]
+            else:
+                self._parts = list(value)
+            return
+        if isinstance(value, str):
+            if value.strip():
+                if texts[0].strip():
+                    texts.append(value)
+                else:
+                    texts[0] = value  # blank text gives way to text
+            return
+        blank = not texts[0].strip()
+        if blank and not value:
+            return  # "" + []: nothing to join, the text stays
+        self._parts = ([] if blank else [{"type": "text", "text": "\n".join(texts)}]) + value
+        self._texts = None
+
+    def value(self) -> Any:
+        if self._parts is not None:
+            return self._parts
+        texts = self._texts
+        if texts is None:
+            return None
+        return texts[0] if len(texts) == 1 else "\n".join(texts)
+
+    def has_text(self) -> bool:
+        """``has_text(self.value())``, without building it (each part looked at once)."""
+        parts = self._parts
+        if parts is None:
+            return self._texts is not None and bool(self._texts[0].strip())
+        if not self._found and self._checked < len(parts):
+            self._found = has_text(parts[self._checked:])
+            self._checked = len(parts)
+        return self._found
+
+
+#: A value a merge overwrote: (key, the earlier value, the later value that was kept).
+Conflict = tuple[str, Any, Any]
+
+
+def merge(held: Message, new: Message, folds: dict[str, Fold], owned: set[str] | None = None) -> list[Conflict]:
+    """Merge ``new`` into ``held`` **in place** (the caller owns ``held``); return the values
+    ``new`` overwrote, to be recorded -- never silently lost.
+
+    Text keys (``content`` and the reasoning text) are not joined here but collected in
+    ``folds`` (key -> :class:`Fold`); :func:`unfold` writes them back once. ``role`` and
+    ``tool_calls`` are left alone: the caller decides about calls. A key only ``new`` has is
+    added; equal values and a later ``None`` change nothing; two lists concatenate (in
+    place for a key in ``owned``, the caller's own lists); anything else: the later wins.
+    """
+    conflicts: list[Conflict] = []
+    for key, value in new.items():
+        if key == "tool_calls" or key == "role":
+            continue
+        fold = folds.get(key)
+        if fold is not None:
+            if joinable(value):
+                fold.add(value)
+                continue
+            held[key] = folds.pop(key).value()  # a value that does not join: a conflict, below
+        if key not in held:
+            held[key] = value
+            continue
+        old = held[key]
+        if (key == "content" or key in REASONING_TEXT_KEYS) and joinable(old) and joinable(value):
+            folds[key] = fold = Fold(old)
+            fold.add(value)
+            continue
+        if old == value or value is None:
+            continue
+        if old is None:
+            held[key] = value
+        elif isinstance(old, list) and isinstance(value, list):
+            if owned is not None and key in owned:
+                old.extend(value)
+            else:
+                held[key] = old + value
+                if owned is not None:
+                    owned.add(key)
+        else:
+            held[key] = value
+            conflicts.append((key, old, value))
+    return conflicts
+
+
+def unfold(message: Message, folds: dict[str, Fold]) -> Message:
+    """Write the joined text keys into the (owned) merged message, in place."""
+    for key, fold in folds.items():
+        message[key] = fold.value()
+    folds.clear()
+    return message
