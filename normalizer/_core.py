@@ -39,15 +39,14 @@ from ._content import (
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
 from ._messages import MESSAGE, _invalid, as_message, is_plain
 from ._options import Options, make_options
-from ._report import Report
+from ._report import Note, Report
 from ._state import CLOSED, IDLE
+from .profiles._encode import Encoder
 from .profiles._profiles import get_profile, make_stage
 
 __all__ = ["Normalizer"]
 
 Message = dict[str, Any]
-# A repair waiting for its message to be emitted: (kind, detail, input indices, dropped).
-Note = tuple[str, str, list[int], Any]
 
 # Normalizer._broken while a message is being placed (a re-entrant call is refused).
 _IN_USE = "in use"
@@ -90,7 +89,25 @@ class Normalizer:
         self._max_held_bytes = opts.max_held_bytes  # read per result: plain attributes
         self._max_held_messages = opts.max_held_messages
         self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
-        self._stage = make_stage(self.profile)
+        # The provider's encoding, applied by this class as it emits (one pass), and the
+        # profile's stage for what needs a look across messages (alternation, system
+        # placement), or None. Where the output goes is decided here, once: _emit sends
+        # it to _sink, which is the output list itself or the stage in front of it.
+        encoder = self._encoder = Encoder(self.profile)
+        self._shapes = encoder.shapes
+        self._rewrites_ids = encoder.rewrites_ids
+        self._object_arguments = encoder.object_arguments
+        self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
+        # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
+        self._apart = encoder.apart or not opts.merge_text_then_calls
+        self._stage = stage = make_stage(self.profile, encoder)
+        self._sink: Callable[[Message, list[Note] | None], None] = (
+            self._append if stage is None else self._through_stage
+        )
+        self._stage_close: Callable[[], Any] = list if stage is None else stage.close
+        # A stored result can go to the output as it is (no stage, shape, id or name to write).
+        self._plain_results = stage is None and not (encoder.shapes or encoder.rewrites_ids or encoder.response_name)
+        self._n_calls = 0  # calls emitted so far: id styles number them across the conversation
         self.state = IDLE
         # False, True once an error left the pending turn half-built, or _IN_USE while a
         # message is being placed (a call from inside that one -- an on_record callback
@@ -230,9 +247,8 @@ class Normalizer:
                     self._run_replay()
                 else:  # pragma: no cover - the table always reaches CLOSED via replay
                     self._dispatch("eof", None)
-            if self._stage is not None:
-                for msg, notes in self._stage.close():
-                    self._append(msg, notes)
+            for message, notes in self._stage_close():
+                self._append(message, notes)
         except BaseException:
             self._broken = True
             raise
@@ -321,17 +337,11 @@ class Normalizer:
     # -- emission
 
     def _emit(self, message: Message, notes: list[Note] | None = None) -> None:
-        # Also inlined in _emit_results: keep the two in step.
-        if self._stage is None:
-            if notes:
-                self._note(notes, self._n_out + len(self._out))
-            self._out.append(message)
-        else:
-            for msg, more in self._stage.feed(message, notes or [], self._index):
-                self._append(msg, more)
+        self._sink(message, notes)
 
-    def _append(self, message: Message | None, notes: list[Note]) -> None:
-        # From the profile stage: None means it dropped the message (its notes say why).
+    def _append(self, message: Message | None, notes: list[Note] | None) -> None:
+        # The end of the line: record the notes with the output index (None: the stage
+        # dropped the message, its notes say why) and hand the message out.
         if message is None:
             if notes:
                 self._note(notes, None)
@@ -340,10 +350,15 @@ class Normalizer:
             self._note(notes, self._n_out + len(self._out))
         self._out.append(message)
 
+    def _through_stage(self, message: Message, notes: list[Note] | None) -> None:
+        assert self._stage is not None  # the sink only when there is a stage
+        for msg, more in self._stage.feed(message, notes or [], self._index):
+            self._append(msg, more)
+
     def _note(self, notes: list[Note], output: int | None) -> None:
         add = self._report.add
-        for kind, detail, inputs, dropped in notes:
-            add(kind, detail, input=inputs, output=output, dropped=dropped)
+        for note in notes:
+            add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
 
     def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
         # A repair with no message to point at (something dropped).
@@ -404,8 +419,9 @@ class Normalizer:
             or turn.get("name") != message.get("name")
         ):
             return False
-        if not self.options.merge_text_then_calls and not self._calls and message.get("tool_calls"):
-            # text, then calls: the profile keeps them as two messages (it split them itself)
+        if self._apart and not self._calls and message.get("tool_calls"):
+            # text, then calls: kept as two turns (the encoding wants them apart, and
+            # _finish splits any turn that holds both, so this is already its final form)
             fold = self._turn_folds.get("content")
             text = fold.has_text() if fold is not None else has_text(turn.get("content"))
             return not (text and not has_text(message.get("content")))
@@ -440,8 +456,13 @@ class Normalizer:
     # ------------------------------------------------------------------ actions: messages
 
     def emit(self, message: Message) -> None:
-        """Pass the message on unchanged."""
-        self._emit(message)
+        """Pass a system message on (in the provider's shape)."""
+        if self._shapes:
+            notes: list[Note] = []
+            message = self._encoder.shape(message, "system", [self._index], notes)
+            self._emit(message, notes)
+        else:
+            self._emit(message)
 
     def defer(self, message: Message) -> None:
         """Hold a user/system message until the held turn's tool block is complete."""
@@ -492,7 +513,9 @@ class Normalizer:
             notes = self._user_notes
             inputs = self._user_inputs
             if len(inputs) > 1:
-                notes.insert(0, ("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs, None))
+                notes.insert(0, Note("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs))
+            if self._shapes:
+                user = self._encoder.shape(user, "user", inputs, notes)
             self._emit(user, notes)
 
     # ------------------------------------------------------------------ actions: turn
@@ -526,7 +549,9 @@ class Normalizer:
             self._turn_opaque = True
             for call in message.get("tool_calls") or ():
                 call_id = _call_id(call)
-                if call_id and call_id not in self._calls:
+                if call_id:
+                    # An id used twice: one result answers it; it names the last call's
+                    # function (as the checker reads the turn: later calls win).
                     self._calls[call_id] = call
                     self._unanswered[call_id] = None
             self._turn = message
@@ -566,14 +591,14 @@ class Normalizer:
         elif call_id and call_id.strip():  # a second result for an id the turn used twice
             target = self._next_alias(call_id)
             assert target is not None  # answers_turn said so
-            notes = [(
+            notes = [Note(
                 "rename_result_id",
                 f"result {index} answers the second call with id {call_id!r}, renamed {target!r}",
                 [index], None,
             )]
         else:
             target = next(iter(unanswered))
-            notes = [(
+            notes = [Note(
                 "assign_result_id",
                 f"result {index} had no tool_call_id; it answers the next unanswered call, {target!r}",
                 [index], None,
@@ -581,7 +606,7 @@ class Normalizer:
         if target != call_id:
             message = {**message, "tool_call_id": target}
         if self._deferred:
-            notes = (notes or []) + [(
+            notes = (notes or []) + [Note(
                 "move_result",
                 f"moved result {index} up to its call, before {len(self._deferred)} message(s) "
                 "that arrived while it was outstanding",
@@ -707,16 +732,17 @@ class Normalizer:
             return message
         raw = message["tool_calls"]
         if not raw:
-            self._turn_notes.append((
+            self._turn_notes.append(Note(
                 "remove_empty_tool_calls", f"removed 'tool_calls': {raw!r} from message {index}",
                 [index], None,
             ))
             return {k: v for k, v in message.items() if k != "tool_calls"}
         # Fast path: every call already clean (a function with a name and non-blank string
         # arguments, an id new to the turn, a type) -- register them, change nothing.
+        # (Arguments as objects, for a profile that wants them so, take the slow path.)
         registry = self._calls
         fresh: list[str] = []
-        for call in raw:
+        for call in raw if not self._object_arguments else ():
             function = call.get("function")
             call_id = call.get("id")
             if (
@@ -733,10 +759,11 @@ class Normalizer:
             registry[call_id] = call
             fresh.append(call_id)
         else:
-            unanswered = self._unanswered
-            for call_id in fresh:
-                unanswered[call_id] = None
-            return message
+            if not self._object_arguments:
+                unanswered = self._unanswered
+                for call_id in fresh:
+                    unanswered[call_id] = None
+                return message
         for call_id in fresh:  # undo the partial registration; the slow path redoes it all
             del registry[call_id]
         calls: list[Any] = []
@@ -758,25 +785,27 @@ class Normalizer:
             if not call_id:
                 if call.get("call_id"):
                     call_id = call["call_id"]
-                    notes.append(("call_id_as_id", f"call {call_id!r} had only 'call_id'; used it as 'id'", [index], None))
+                    notes.append(Note("call_id_as_id", f"call {call_id!r} had only 'call_id'; used it as 'id'", [index], None))
                 else:
                     call_id = self._fresh_id(f"call_{index}_{position}")
-                    notes.append(("assign_call_id", f"call {position} of message {index} had no id; gave it {call_id!r}", [index], None))
+                    notes.append(Note("assign_call_id", f"call {position} of message {index} had no id; gave it {call_id!r}", [index], None))
                 fixed = {**call, "id": call_id}
             if call.get("type") is None:
                 fixed = {**fixed, "type": "function"}
-                notes.append(("add_call_type", f"call {call_id!r} had no 'type'; set 'function'", [index], None))
+                notes.append(Note("add_call_type", f"call {call_id!r} had no 'type'; set 'function'", [index], None))
             arguments = function.get("arguments")
-            if not isinstance(arguments, str) or not arguments.strip():
+            if self._object_arguments:
+                fixed = self._arguments_as_object(fixed, function, arguments, call_id, index)
+            elif not isinstance(arguments, str) or not arguments.strip():
                 if isinstance(arguments, (dict, list)):
                     encoded = _encode_arguments(arguments, index, position)
-                    notes.append((
+                    notes.append(Note(
                         "encode_arguments", f"call {call_id!r}: arguments given as an object, encoded as JSON",
                         [index], {"id": call_id, "arguments": arguments},  # the form it had
                     ))
                 else:
                     encoded = "{}"
-                    notes.append(("default_arguments", f"call {call_id!r}: empty arguments became '{{}}'", [index], None))
+                    notes.append(Note("default_arguments", f"call {call_id!r}: empty arguments became '{{}}'", [index], None))
                 fixed = {**fixed, "function": {**function, "arguments": encoded}}
             if call_id in self._calls:
                 if self._calls[call_id] == fixed:
@@ -789,7 +818,7 @@ class Normalizer:
                     continue
                 renamed = self._fresh_id(f"{call_id}_dup")
                 self._aliases.setdefault(call_id, deque()).append(renamed)
-                notes.append((
+                notes.append(Note(
                     "rename_duplicate_call_id",
                     f"call id {call_id!r} was used twice in one turn for different calls; the second is now {renamed!r}",
                     [index], None,
@@ -806,6 +835,27 @@ class Normalizer:
         if not calls:
             return {k: v for k, v in message.items() if k != "tool_calls"}
         return {**message, "tool_calls": calls}
+
+    def _arguments_as_object(self, call: Any, function: Any, arguments: Any, call_id: str, index: int) -> Any:
+        """A profile that sends arguments as an object (Ollama's native API): a JSON string
+        holding an object is decoded; blank arguments become ``{}``; anything else (an
+        object already, or a string that is not a JSON object) is left as it is."""
+        if isinstance(arguments, dict):
+            return call
+        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+            self._turn_notes.append(Note("default_arguments", f"call {call_id!r}: empty arguments became {{}}",
+                                         [index], {"id": call_id, "arguments": arguments}))
+            return {**call, "function": {**function, "arguments": {}}}
+        if isinstance(arguments, str):
+            try:
+                value = orjson.loads(arguments)
+            except orjson.JSONDecodeError:
+                return call
+            if isinstance(value, dict):
+                self._turn_notes.append(Note("decode_arguments", f"call {call_id!r}: arguments sent as an object",
+                                             [index], {"id": call_id, "arguments": arguments}))
+                return {**call, "function": {**function, "arguments": value}}
+        return call
 
     def _fresh_id(self, base: str) -> str:
         # Deterministic: the same input always gets the same ids (idempotence): the first
@@ -839,18 +889,19 @@ class Normalizer:
         inputs = self._turn_inputs
         notes = self._turn_notes
         opaque = self._turn_opaque
+        calls = self._calls
         if len(inputs) > 1:
             # A merged turn is our own copy: its text joined once, its calls from the registry.
             if self._turn_folds:
                 unfold(turn, self._turn_folds)
-            if self._calls:
-                turn["tool_calls"] = list(self._calls.values())
+            if calls:
+                turn["tool_calls"] = list(calls.values())
             else:
                 turn.pop("tool_calls", None)
-            notes.insert(0, (
+            notes.insert(0, Note(
                 "merge_assistant",
                 f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
-                inputs, None,
+                inputs,
             ))
         if self._unanswered and policy == "drop" and not opaque:
             # Trailing calls were never run: remove them (kept whole in the report).
@@ -858,54 +909,142 @@ class Normalizer:
                 self._record(
                     "drop_unanswered_call",
                     f"removed call {call_id!r}: the history ends before it was answered",
-                    list(inputs), self._calls.pop(call_id),
+                    list(inputs), calls.pop(call_id),
                 )
             self._unanswered = {}
-            calls = list(self._calls.values())
-            turn = {**turn, "tool_calls": calls} if calls else {k: v for k, v in turn.items() if k != "tool_calls"}
+            kept = list(calls.values())
+            turn = {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
+        if opaque:
+            # Replayed exactly as stored: no repair, no encoding touches it (its results do).
+            if self._user is not None:
+                self.release_user()
+            self._emit(turn, notes)
+            if calls:
+                self._emit_results(policy != "keep", inputs, None)
+            self._end_block()
+            return
+        if self._shapes:
+            turn = self._encoder.shape(turn, "assistant", inputs, notes)
         content = turn.get("content")
-        if not self._calls and not opaque and not has_text(content) and not any(turn.get(k) for k in SUBSTANCE_KEYS):
+        if not calls and not has_text(content) and not any(turn.get(k) for k in SUBSTANCE_KEYS):
             self._drop_empty(turn, inputs, notes)
             return
-        if self._calls and content is not None and not opaque and is_blank(content):
-            # "text content blocks must be non-empty": "" next to tool calls means "no text".
-            notes.append((
-                "empty_content_to_null", f"content {content!r} next to tool calls became null",
-                list(inputs), {"content": content},  # the value it had
-            ))
-            turn = {**turn, "content": None}
+        if calls and (content is None or is_blank(content)):
+            turn = self._encode_tool_only(turn, inputs, notes)
         if self._user is not None:
             self.release_user()
-        self._emit(turn, notes)
-        if self._calls:
-            self._emit_results(policy != "keep", inputs)
+        ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
+        if ids is not None:
+            turn = {**turn, "tool_calls": [
+                call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()
+            ]}
+        if self._split and calls and has_text(content):
+            self._emit_apart(turn, inputs, notes)
+        else:
+            self._emit(turn, notes)
+        if calls:
+            self._emit_results(policy != "keep", inputs, ids)
         self._end_block()
+
+    def _encode_tool_only(self, turn: Message, inputs: list[int], notes: list[Note]) -> Message:
+        """The content of a tool-only assistant message, as the provider wants it (blank
+        content next to calls means "no text": "text content blocks must be non-empty")."""
+        content = turn.get("content")
+        want = self._encoder.tool_only
+        if want == "null":
+            if content is None:
+                return turn
+            notes.append(Note("empty_content_to_null", f"content {content!r} next to tool calls became null",
+                              list(inputs), {"content": content}))
+            return {**turn, "content": None}
+        if want == "empty":
+            if content == "":
+                return turn
+            notes.append(Note("encode_tool_only_content", f"content {content!r} of a tool-only assistant message "
+                              f"became '' ({self.profile.name})", list(inputs), {"content": content}))
+            return {**turn, "content": ""}
+        if "content" not in turn:  # "omit"
+            return turn
+        notes.append(Note("encode_tool_only_content", f"removed content {content!r} of a tool-only assistant "
+                          f"message ({self.profile.name})", list(inputs), {"content": content}))
+        return {k: v for k, v in turn.items() if k != "content"}
+
+    def _rewrite_ids(self, inputs: list[int], notes: list[Note]) -> dict[str, Any] | None:
+        """The turn's call ids in the profile's style: call id -> new id when any changed
+        (written on the calls and on their results as they are emitted), else None. The
+        registry keeps the ids the input used: a late duplicate result still names them."""
+        encoder = self._encoder
+        n = self._n_calls
+        new_ids: dict[str, Any] = {}
+        renamed: list[tuple[str, Any]] = []
+        for call_id in self._calls:
+            new = encoder.new_id(call_id, n, new_ids.values())
+            n += 1
+            new_ids[call_id] = new
+            if new != call_id:
+                renamed.append((call_id, new))
+        self._n_calls = n
+        if not renamed:
+            return None
+        notes.append(Note(
+            "rewrite_call_id",
+            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed),
+            list(inputs), [a for a, _ in renamed],
+        ))
+        return new_ids
+
+    def _emit_apart(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
+        # Text and calls as two messages (MI-5: "Assistant message must have either content
+        # or tool_calls, but not both"): the text first, as the model said it.
+        text = {k: v for k, v in turn.items() if k != "tool_calls"}
+        calls: Message = {"role": "assistant"}
+        if "name" in turn:
+            calls["name"] = turn["name"]
+        want = self._encoder.tool_only
+        if want != "omit":
+            calls["content"] = None if want == "null" else ""
+        calls["tool_calls"] = turn["tool_calls"]
+        if self._encoder.pad_reasoning:
+            calls["reasoning_content"] = ""
+        self._emit(text, notes)
+        self._emit(calls, [Note(
+            "split_text_and_calls",
+            f"the text and the tool calls of one assistant message became two messages: {self.profile.name} "
+            "accepts one or the other", list(inputs),
+        )])
 
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
         has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
         why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
         for note in notes:  # repairs made to a message that is then dropped are still repairs
-            self._record(note[0], note[1], note[2], note[3])
+            self._record(note.kind, note.detail, note.inputs, note.dropped)
         self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
         self._end_block()  # the user held before it stays held: the next user merges into it
 
-    def _emit_results(self, stub: bool, inputs: list[int]) -> None:
+    def _emit_results(self, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
         # The tool block in call order: each call's result, or a stub for a missing one.
         results = self._results
-        out = self._out
-        plain = self._stage is None
-        for call_id in self._calls:
-            result = results.get(call_id)
-            if result is not None:
-                if plain and not result[2]:
-                    out.append(result[0])  # _emit, inlined for the common case
-                else:
-                    self._emit(result[0], result[2])
-            elif stub:
-                self._emit(
-                    {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text},
-                    [("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs), None)],
-                )
+        if self._plain_results:
+            out = self._out
+            for call_id in self._calls:
+                result = results.get(call_id)
+                if result is not None:
+                    if result[2]:
+                        self._emit(result[0], result[2])
+                    else:
+                        out.append(result[0])  # _emit, inlined for the common case
+                elif stub:
+                    self._emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
+        else:
+            for call_id in self._calls:
+                result = results.get(call_id)
+                if result is not None:
+                    message, index, stored = result
+                    notes = list(stored) if stored else []
+                    self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
+                elif stub:
+                    notes = [self._stub_note(call_id, inputs)]
+                    self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), notes), notes)
         arrival = self._arrival
         if len(arrival) > 1 and arrival != [c for c in self._calls if c in results]:
             self._record(
@@ -913,6 +1052,33 @@ class Normalizer:
                 f"put the results of turn {_span(inputs)} in the order of its calls",
                 [results[c][1] for c in arrival],
             )
+
+    def _stub(self, call_id: str) -> Message:
+        return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
+
+    def _stub_note(self, call_id: str, inputs: list[int]) -> Note:
+        return Note("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs))
+
+    def _encode_result(
+        self, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
+    ) -> Message:
+        """A result in the provider's encoding: its call's new id (``ids``), the name of
+        the function it answers, its shape."""
+        new = ids[call_id] if ids is not None else call_id
+        if new != call_id:
+            notes.append(Note("rewrite_result_id", f"tool_call_id {call_id!r} -> {new!r}, as its call", inputs,
+                              call_id))
+            message = {**message, "tool_call_id": new}
+        if self._encoder.response_name:
+            function = self._calls[call_id].get("function")
+            fname = function.get("name") if isinstance(function, Mapping) else None
+            if fname and message.get("name") != fname:
+                notes.append(Note("fill_tool_name", f"tool message name set to {fname!r}, the function it answers",
+                                  inputs, {"name": message["name"]} if "name" in message else None))
+                message = {**message, "name": fname}
+        if self._shapes:
+            message = self._encoder.shape(message, "tool", inputs, notes)
+        return message
 
     def _end_block(self) -> None:
         # What was deferred behind the tool block is placed next, in arrival order.
@@ -945,7 +1111,7 @@ def _call_id(call: Any) -> str | None:
 
 def _conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:
     return [
-        ("merge_conflict", f"merging {_span(inputs)}: '{key}' was {old!r}, the later message's {new!r} kept",
+        Note("merge_conflict", f"merging {_span(inputs)}: '{key}' was {old!r}, the later message's {new!r} kept",
          list(inputs), {key: old})
         for key, old, new in conflicts
     ]

@@ -14,12 +14,12 @@ pass ``on_record`` (the CLI streams them to ``--report``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError
 
-__all__ = ["Repair", "Report", "DEFAULT_MAX_RECORDS"]
+__all__ = ["Note", "Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
 #: Records kept in memory per report. A real session has tens of repairs; a 10M-message
 #: dataset with a defect every few turns has hundreds of thousands, which belong in a
@@ -27,6 +27,20 @@ __all__ = ["Repair", "Report", "DEFAULT_MAX_RECORDS"]
 #: dropped whole (a tool output can be KBs), so 1,000 of them is already a few MB: enough to
 #: read by eye, and memory stays flat from the first thousand defects on.
 DEFAULT_MAX_RECORDS = 1_000
+
+
+class Note(NamedTuple):
+    """A repair made to a message that is not emitted yet: it becomes a :class:`Repair`
+    record once the message's output index is known (or none, if it is dropped)."""
+
+    kind: str
+    """The repair kind (``Repair.kind``)."""
+    detail: str
+    """A short sentence for people (``Repair.detail``)."""
+    inputs: list[int]
+    """Input indices of the messages involved (``Repair.input``)."""
+    dropped: Any = None
+    """What was removed or overwritten, whole (``Repair.dropped``)."""
 
 
 class Repair(BaseModel):

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ._rules import RULES
 from .._errors import UsageError
 from .._options import make_options
+from ._encode import Encoder
 from ._stage import ProfileStage
 
 if sys.version_info >= (3, 11):
@@ -278,7 +279,6 @@ def _builtins() -> dict[str, Profile]:
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
         rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
-        options={"merge_text_then_calls": False},  # MI-5: the stage splits; the core must not re-merge
     )
     groq = default.derive(
         "groq", description="Groq (strict field validation; no reasoning fields in history).",
@@ -526,7 +526,7 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def make_stage(profile: Profile) -> Any:
-    """The profile's repair stage after the core, or None when it has nothing to do."""
-    stage = ProfileStage(profile)
+def make_stage(profile: Profile, encoder: Encoder) -> ProfileStage | None:
+    """The profile's stage after the core, or None when it has nothing to do."""
+    stage = ProfileStage(profile, encoder)
     return None if stage.idle else stage

@@ -96,7 +96,7 @@ def test_load_toml(tmp_path: Path) -> None:
     assert profile.name == "my-mistral" and profile.extends == "mistral"
     assert profile.trailing_assistant == "forbid" and profile.id_style == "mistral9"
     assert profile.rules == (*PROFILES["mistral"].rules, "OA-6a")
-    assert profile.options == {"merge_text_then_calls": False, "trailing_calls": "drop"}  # mistral's, then the file's
+    assert profile.options == {"trailing_calls": "drop"}  # the file's (mistral sets none)
     history = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"},
                {"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
                                                       "function": {"name": "f", "arguments": "{}"}}]}]
@@ -118,7 +118,7 @@ def test_load_json_extending_a_file(tmp_path: Path) -> None:
     profile = get_profile(str(path))
     assert profile.name == "kid" and profile.extends == "base"
     assert profile.placeholder_continue == "Go." and "OA-6a" not in profile.rules
-    assert profile.options == {"merge_text_then_calls": False, "trailing_calls": "drop"}  # mistral's, then the file's
+    assert profile.options == {"trailing_calls": "drop"}  # the file's (mistral sets none)
 
 
 def test_cycle(tmp_path: Path) -> None:

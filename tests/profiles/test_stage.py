@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import normalizer
 from normalizer.profiles._check import check
 from normalizer.profiles._profiles import PROFILES, get_profile, make_stage
-from normalizer.profiles._stage import base62, mistral_id
+from normalizer.profiles._encode import Encoder, base62, mistral_id
 
 ALL = list(PROFILES)
 
@@ -137,9 +137,11 @@ def test_repair_without_validation_does_not_mutate(name: str, history: list[dict
     assert history == original
 
 
-def test_default_has_no_stage() -> None:
-    assert make_stage(get_profile("default")) is None
-    assert all(make_stage(p) is not None for n, p in PROFILES.items() if n != "default")
+def test_only_profiles_with_rules_across_messages_have_a_stage() -> None:
+    # The encoding of each message is the core's (one pass); the stage is only for where
+    # messages stand: system placement, alternation, boundaries.
+    staged = sorted(n for n, p in PROFILES.items() if make_stage(p, Encoder(p)) is not None)
+    assert staged == ["anthropic", "bedrock", "gemini", "jinja-strict", "mistral", "qwen", "strict", "zhipu"]
 
 
 # -- ids
@@ -259,11 +261,15 @@ def test_string_preferred_keeps_a_list_with_an_image() -> None:
     assert check(out, profile="xai") == []
 
 
-def test_a_message_the_stage_drops_is_recorded_at_once() -> None:
-    stage = make_stage(get_profile("openai"))
-    out = stage.feed({"role": "assistant", "content": [{"foo": 1}]}, [])
-    assert [(m, [n[0] for n in notes]) for m, notes in out] == [(None, ["add_part_type", "drop_empty_assistant"])]
-    assert stage.close() == []
+def test_an_assistant_message_empty_once_shaped_is_dropped_with_its_repairs_recorded() -> None:
+    # [{"foo": 1}] is content (a part that is not text) until openai's part typing makes it
+    # an empty text part: then the message carries nothing, and is dropped whole.
+    stream = normalizer.repair([{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"foo": 1}]}],
+                               profile="openai")
+    assert list(stream) == [{"role": "user", "content": "q"}]
+    assert [(r.kind, r.input, r.output) for r in stream.report.records] == [
+        ("add_part_type", [1], None), ("drop_empty_assistant", [1], None)]
+    assert stream.report.records[1].dropped == {"role": "assistant", "content": [{"type": "text", "foo": 1}]}
 
 
 def test_leading_systems_merge_keeps_every_key() -> None:
@@ -286,21 +292,50 @@ def test_results_of_an_opaque_turn_get_their_function_name(name: str) -> None:
     assert out[1] == history[1] and out[2]["name"] == "ls" and out[2]["tool_call_id"] == "call_1"
 
 
-@pytest.mark.parametrize("name", ["ollama", "xai", "groq"])
-def test_undone_core_repairs_are_not_reported(name: str) -> None:
-    """Ollama's object arguments and a tool-only "": the core's repair and the stage's undo cancel."""
-    history = [{"role": "user", "content": "q"},
-               {"role": "assistant", "content": "", "tool_calls": [
-                   {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": [1, 2.5]}}}]},
-               {"role": "tool", "tool_call_id": "c", "content": "r"}]
-    stream = normalizer.repair(copy.deepcopy(history), profile=name)
+_OBJECT_ARGS_HISTORY = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": [1, 2.5]}}}]},
+    {"role": "tool", "tool_call_id": "c", "content": "r"},
+]
+
+
+def test_the_encoding_is_applied_once_so_what_the_provider_wants_already_is_not_touched() -> None:
+    # Ollama wants object arguments and "" next to calls: this history is already so.
+    stream = normalizer.repair(copy.deepcopy(_OBJECT_ARGS_HISTORY), profile="ollama")
+    assert list(stream) == _OBJECT_ARGS_HISTORY
+    assert stream.report.records == [] and not stream.report.changed
+
+
+@pytest.mark.parametrize("name", ["xai", "groq"])
+def test_the_encoding_records_only_what_changed(name: str) -> None:
+    # xAI and Groq want "" next to calls (kept) and arguments as a JSON string (encoded).
+    stream = normalizer.repair(copy.deepcopy(_OBJECT_ARGS_HISTORY), profile=name)
     out = list(stream)
-    kinds = {r.kind for r in stream.report.records}
-    assert "empty_content_to_null" not in kinds and "encode_tool_only_content" not in kinds
-    if name == "ollama":
-        assert out == history and not stream.report.changed
-    else:
-        assert kinds == {"encode_arguments"}
+    assert out[1] == {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a":[1,2.5]}'}}]}
+    assert [(r.kind, r.input, r.output) for r in stream.report.records] == [("encode_arguments", [1], 1)]
+
+
+def test_object_arguments_are_decoded_once_for_ollama() -> None:
+    history = [{"role": "user", "content": "q"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
+                   {"id": "d", "type": "function", "function": {"name": "g", "arguments": ""}},
+                   {"id": "e", "type": "function", "function": {"name": "h", "arguments": "not json"}}]},
+               {"role": "tool", "tool_call_id": "c", "content": "r"},
+               {"role": "tool", "tool_call_id": "d", "content": "s"},
+               {"role": "tool", "tool_call_id": "e", "content": "t"}]
+    stream = normalizer.repair(history, profile="ollama")
+    out = list(stream)
+    assert [c["function"]["arguments"] for c in out[1]["tool_calls"]] == [{"a": 1}, {}, "not json"]
+    assert out[1]["content"] == ""
+    assert [(r.kind, r.dropped) for r in stream.report.records] == [
+        ("decode_arguments", {"id": "c", "arguments": '{"a": 1}'}),
+        ("default_arguments", {"id": "d", "arguments": ""}),
+        ("encode_tool_only_content", {"content": None}),
+    ]
+    assert list(normalizer.repair(out, profile="ollama")) == out
 
 
 def test_requires_user_placeholder_waits_for_open_calls() -> None:

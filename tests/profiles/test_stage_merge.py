@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from normalizer._errors import LimitExceeded
+from normalizer.profiles._encode import Encoder
 from normalizer.profiles._profiles import PROFILES
 from normalizer.profiles._stage import MAX_LEADING_SYSTEMS, MAX_MERGED, ProfileStage
 
@@ -26,8 +27,9 @@ def _run_child(code: str) -> str:
 
 
 LINEAR = """
+from normalizer.profiles._encode import Encoder
 from normalizer.profiles._profiles import PROFILES, make_stage
-stage = make_stage(PROFILES[{profile!r}])
+stage = make_stage(PROFILES[{profile!r}], Encoder(PROFILES[{profile!r}]))
 text = "x" * 20_000
 for k in range(4_000):
     assert stage.feed({{"role": {role!r}, "content": text, "name": f"n{{k % 2}}"}}, []) == []
@@ -49,7 +51,7 @@ def test_4000_fragments_of_20kb_merge_in_linear_time(profile: str, role: str, pr
 
 
 def test_merged_limit_names_the_message_index() -> None:
-    stage = ProfileStage(PROFILES["anthropic"])
+    stage = ProfileStage(PROFILES["anthropic"], Encoder(PROFILES["anthropic"]))
     with pytest.raises(LimitExceeded) as caught:
         for k in range(MAX_MERGED + 1):
             stage.feed({"role": "user", "content": "x", "name": f"n{k % 2}"}, [], index=100 + k)
@@ -59,7 +61,7 @@ def test_merged_limit_names_the_message_index() -> None:
 
 
 def test_leading_systems_limit_names_the_message_index() -> None:
-    stage = ProfileStage(PROFILES["jinja-strict"])
+    stage = ProfileStage(PROFILES["jinja-strict"], Encoder(PROFILES["jinja-strict"]))
     with pytest.raises(LimitExceeded) as caught:
         for k in range(MAX_LEADING_SYSTEMS + 1):
             stage.feed({"role": "system", "content": "x"}, [], index=k)

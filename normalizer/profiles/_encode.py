@@ -1,0 +1,316 @@
+"""The profile's encoding: how each message is written for one provider, applied once.
+
+The core (``_core.py``) decides what the history *is* -- which messages, which turns, which
+results answer which calls. How each message is then *spelled* differs per provider
+(providers.md §16, "Provider conflicts"), and the core asks an :class:`Encoder` built from
+the profile, at the one moment it emits a message:
+
+* the content of a tool-only assistant message: ``null``, ``""`` or no key
+  (:attr:`Encoder.tool_only`);
+* call arguments as a JSON string or as an object (:attr:`Encoder.object_arguments`, used
+  by the core while it cleans each call);
+* text and calls together in one assistant message, or apart in two (:attr:`Encoder.apart`,
+  Mistral's MI-5: then the core neither merges a text fragment with the calls after it nor
+  emits one message holding both);
+* call ids in the provider's style, unique across the conversation where it must be
+  (:meth:`Encoder.new_id`), the same id written on the call and on its result;
+* the ``name`` of the function a tool message answers (:attr:`Encoder.response_name`);
+* the shape of each message (:meth:`Encoder.shape`): content parts typed, blank text parts
+  dropped, text parts flattened to one string, a part that is not text replaced where only
+  a string is accepted, reasoning fields stripped or padded, ``tool_calls`` off messages
+  that are not the assistant's, names sanitized.
+
+Because the core applies the provider's encoding in the same pass as its repairs, nothing
+is encoded one way and then decoded back: ``""`` next to calls is written as the provider
+wants it at once, object arguments stay objects for Ollama, a Mistral turn is never merged
+to be split again. A record means a change from the input, and repairing a repaired
+history records nothing.
+
+Parts that are not text
+-----------------------
+A part is text when its type is a text type, or when it has no type but a ``"text"`` key
+(``_content.is_text_kind``); anything else (an image, audio, a file, an untyped
+``{"image_url": ...}``) is never flattened away. Where the profile only prefers strings
+(``content_form="string"``) a list that holds such a part stays a list: nothing is lost.
+Where the provider *rejects* a list (``content.string_only``: DeepSeek and Groq tool
+results, every Ollama message) the part cannot be sent at all, so it is replaced by a short
+text placeholder (``Profile.placeholder_part``, naming its type) and kept whole in the
+note's ``dropped``. That is the least lossy repair that the provider accepts: moving the
+part into a user message after the tool block would add a turn the conversation never had,
+and the same providers reject images there too (DeepSeek's API is text-only, Ollama's
+``content`` is a string everywhere), so the part would still have to go. Several text parts
+where one is allowed (``content.single_text``, xAI) are joined into the first one; the
+other parts stay in place.
+
+Ids unique across the conversation without remembering ids
+----------------------------------------------------------
+Every call the core emits gets a running number ``n`` (0, 1, 2, ... in output order). The
+new id is a function of ``n`` (and, for readable styles, of the original id) built so that
+two different ``n`` can never give the same id:
+
+* ``mistral9``: ``n`` mapped by an affine bijection of ``[0, 62**9)`` (multiply by a
+  constant coprime to 62, add a constant, modulo ``62**9``) and written as 9 base-62 digits.
+  Injective, so unique for the first 1.35e16 calls of a conversation; it looks like the
+  random 9-character ids Mistral's models produce.
+* ``unique`` / ``anthropic64``: the original id (sanitized to ``[A-Za-z0-9_-]`` and cut so
+  the whole fits in 64 characters for ``anthropic64``) + ``_`` + ``n`` in base 62. Base 62
+  has no ``_``, so the text after the last ``_`` *is* ``n``: two equal ids would have equal
+  ``n``. An id that already ends in ``_<n>`` for its own ``n`` is kept as is.
+* ``openai40`` / ``responses64``: only a too-long id is rewritten (``call_`` + a hash); ids
+  need not be unique across turns there, and a clash inside the turn is numbered away.
+
+Because the new id depends only on the call's position, repairing a repaired history gives
+the same ids (idempotence).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Container, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._content import (
+    ANTHROPIC_ID,
+    NAME_PATTERN,
+    NOT_ID_CHAR,
+    REASONING_KEYS,
+    has_text,
+    is_blank_part,
+    is_text_part,
+    part_kind,
+    text_of,
+)
+from .._report import Note
+from ._rules import RULES
+
+if TYPE_CHECKING:
+    from ._profiles import Profile
+
+__all__ = ["Encoder", "mistral_id", "base62"]
+
+Message = dict[str, Any]
+
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_SPACE = 62**9
+# Odd and not a multiple of 31, so coprime to 62**9 = 2**9 * 31**9: n -> n*A+B is a bijection.
+_A = 0x9E3779B97F4A7C15 % _SPACE | 1
+_B = 0x2545F4914F6CDD1D % _SPACE
+assert _A % 31 and _A % 2
+_ALL_ROLES = ("system", "user", "assistant", "tool")
+
+
+def base62(n: int, width: int = 0) -> str:
+    """``n`` in base 62 (digits, upper, lower), left-padded with ``0`` to ``width``."""
+    digits = []
+    while n:
+        n, r = divmod(n, 62)
+        digits.append(_ALPHABET[r])
+    return "".join(reversed(digits)).rjust(width, "0") or "0"
+
+
+def mistral_id(n: int) -> str:
+    """The ``n``-th call id of a conversation in Mistral's format: 9 alphanumerics, unique per n."""
+    return base62((n * _A + _B) % _SPACE, 9)
+
+
+class Encoder:
+    """One profile's encoding choices, read by the core when it emits (module docstring).
+
+    ``shapes`` is False when :meth:`shape` would return every message unchanged (the core
+    then never calls it); ``rewrites_ids`` likewise for :meth:`new_id`.
+    """
+
+    def __init__(self, profile: Profile) -> None:
+        p = self.profile = profile
+        keys = p.keys()
+        #: Content of a tool-only assistant message: "null", "empty" ("") or "omit".
+        self.tool_only: str = "null" if p.tool_only_content == "keep" else p.tool_only_content
+        #: Call arguments as objects (Ollama native), not JSON strings.
+        self.object_arguments = p.arguments == "object"
+        #: Text and calls in two assistant messages, never one (MI-5).
+        self.apart = "content.not_both_text_and_calls" in keys
+        #: A tool message carries the name of the function it answers.
+        self.response_name = "tool.response_name" in keys
+        #: Thinking mode: assistant messages carry ``reasoning_content`` (padded with "").
+        self.pad_reasoning = p.requires_reasoning()
+        self.id_style = p.id_style
+        self.rewrites_ids = p.id_style != "keep"
+        self._strip_reasoning = p.reasoning == "strip"
+        self._nonempty = bool(keys & {"content.nonempty_text_part", "content.non_whitespace_text",
+                                      "content.nonempty_message"})
+        self._null_to_empty = "content.null" in keys
+        self._names = "content.name_pattern" in keys
+        self._part_types = "content.part_type" in keys
+        self._strip_calls = "fields.role_specific" in keys
+        self._flatten = p.content_form == "string"
+        self._single_text = "content.single_text" in keys
+        # Roles whose content must be a string (content.string_only): there a part that is
+        # not text cannot stay (see "Parts that are not text" in the module docstring).
+        self._string_roles: frozenset[str] = frozenset(
+            role for rule in p.active_rules() if "content.string_only" in RULES[rule].keys
+            for role in (RULES[rule].roles or _ALL_ROLES)
+        )
+        self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
+                         or self._null_to_empty or bool(self._string_roles))
+        self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
+                       or self.pad_reasoning)
+
+    # ------------------------------------------------------------------ one message
+
+    def shape(self, message: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
+        """``message`` (of the event ``role``) in the provider's shape: a copy if anything
+        changed (each change a note in ``notes``), else the message itself."""
+        m = message
+        if role != "assistant" and self._strip_calls and "tool_calls" in m:
+            notes.append(Note("strip_tool_calls", f"removed 'tool_calls' from a {role} message", inputs,
+                              {"tool_calls": m["tool_calls"]}))
+            m = {k: v for k, v in m.items() if k != "tool_calls"}
+        name = m.get("name")
+        if self._names and role != "tool" and isinstance(name, str) and not NAME_PATTERN.match(name):
+            fixed = NOT_ID_CHAR.sub("_", name) or "_"
+            notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
+                              inputs, {"name": name}))
+            m = {**m, "name": fixed}
+        if self._content:
+            m = self._shape_content(m, role, inputs, notes)
+        if role == "assistant":
+            m = self._shape_reasoning(m, inputs, notes)
+        return m
+
+    def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
+        """Part types, blank parts, flattening, null content (copy on write)."""
+        content = m.get("content")
+        new: Any = content
+        if isinstance(content, list):
+            if self._part_types and any(not isinstance(p, Mapping) or "type" not in p for p in content):
+                typed = [_typed(p) for p in content]
+                # Only a string or an object can get a type; a part such as 5 or null stays as
+                # it is, and a record must mean a change (check still flags that part).
+                if any(t is not p for t, p in zip(typed, content)):
+                    new = typed
+                    notes.append(Note("add_part_type", "gave content parts without a 'type' the type 'text'",
+                                      inputs))
+            if self._nonempty:
+                kept = [p for p in new if not is_blank_part(p)]
+                if len(kept) != len(new):
+                    notes.append(Note("drop_empty_text_part", f"dropped {len(new) - len(kept)} empty or whitespace "
+                                      "text part(s)", inputs, [p for p in new if is_blank_part(p)]))
+                    new = kept
+            if self._single_text:
+                new = self._one_text_part(new, inputs, notes)
+            if all(is_text_part(p) for p in new):
+                if self._flatten or role in self._string_roles:
+                    new = "".join(text_of(p) for p in new)
+                    notes.append(Note("flatten_content", "content parts (text only) sent as one string", inputs))
+            elif role in self._string_roles:
+                new = self._text_only(new, role, inputs, notes)
+        elif isinstance(content, str) and self._nonempty and content and not content.strip() and role != "user":
+            new = ""
+            notes.append(Note("drop_whitespace_text", "whitespace-only content became ''", inputs,
+                              {"content": content}))
+        calls = role == "assistant" and bool(m.get("tool_calls"))
+        if new is None and self._null_to_empty and not calls:
+            new = ""
+            notes.append(Note("null_content_to_empty", "content null became '' (null only fits an assistant "
+                              "message with tool calls)", inputs))
+        if role == "user" and self._nonempty and not has_text(new):
+            notes.append(Note("placeholder_content", f"empty user content became {self.profile.placeholder_user!r}",
+                              inputs, {"content": content}))
+            new = self.profile.placeholder_user
+        if new is content and ("content" in m or new is None):
+            return m
+        return {**m, "content": new}
+
+    def _one_text_part(self, parts: list[Any], inputs: list[int], notes: list[Note]) -> list[Any]:
+        """content.single_text: the text parts joined into the first one, other parts kept in place."""
+        at = [i for i, part in enumerate(parts) if is_text_part(part)]
+        if len(at) < 2:
+            return parts
+        text = "".join(text_of(parts[i]) for i in at)
+        first = parts[at[0]]
+        joined = {**first, "text": text} if isinstance(first, Mapping) else {"type": "text", "text": text}
+        rest = set(at[1:])
+        notes.append(Note("join_text_parts", f"{len(at)} text parts joined into one: {self.profile.name} accepts a "
+                          "single text element per message (the other parts stay where they were)", inputs,
+                          [parts[i] for i in at[1:]]))
+        return [joined if i == at[0] else part for i, part in enumerate(parts) if i not in rest]
+
+    def _text_only(self, parts: list[Any], role: str, inputs: list[int], notes: list[Note]) -> str:
+        """content.string_only with a part that is not text: see the module docstring."""
+        pieces: list[str] = []
+        run: list[str] = []
+        removed: list[Any] = []
+        for part in parts:
+            if is_text_part(part):
+                run.append(text_of(part))
+                continue
+            removed.append(part)
+            if "".join(run):
+                pieces.append("".join(run))
+            run = []
+            pieces.append(self.profile.placeholder_part.replace("{kind}", part_kind(part))
+                          .replace("{profile}", self.profile.name))
+        if "".join(run):
+            pieces.append("".join(run))
+        notes.append(Note(
+            "replace_non_text_part",
+            f"{len(removed)} part(s) that are not text ({', '.join(part_kind(p) for p in removed)}) replaced by a "
+            f"text placeholder: {self.profile.name} accepts only a string as the content of a {role} message "
+            "(the parts are kept whole here)",
+            inputs, removed,
+        ))
+        return "\n".join(pieces)
+
+    def _shape_reasoning(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
+        if self._strip_reasoning:
+            removed = {k: m[k] for k in REASONING_KEYS if k in m}
+            if removed:
+                notes.append(Note("strip_reasoning", f"removed {', '.join(removed)}: {self.profile.name} rejects "
+                                  "reasoning fields in the history", inputs, removed))
+                m = {k: v for k, v in m.items() if k not in removed}
+        if self.pad_reasoning and m.get("reasoning_content") is None:
+            real = m.get("reasoning")
+            if isinstance(real, str) and real.strip():
+                m = {**m, "reasoning_content": real}
+                notes.append(Note("restore_reasoning", "reasoning_content restored from 'reasoning'", inputs))
+            else:
+                m = {**m, "reasoning_content": ""}
+                notes.append(Note("pad_reasoning", "added reasoning_content: '' (thinking mode requires the field "
+                                  "on assistant messages; the real reasoning was not stored)", inputs))
+        return m
+
+    # ------------------------------------------------------------------ ids
+
+    def new_id(self, old: Any, n: int, taken: Container[str]) -> Any:
+        """The id of the conversation's ``n``-th call (0-based, output order) in the profile's
+        style; ``taken``: the new ids already given in this turn."""
+        style = self.id_style
+        text = old if isinstance(old, str) else ""
+        if style == "mistral9":
+            return mistral_id(n)
+        if style in ("unique", "anthropic64"):
+            tag = base62(n)
+            head, sep, tail = text.rpartition("_")
+            if sep and tail == tag and (style == "unique" or ANTHROPIC_ID.match(text)):
+                return text  # already this call's canonical id
+            base = text if style == "unique" else NOT_ID_CHAR.sub("_", text)[: 64 - 1 - len(tag)]
+            return f"{base or 'call'}_{tag}"
+        if style in ("openai40", "responses64"):
+            limit = 40 if style == "openai40" else 64
+            if text and len(text) <= limit:
+                return text
+            candidate = base = "call_" + hashlib.sha256(text.encode()).hexdigest()[:24]
+            k = 1
+            while candidate in taken:  # clash inside the turn
+                k += 1
+                candidate = f"{base}_{k}"
+            return candidate
+        return old
+
+
+def _typed(part: Any) -> Any:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if isinstance(part, Mapping) and "type" not in part:
+        return {**part, "type": "text" if "text" in part else "image_url" if "image_url" in part else "text"}
+    return part
