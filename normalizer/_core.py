@@ -6,10 +6,10 @@ conditions and actions that table names, and the repairs they make. Every repair
 recorded in the report (``_report.py``) at the moment its message is emitted, so the
 record knows the output index; anything removed is recorded whole.
 
-The per-message path dispatches through ``Normalizer._table``, a plain dict compiled at import
-from the very ``transitions.Machine`` that declares the table (a trigger costs ~8 us, the
-per-message budget is ~2 us). ``tests/test_state.py`` drives both over random inputs and
-asserts they agree.
+The per-message path dispatches through ``Normalizer._table``: one generated function per
+(state, event), compiled at import from the very ``transitions.Machine`` that declares the
+table (``_dispatch.py``; a trigger costs ~8 us, the per-message budget ~2 us).
+``tests/test_state.py`` drives both over random inputs and asserts they agree.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from typing import Any
 
 import orjson
 from pydantic import ValidationError
-from transitions import Machine
 
-from . import _state
 from ._content import (
     EVENT_OF_ROLE,
     REASONING_TEXT_KEYS,
@@ -40,6 +38,7 @@ from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultErro
 from ._messages import MESSAGE, _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._report import Note, Report
+from ._dispatch import Dispatch, compile_table, reference_machine
 from ._state import CLOSED, IDLE
 from .profiles._encode import Encoder
 from .profiles._profiles import get_profile, make_stage
@@ -79,7 +78,7 @@ class Normalizer:
     """
 
     state: str
-    _table: dict[str, dict[str, list[Row]]]  # compiled from the machine, set below the class
+    _table: dict[str, dict[str, Dispatch]]  # compiled from the machine, set below the class
 
     def __init__(self, profile: Any = "default", **options: Any) -> None:
         self.profile = get_profile(profile)
@@ -91,17 +90,19 @@ class Normalizer:
         self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
         # The provider's encoding, applied by this class as it emits (one pass), and the
         # profile's stage for what needs a look across messages (alternation, system
-        # placement), or None. Where the output goes is decided here, once: _emit sends
-        # it to _sink, which is the output list itself or the stage in front of it.
+        # placement), or None. Where the output goes is decided here, once (_emit, below).
         encoder = self._encoder = Encoder(self.profile)
         self._shapes = encoder.shapes
         self._rewrites_ids = encoder.rewrites_ids
         self._object_arguments = encoder.object_arguments
         self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
+        self._tool_only_null = encoder.tool_only == "null"  # the core's own: None stays None
         # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
         self._apart = encoder.apart or not opts.merge_text_then_calls
         self._stage = stage = make_stage(self.profile, encoder)
-        self._sink: Callable[[Message, list[Note] | None], None] = (
+        # _emit is the sink itself (an attribute, not a method that calls it: one call less
+        # per message): the output list, or the stage in front of it.
+        self._emit: Callable[[Message, list[Note] | None], None] = (
             self._append if stage is None else self._through_stage
         )
         self._stage_close: Callable[[], Any] = list if stage is None else stage.close
@@ -189,17 +190,7 @@ class Normalizer:
         self._index = index
         self._broken = _IN_USE
         try:
-            # _dispatch, inlined: this is the per-message path (one Python call less).
-            for conditions, actions, dest in self._table[self.state][event]:
-                for condition in conditions:
-                    if not condition(self, msg):
-                        break
-                else:
-                    if dest is not None:
-                        self.state = dest
-                    for action in actions:
-                        action(self, msg)
-                    break
+            self._table[self.state][event](self, msg)
             if self._replay:
                 self._run_replay()
         except InputError:
@@ -274,19 +265,8 @@ class Normalizer:
     # ------------------------------------------------------------------ machinery
 
     def _dispatch(self, event: str, message: Message | None) -> None:
-        # The compiled table: rows in order, first whose conditions hold wins (Rule 3).
-        # (Inlined in feed(): keep the two in step.)
-        for conditions, actions, dest in self._table[self.state][event]:
-            for condition in conditions:
-                if not condition(self, message):
-                    break
-            else:
-                if dest is not None:
-                    self.state = dest
-                for action in actions:
-                    action(self, message)
-                return
-        raise AssertionError(f"table is not total: {self.state}/{event}")  # pragma: no cover
+        # The compiled table (_dispatch.py): rows in order, the first whose conditions hold.
+        self._table[self.state][event](self, message)
 
     def _run_replay(self) -> None:
         replay = self._replay
@@ -335,9 +315,6 @@ class Normalizer:
             self._broken = False
 
     # -- emission
-
-    def _emit(self, message: Message, notes: list[Note] | None = None) -> None:
-        self._sink(message, notes)
 
     def _append(self, message: Message | None, notes: list[Note] | None) -> None:
         # The end of the line: record the notes with the output index (None: the stage
@@ -462,7 +439,7 @@ class Normalizer:
             message = self._encoder.shape(message, "system", [self._index], notes)
             self._emit(message, notes)
         else:
-            self._emit(message)
+            self._emit(message, None)
 
     def defer(self, message: Message) -> None:
         """Hold a user/system message until the held turn's tool block is complete."""
@@ -929,7 +906,7 @@ class Normalizer:
         if not calls and not has_text(content) and not any(turn.get(k) for k in SUBSTANCE_KEYS):
             self._drop_empty(turn, inputs, notes)
             return
-        if calls and (content is None or is_blank(content)):
+        if calls and (is_blank(content) if content is not None else not self._tool_only_null):
             turn = self._encode_tool_only(turn, inputs, notes)
         if self._user is not None:
             self.release_user()
@@ -1219,51 +1196,4 @@ def _encode_arguments(arguments: Any, index: int, position: int) -> str:
         ) from None
 
 
-# ---------------------------------------------------------------------- the compiled table
-
-Row = tuple[tuple[Callable[..., bool], ...], tuple[Callable[..., None], ...], "str | None"]
-
-
-def _reference_machine(model: Any = None) -> Machine:
-    """The transitions machine that declares the table (model=None: declaration only)."""
-    return Machine(
-        model=model,
-        states=_state.STATES,
-        transitions=_state.TRANSITIONS,
-        initial=_state.IDLE,
-        auto_transitions=False,
-        model_override=model is not None,
-    )
-
-
-def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, list[Row]]]:
-    """Read the machine's own Event/Transition objects into ``{state: {event: rows}}``.
-
-    Each row is (conditions, actions, dest) with callables taken from ``cls``; conditions
-    are the transition's conditions (``unless`` as negations), actions its ``prepare``,
-    ``before`` and ``after`` callbacks in transitions' order. Nothing is re-declared here.
-    """
-    table: dict[str, dict[str, list[Row]]] = {state: {} for state in machine.states}
-    for name, event in machine.events.items():
-        for source, transitions in event.transitions.items():
-            rows = table[source].setdefault(name, [])
-            for transition in transitions:
-                conditions: list[Callable[..., bool]] = []
-                for condition in transition.conditions:
-                    # Names are looked up on cls; a callable in the table is used as it is.
-                    func: Callable[..., bool] = (
-                        getattr(cls, condition.func) if isinstance(condition.func, str) else condition.func  # type: ignore[assignment]
-                    )
-                    if condition.target:
-                        conditions.append(func)
-                    else:
-                        conditions.append(lambda self, m, f=func: not f(self, m))
-                callbacks = [*transition.prepare, *transition.before, *transition.after]
-                actions: tuple[Callable[..., None], ...] = tuple(
-                    getattr(cls, cb) if isinstance(cb, str) else cb for cb in callbacks  # type: ignore[misc]
-                )
-                rows.append((tuple(conditions), actions, transition.dest))
-    return table
-
-
-Normalizer._table = compile_table(_reference_machine(), Normalizer)
+Normalizer._table = compile_table(reference_machine(), Normalizer)

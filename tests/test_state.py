@@ -1,4 +1,5 @@
-"""The state table: total, and the compiled dispatch behaves exactly like transitions."""
+"""The state table: total, and the compiled dispatch (the functions ``Normalizer.feed`` calls)
+behaves exactly like transitions."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from transitions import Machine
 
 from normalizer import _state
-from normalizer._core import Normalizer, compile_table
+from normalizer._core import Normalizer
+from normalizer._dispatch import compile_table
 from normalizer._state import CLOSED, EVENTS, LIVE, STATES, TRANSITIONS
 
 CONDITIONS = sorted({c for row in TRANSITIONS for c in row.get("conditions", [])})
@@ -35,15 +37,40 @@ def test_every_state_is_reachable_and_every_name_is_implemented():
 
 
 def test_compiled_table_comes_from_the_machine():
+    # One function per live (state, event), generated from the declared rows in order.
     table = Normalizer._table
+    assert sorted(table) == sorted(STATES) and table[CLOSED] == {}
     for state in LIVE:
-        for event in EVENTS:
-            declared = [r for r in TRANSITIONS if r["trigger"] == event and r["source"] == state]
-            compiled = table[state][event]
-            assert [dest for _, _, dest in compiled] == [r["dest"] for r in declared]
-            assert [[a.__name__ for a in actions] for _, actions, _ in compiled] == [
-                r["after"] for r in declared
-            ]
+        assert sorted(table[state]) == sorted(EVENTS)
+    assert Normalizer._table["idle"]["user"].__doc__ == (
+        "def idle__user(self, message):\n    self.state = 'user'\n    _f0(self, message)\n    return"
+    )
+    turn_tool = Normalizer._table["turn"]["tool"].__doc__
+    assert turn_tool.splitlines()[1:4] == [
+        "    if _f0(self, message):", "        self.state = 'idle'", "        _f1(self, message)"]
+
+
+def test_a_gap_in_the_table_is_loud():
+    machine = Machine(model=None, states=["a", "b"], initial="a", auto_transitions=False,
+                      transitions=[{"trigger": "go", "source": "a", "dest": "b", "conditions": ["ok"]}])
+
+    class Model:
+        state = "a"
+
+        def ok(self, message):
+            return False
+
+    model = Model()
+    with pytest.raises(AssertionError, match="table is not total: a/go"):
+        compile_table(machine, Model)["a"]["go"](model, None)
+    assert model.state == "a"
+
+
+def test_callbacks_the_compiler_does_not_write_are_refused():
+    machine = Machine(model=None, states=["a", "b"], initial="a", auto_transitions=False,
+                      transitions=[{"trigger": "go", "source": "a", "dest": "b", "prepare": ["p"]}])
+    with pytest.raises(NotImplementedError, match="prepare"):
+        compile_table(machine, object)
 
 
 class Recorder:
@@ -96,14 +123,13 @@ def test_compiled_dispatch_equals_transitions_trigger(seed: int):
         auto_transitions=False,
     )
     compiled = Recorder(oracle)
-    compiled._table = COMPILED  # type: ignore[attr-defined]
     for step in range(steps):
         if reference.state == CLOSED:
             break
         event = rng.choice(EVENTS if step > 5 else EVENTS[:-1])
         reference.step = compiled.step = step
         reference.trigger(event, {"role": event})
-        Normalizer._dispatch(compiled, event, {"role": event})  # type: ignore[arg-type]
+        COMPILED[compiled.state][event](compiled, {"role": event})  # as Normalizer.feed dispatches
         assert compiled.state == reference.state, f"step {step}: {event}"
         assert compiled.log == reference.log, f"step {step}: {event}"
 
