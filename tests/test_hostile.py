@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, find, given, settings
 from hypothesis import strategies as st
 
 import normalizer
-from normalizer import InputError, LimitExceeded, Normalizer
+from normalizer import InputError, InvalidMessage, LimitExceeded, Normalizer
+from normalizer._messages import validate_message
 
 from helpers import A, T, U, assert_nothing_lost, assert_pairing_rules
 
@@ -38,45 +39,65 @@ anything = st.lists(st.one_of(json_values, near_messages, near_messages), max_si
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _run(history, **options):
-    try:
-        stream = normalizer.repair(history, **options)
-        return list(stream), stream.report
-    except InputError as exc:
-        assert exc.index is not None and 0 <= exc.index < len(history)
-        assert str(exc).startswith(f"message {exc.index}")
-        return None, None
+def _first_invalid(history) -> int | None:
+    """The index of the first message the validator refuses, else None."""
+    for index, message in enumerate(history):
+        try:
+            validate_message(message, index)
+        except InvalidMessage:
+            return index
+    return None
 
 
 @SETTINGS
 @given(anything)
-def test_arbitrary_values_give_valid_output_or_a_positioned_error(history):
-    out, report = _run(history)
-    if out is not None:
-        assert_pairing_rules(out)
-        json.dumps(out)  # JSON-ready
-        report.model_dump_json()
+def test_arbitrary_values_give_valid_output_or_an_error_at_the_first_invalid_message(history):
+    bad = _first_invalid(history)
+    event("valid" if bad is None else "invalid")  # `pytest --hypothesis-show-statistics`: both occur
+    try:
+        stream = normalizer.repair(history)
+        out = list(stream)
+    except InvalidMessage as exc:
+        assert exc.index == bad is not None, f"error at {exc.index}, first invalid message {bad}: {exc}"
+        assert str(exc).startswith(f"message {bad}")
+        return
+    assert bad is None, f"message {bad} is invalid but was repaired"
+    assert_pairing_rules(out)
+    json.dumps(out)  # JSON-ready
+    stream.report.model_dump_json()
 
 
 @SETTINGS
 @given(anything)
 def test_arbitrary_values_skipped_when_asked_lose_nothing_valid(history):
-    out, report = _run(history, on_invalid="skip")
-    if out is None:
-        return  # an error that is not about one message's shape (none expected here)
+    stream = normalizer.repair(history, on_invalid="skip")
+    out = list(stream)  # never raises: every invalid message is skipped and recorded
+    report = stream.report
     assert_pairing_rules(out)
-    valid = [m for m in history if isinstance(m, dict) and m.get("role") in ("user", "assistant", "system", "tool")]
-    skipped = [r for r in report.records if r.kind == "skip_invalid"]
-    assert len(skipped) <= len(history)
+    skipped = [r.input[0] for r in report.records if r.kind == "skip_invalid"]
+    assert skipped == [i for i, m in enumerate(history) if _first_invalid([m]) is not None]
     report.model_dump_json()
-    if len(skipped) == 0:
-        assert_nothing_lost(valid, out, report)
+    if not skipped:
+        assert_nothing_lost(history, out, report)
 
 
 @SETTINGS
 @given(anything)
 def test_validation_off_only_raises_documented_errors(history):
-    _run(history, validate=False)
+    try:
+        out = list(normalizer.repair(history, validate=False))
+    except InputError as exc:
+        assert exc.index is not None and 0 <= exc.index < len(history)
+        assert str(exc).startswith(f"message {exc.index}")
+    else:
+        json.dumps(out, default=repr)
+
+
+def test_the_properties_above_see_both_valid_and_invalid_histories():
+    # Guards the generators: were every example invalid, the properties would test nothing.
+    valid = find(anything, lambda h: len(h) >= 3 and _first_invalid(h) is None)
+    invalid = find(anything, lambda h: _first_invalid(h) is not None)
+    assert _first_invalid(valid) is None and _first_invalid(invalid) is not None
 
 
 def test_deeply_nested_content_is_a_clear_error_or_passes():

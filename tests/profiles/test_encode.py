@@ -1,0 +1,271 @@
+"""The profile's encoding (``profiles/_encode.py``), applied by the core as it emits: ids in
+the provider's style, content shape, tool-only content, arguments, tool names; each change
+recorded once, and nothing the provider already accepts touched."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+import normalizer
+from normalizer.profiles._check import check
+from normalizer.profiles._encode import base62, mistral_id
+
+
+def repair(messages: list[dict[str, Any]], profile: Any) -> list[dict[str, Any]]:
+    return list(normalizer.repair(messages, profile=profile))
+
+
+def _call(call_id: str, name: str = "f", arguments: str = "{}") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _repair(messages: list[dict[str, Any]], **options: Any) -> tuple[list[dict[str, Any]], normalizer.Report]:
+    stream = normalizer.repair(copy.deepcopy(messages), **options)
+    return list(stream), stream.report
+
+# -- ids
+
+
+def test_mistral_ids_are_nine_alphanumerics_and_unique() -> None:
+    ids = [mistral_id(n) for n in range(200_000)]
+    assert all(len(i) == 9 and i.isalnum() and i.isascii() for i in ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_base62() -> None:
+    assert base62(0) == "0" and base62(61) == "z" and base62(62) == "10" and base62(5, 3) == "005"
+
+
+def _turns(n: int) -> list[dict[str, Any]]:
+    """n turns that all reuse the same two original ids (as mistral-small does)."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for k in range(n):
+        out.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": "abc123XYZ", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+        ]})
+        out.append({"role": "tool", "tool_call_id": "call_2", "content": f"g{k}"})
+        out.append({"role": "tool", "tool_call_id": "abc123XYZ", "content": f"f{k}"})
+        out.append({"role": "assistant", "content": f"done {k}"})
+        out.append({"role": "user", "content": "again"})
+    return out
+
+
+def test_mistral_rewrite_same_on_call_and_result_and_unique_across_turns() -> None:
+    out = repair(_turns(2_000), "mistral")
+    call_ids = []
+    for i, m in enumerate(out):
+        if m.get("tool_calls"):
+            ids = [c["id"] for c in m["tool_calls"]]
+            call_ids += ids
+            assert all(len(x) == 9 and x.isalnum() for x in ids)
+            results = [r["tool_call_id"] for r in out[i + 1 : i + 1 + len(ids)]]
+            assert results == ids  # results follow in call order, with the same ids
+            assert [r["content"][0] for r in out[i + 1 : i + 3]] == ["f", "g"]
+    assert len(call_ids) == 4_000 and len(set(call_ids)) == 4_000
+    assert check(out, profile="mistral") == []
+    assert repair(out, "mistral") == out
+
+
+@pytest.mark.parametrize("name", ["anthropic", "zhipu", "strict"])
+def test_unique_styles_across_turns(name: str) -> None:
+    out = repair(_turns(300), name)
+    ids = [c["id"] for m in out for c in m.get("tool_calls") or ()]
+    assert len(ids) == 600 and len(set(ids)) == 600
+    assert check(out, profile=name) == []
+
+
+def test_anthropic_ids_keep_their_origin_readable() -> None:
+    out = repair([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+        {"id": "functions.get:0", "type": "function", "function": {"name": "get", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "functions.get:0", "content": "r"}], "anthropic")
+    assert out[1]["tool_calls"][0]["id"] == "functions_get_0_0"
+    assert out[2]["tool_call_id"] == "functions_get_0_0"
+
+
+def test_openai_clamps_only_long_ids() -> None:
+    long = "call_" + "x" * 60
+    out = repair([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+        {"id": long, "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "short", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": long, "content": "r"},
+        {"role": "tool", "tool_call_id": "short", "content": "r"}], "openai")
+    new = out[1]["tool_calls"][0]["id"]
+    assert len(new) <= 40 and new.startswith("call_") and out[2]["tool_call_id"] == new
+    assert out[1]["tool_calls"][1]["id"] == "short"
+
+
+
+@pytest.mark.parametrize("name", ["deepseek", "groq", "ollama"])
+def test_string_only_replaces_a_non_text_part_and_keeps_it_in_the_report(name: str) -> None:
+    image = {"type": "image_url", "image_url": {"url": "u"}}
+    history = [{"role": "user", "content": "a"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+               {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "see:"}, image]}]
+    stream = normalizer.repair(history, profile=name)
+    out = list(stream)
+    assert out[2]["content"] == "see:\n[image_url omitted: only text can be sent here]"
+    (record,) = [r for r in stream.report.records if r.kind == "replace_non_text_part"]
+    assert record.dropped == [image] and record.output == 2
+    assert check(out, profile=name) == []
+
+
+def test_string_preferred_keeps_a_list_with_an_image() -> None:
+    image = {"image_url": {"url": "u"}}  # untyped: still an image
+    history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}, image]}]
+    assert list(normalizer.repair(history, profile="deepseek"))[0]["content"] == history[0]["content"]
+    out = list(normalizer.repair(history, profile="xai"))  # one text element per message
+    assert out[0]["content"] == [{"type": "text", "text": "ab"}, image]
+    assert check(out, profile="xai") == []
+
+
+def test_an_assistant_message_empty_once_shaped_is_dropped_with_its_repairs_recorded() -> None:
+    # [{"foo": 1}] is content (a part that is not text) until openai's part typing makes it
+    # an empty text part: then the message carries nothing, and is dropped whole.
+    stream = normalizer.repair([{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"foo": 1}]}],
+                               profile="openai")
+    assert list(stream) == [{"role": "user", "content": "q"}]
+    assert [(r.kind, r.input, r.output) for r in stream.report.records] == [
+        ("add_part_type", [1], None), ("drop_empty_assistant", [1], None)]
+    assert stream.report.records[1].dropped == {"role": "assistant", "content": [{"type": "text", "foo": 1}]}
+
+
+
+@pytest.mark.parametrize("name", ["gemini", "strict"])
+def test_results_of_an_opaque_turn_get_their_function_name(name: str) -> None:
+    history = [{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": None, "codex_reasoning_items": [{"id": "r"}], "tool_calls": [
+                   {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+               {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+    out = repair(history, name)
+    assert out[1] == history[1] and out[2]["name"] == "ls" and out[2]["tool_call_id"] == "call_1"
+
+
+_OBJECT_ARGS_HISTORY = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": [1, 2.5]}}}]},
+    {"role": "tool", "tool_call_id": "c", "content": "r"},
+]
+
+
+def test_the_encoding_is_applied_once_so_what_the_provider_wants_already_is_not_touched() -> None:
+    # Ollama wants object arguments and "" next to calls: this history is already so.
+    stream = normalizer.repair(copy.deepcopy(_OBJECT_ARGS_HISTORY), profile="ollama")
+    assert list(stream) == _OBJECT_ARGS_HISTORY
+    assert stream.report.records == [] and not stream.report.changed
+
+
+@pytest.mark.parametrize("name", ["xai", "groq"])
+def test_the_encoding_records_only_what_changed(name: str) -> None:
+    # xAI and Groq want "" next to calls (kept) and arguments as a JSON string (encoded).
+    stream = normalizer.repair(copy.deepcopy(_OBJECT_ARGS_HISTORY), profile=name)
+    out = list(stream)
+    assert out[1] == {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a":[1,2.5]}'}}]}
+    assert [(r.kind, r.input, r.output) for r in stream.report.records] == [("encode_arguments", [1], 1)]
+
+
+def test_object_arguments_are_decoded_once_for_ollama() -> None:
+    history = [{"role": "user", "content": "q"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
+                   {"id": "d", "type": "function", "function": {"name": "g", "arguments": ""}},
+                   {"id": "e", "type": "function", "function": {"name": "h", "arguments": "not json"}}]},
+               {"role": "tool", "tool_call_id": "c", "content": "r"},
+               {"role": "tool", "tool_call_id": "d", "content": "s"},
+               {"role": "tool", "tool_call_id": "e", "content": "t"}]
+    stream = normalizer.repair(history, profile="ollama")
+    out = list(stream)
+    assert [c["function"]["arguments"] for c in out[1]["tool_calls"]] == [{"a": 1}, {}, "not json"]
+    assert out[1]["content"] == ""
+    assert [(r.kind, r.dropped) for r in stream.report.records] == [
+        ("decode_arguments", {"id": "c", "arguments": '{"a": 1}'}),
+        ("default_arguments", {"id": "d", "arguments": ""}),
+        ("encode_tool_only_content", {"content": None}),
+    ]
+    assert list(normalizer.repair(out, profile="ollama")) == out
+
+
+# -- found in review: parts, opaque turns, single text element
+
+
+UNTYPED_IMAGE = {"image_url": {"url": "http://x/cat.png"}}  # no type: an image all the same
+
+
+@pytest.mark.parametrize("profile", ["deepseek", "groq", "xai", "jinja-strict"])
+def test_an_untyped_image_part_is_never_flattened_away(profile: str) -> None:
+    history = [{"role": "user", "content": [{"type": "text", "text": "look"}, UNTYPED_IMAGE]},
+               {"role": "assistant", "content": "ok"}]
+    out, report = _repair(history, profile=profile)
+    assert out[0] == history[0]
+    assert [r.kind for r in report.records] == (["pad_reasoning"] if profile == "deepseek" else [])
+
+
+def test_an_untyped_image_part_where_only_a_string_fits_is_replaced_and_kept_in_the_report() -> None:
+    history = [{"role": "user", "content": [{"type": "text", "text": "look"}, UNTYPED_IMAGE]},
+               {"role": "assistant", "content": "ok"}]
+    out, report = _repair(history, profile="ollama")
+    assert out[0] == {"role": "user", "content": "look\n[image_url omitted: only text can be sent here]"}
+    assert [(r.kind, r.dropped) for r in report.records] == [("replace_non_text_part", [UNTYPED_IMAGE])]
+
+
+def test_an_assistant_blank_once_typed_at_the_end_is_dropped_and_recorded() -> None:
+    history = [{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": None, "tool_calls": [_call("a")]},
+               {"role": "tool", "tool_call_id": "a", "content": "r"},
+               {"role": "assistant", "content": [{"foo": 1}]}]
+    out, report = _repair(history, profile="openai")
+    assert out == history[:3]
+    assert [(r.kind, r.input) for r in report.records] == [("add_part_type", [3]), ("drop_empty_assistant", [3])]
+
+
+def test_an_opaque_turn_with_empty_tool_calls_is_replayed_as_stored() -> None:
+    history = [{"role": "user", "content": "q"},
+               {"role": "assistant", "content": "partial", "tool_calls": [], "finish_reason": "incomplete"}]
+    out, report = _repair(history)
+    assert out == history and not report.changed
+    assert check(out) == []
+
+
+@pytest.mark.parametrize("profile, extra", [
+    ("deepseek", {"tool_calls": [_call("a")]}),
+    ("moonshot", {"tool_calls": [_call("a")]}),
+    ("groq", {"reasoning_content": "r"}),
+])
+def test_an_opaque_turn_keeps_its_reasoning_as_stored_and_check_exempts_it(profile: str, extra: dict[str, Any]) -> None:
+    assistant = {"role": "assistant", "content": None if "tool_calls" in extra else "partial",
+                 "finish_reason": "incomplete", **extra}
+    history = [{"role": "user", "content": "q"}, assistant]
+    if "tool_calls" in extra:
+        history.append({"role": "tool", "tool_call_id": "a", "content": "r"})
+    history.append({"role": "user", "content": "go on"})
+    out, _ = _repair(history, profile=profile)
+    assert out[1] == assistant
+    assert check(out, profile=profile) == []
+
+
+def test_xai_gets_one_text_element_next_to_an_image() -> None:
+    image = {"type": "image_url", "image_url": {"url": "u"}}
+    history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, image]},
+               {"role": "assistant", "content": "ok"}]
+    out, report = _repair(history, profile="xai")
+    assert out[0]["content"] == [{"type": "text", "text": "ab"}, image]
+    assert [r.kind for r in report.records] == ["join_text_parts"]
+    assert check(out, profile="xai") == []
+
+
+@pytest.mark.parametrize("profile", ["mistral", "ollama"])
+def test_repairing_a_repaired_history_records_nothing(profile: str) -> None:
+    history = [{"role": "user", "content": "q"},
+               {"role": "assistant", "content": "Let me look.", "tool_calls": [_call("call_0", "ls")]},
+               {"role": "tool", "tool_call_id": "call_0", "content": "a.txt"},
+               {"role": "user", "content": "thanks"}]
+    once, _ = _repair(history, profile=profile)
+    twice, report = _repair(once, profile=profile)
+    assert twice == once
+    assert report.records == [] and not report.changed
