@@ -1128,26 +1128,48 @@ _RESULT_FRAME = _size({"role": "tool", "tool_call_id": "", "content": ""})
 def _nested_size(todo: list[Any]) -> int:
     # _size of values inside a message. Iterative (no depth limit to hit) and each
     # container counted once (validate=False input may share or even contain itself).
+    # Exact type checks first: JSON gives str/dict/list/int/float/bool/None, and an ABC
+    # isinstance costs several times a type() comparison.
     size = 0
     seen: set[int] = set()
+    pop, extend = todo.pop, todo.extend
     while todo:
-        value = todo.pop()
-        if isinstance(value, str):
+        value = pop()
+        kind = type(value)
+        if kind is str:
             size += len(value)
-        elif isinstance(value, (dict, list, tuple)) or isinstance(value, Mapping):
-            if id(value) in seen:
+        elif kind is dict or kind is list:
+            key = id(value)
+            if key in seen:
                 continue
-            seen.add(id(value))
+            seen.add(key)
+            size += len(value)
+            if kind is list:
+                extend(value)
+            else:
+                extend(value.keys())
+                extend(value.values())
+        elif kind in _SCALARS:
+            continue  # the entry or item holding it counted one
+        elif isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, (list, tuple)) or isinstance(value, Mapping):
+            key = id(value)
+            if key in seen:
+                continue
+            seen.add(key)
             size += len(value)
             if isinstance(value, (list, tuple)):
-                todo.extend(value)
+                extend(value)
             else:
-                todo.extend(value.keys())
-                todo.extend(value.values())
+                extend(value.keys())
+                extend(value.values())
         elif isinstance(value, (bytes, bytearray)):
             size += len(value)
-        # any other scalar: the entry or item holding it counted one
     return size
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _as_user_text(result: Message) -> Any:
