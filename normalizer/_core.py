@@ -17,7 +17,7 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from pydantic import ValidationError
@@ -78,7 +78,7 @@ class Normalizer:
     """
 
     state: str
-    _table: dict[str, dict[str, Dispatch]]  # compiled from the machine, set below the class
+    _table: ClassVar[dict[str, dict[str, Dispatch]]]  # compiled from the machine, set below the class
 
     def __init__(self, profile: Any = "default", **options: Any) -> None:
         self.profile = get_profile(profile)

@@ -49,11 +49,14 @@ class Repaired(Iterator[dict[str, Any]]):
     def _run(self, source: Iterator[Any]) -> Generator[dict[str, Any], None, None]:
         normalizer = self.normalizer
         feed = normalizer.feed
+        feeding = False  # an exception meanwhile is ours (or a reader's), not the source's
         try:
             try:
                 # A plain for-loop: a try/next() per message would cost ~5% of the whole run.
                 for message in source:
+                    feeding = True
                     out = feed(message)
+                    feeding = False
                     if out:
                         yield from out
             except NormalizerError:
@@ -61,8 +64,7 @@ class Repaired(Iterator[dict[str, Any]]):
             except Exception as exc:
                 # Raised by the source, unless it came out of feed() (a bug of ours): say
                 # where in the history the source failed, keeping the exception's type.
-                frame = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-                if frame is None or frame.tb_frame.f_code is not _FEED_CODE:
+                if not feeding:
                     add_position_note(exc, normalizer._n_in)
                 raise
             yield from normalizer.close()
@@ -71,9 +73,6 @@ class Repaired(Iterator[dict[str, Any]]):
             close = getattr(source, "close", None)
             if close is not None:
                 close()
-
-
-_FEED_CODE = Normalizer.feed.__code__
 
 
 def repair(
