@@ -1,15 +1,18 @@
 """The asynchronous adapter: a loop around the core, anyio-native (asyncio and trio).
 
+The adapter is one async generator around the core that pulls one message from the source
+only when the consumer asks for the next output, so it reads no further ahead than needed.
 No task group or cancel scope straddles a ``yield`` (anyio's rule for async generators):
-the adapter is a plain loop that pulls one message from the source only when the
-consumer asks for the next output, so it reads no further ahead than needed.
+the only cancel scope shields the source's closing, in ``finally``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+import weakref
+from types import AsyncGeneratorType
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from anyio import CancelScope
@@ -35,22 +38,24 @@ class AsyncRepaired(AsyncIterator[dict[str, Any]]):
     Use it as ``async with arepair(src) as messages: async for m in messages: ...`` (or
     call ``aclose()``) to close the source promptly when you stop early.
 
-    It is a plain class, not an async generator: each ``__anext__`` awaits the source at
-    most once and nothing else, so the adapter adds one coroutine layer, not two (the
-    difference is measurable at ~1 us per message).
+    The loop is one async generator (``_run``); ``__anext__`` is a plain method that hands
+    out the generator's own awaitable, after refusing a second task (an async generator
+    is a single consumer's). So each message costs the core's work, the source's await and
+    one Python call -- as much as a bare ``async for`` around ``feed`` (measured: 1.07-1.09x
+    the sync adapter, against 1.2x for a coroutine per message written out by hand).
     """
 
     def __init__(self, source: AsyncIterable[Any] | Iterable[Any], normalizer: Normalizer) -> None:
         normalizer._claim(self)  # one history per normalizer: a second stream over it is refused
         self.normalizer = normalizer
-        self._async = hasattr(source, "__aiter__")
         # Taking the iterator starts nothing (an async generator's __aiter__ is itself).
-        self._iterator: Any = source.__aiter__() if self._async else iter(source)  # type: ignore[union-attr,arg-type]
-        self._pending: list[dict[str, Any]] = []  # outputs not handed out yet
-        self._next = 0
-        self._pulled = 0  # messages read from the source
-        self._done = False
-        self._running = False  # inside __anext__: a second task iterating meanwhile is refused
+        self._source: Any = source.__aiter__() if hasattr(source, "__aiter__") else iter(source)
+        self._started: list[bool] = [False]  # shared with the loop, which must not hold self
+        # The loop holds a weak reference to this object, not the object: a stream dropped
+        # unfinished is collected at once (no cycle), and its claim on the normalizer with it.
+        self._messages: AsyncGeneratorType[dict[str, Any], None] = _run(  # type: ignore[assignment]
+            self._source, hasattr(self._source, "__anext__"), normalizer, weakref.ref(self), self._started
+        )
 
     @property
     def report(self) -> Report:
@@ -59,88 +64,85 @@ class AsyncRepaired(AsyncIterator[dict[str, Any]]):
     def __aiter__(self) -> AsyncRepaired:
         return self
 
-    async def __anext__(self) -> dict[str, Any]:
-        if self._running:
+    def __anext__(self) -> Awaitable[dict[str, Any]]:
+        messages = self._messages
+        if messages.ag_running:  # (True while it awaits the source: another task is inside)
             raise UsageError(
                 "two tasks are iterating one arepair() stream at once; its messages are one "
                 "history in order: iterate it from one task (and create one Normalizer per history)"
             )
-        self._running = True
-        try:  # (the loop inline, not in a helper coroutine: see the class docstring)
-            while True:
-                if self._next < len(self._pending):
-                    self._next += 1
-                    return self._pending[self._next - 1]
-                if self._done:
-                    raise StopAsyncIteration
-                # Pull exactly one message: never read further ahead than the consumer asks.
-                # (Inlined rather than a helper coroutine: one await per message, not two.)
-                try:
-                    if self._async:
-                        message = await self._iterator.__anext__()
-                    else:
-                        try:
-                            message = next(self._iterator)
-                        except StopIteration:
-                            raise StopAsyncIteration from None
-                        # A sync source never yields to the event loop by itself: checkpoint
-                        # now and then so that a long history stays cancellable.
-                        if not self._pulled % _CHECKPOINT_EVERY:
-                            await checkpoint()
-                    self._pulled += 1
-                except StopAsyncIteration:
-                    self._done = True
-                    await self._close_source()
-                    await checkpoint()
-                    self._pending, self._next = self.normalizer.close(), 0
-                    self.normalizer._release(self)
-                    continue
-                except BaseException as exc:
-                    if isinstance(exc, Exception) and not isinstance(exc, NormalizerError):
-                        add_position_note(exc, self._pulled)
-                    await self._fail()
-                    raise
-                try:
-                    self._pending, self._next = self.normalizer.feed(message), 0
-                except BaseException:
-                    await self._fail()
-                    raise
-        finally:
-            self._running = False
+        return messages.__anext__()
 
     async def aclose(self) -> None:
         """Stop early: closes the source (``aclose``/``close``) too."""
-        self._done = True
-        self._pending, self._next = [], 0
-        self.normalizer._release(self)
-        await self._close_source()
-
-    async def _fail(self) -> None:
-        self._done = True
-        self._pending, self._next = [], 0
-        self.normalizer._release(self)
-        await self._close_source()
-
-    async def _close_source(self) -> None:
-        iterator, self._iterator = self._iterator, None
-        if iterator is None:
-            return
-        # Shielded: closing must finish even when we got here by being cancelled (trio
-        # would otherwise cancel the source's aclose at its first checkpoint).
-        with CancelScope(shield=True):
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            else:
-                close = getattr(iterator, "close", None)
-                if close is not None:
-                    close()
+        await self._messages.aclose()
+        if not self._started[0]:  # never started: its `finally` did not run
+            self.normalizer._release(self)
+            await _close(self._source)
 
     async def __aenter__(self) -> AsyncRepaired:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+async def _run(
+    source: Any, is_async: bool, normalizer: Normalizer, owner: weakref.ref[AsyncRepaired], started: list[bool]
+) -> AsyncGenerator[dict[str, Any], None]:
+    # Pulls exactly one message per step: never reads further ahead than the consumer asks.
+    started[0] = True
+    feed = normalizer.feed
+    feeding = False  # an exception meanwhile is ours (or a reader's), not the source's
+    try:
+        try:
+            if is_async:
+                async for message in source:
+                    feeding = True
+                    out = feed(message)
+                    feeding = False
+                    for item in out:
+                        yield item
+            else:
+                pulled = 0
+                for message in source:
+                    # A sync source never yields to the event loop by itself: checkpoint
+                    # now and then so that a long history stays cancellable.
+                    pulled += 1
+                    if not pulled % _CHECKPOINT_EVERY:
+                        await checkpoint()
+                    feeding = True
+                    out = feed(message)
+                    feeding = False
+                    for item in out:
+                        yield item
+        except NormalizerError:
+            raise  # ours (or a reader's): it already says where
+        except Exception as exc:
+            if not feeding:
+                add_position_note(exc, normalizer._n_in)
+            raise
+        await checkpoint()
+        for item in normalizer.close():
+            yield item
+    finally:
+        stream = owner()
+        if stream is not None:
+            normalizer._release(stream)
+        await _close(source)
+
+
+async def _close(source: Any) -> None:
+    # Shielded: closing must finish even when we got here by being cancelled (trio would
+    # otherwise cancel the source's aclose at its first checkpoint).
+    with CancelScope(shield=True):
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        else:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
 
 
 def arepair(
