@@ -169,6 +169,7 @@ class Normalizer:
             self._refuse("feed")
         index = self._n_in
         self._n_in = index + 1
+        msg: Any  # a dict once placed; with validation off, whatever was given until checked
         if self._validate:
             if type(message) is dict and is_plain(message):
                 msg = message  # the adapter would return an equal copy (see _messages.is_plain)

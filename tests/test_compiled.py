@@ -1,0 +1,27 @@
+"""The optional compiled build (``.ci/compiled``) really is compiled, and says so."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import normalizer
+import normalizer._content
+import normalizer._core
+import normalizer.profiles._encode
+import normalizer.profiles._stage
+
+COMPILED_MODULES = [normalizer._core, normalizer._content, normalizer.profiles._encode, normalizer.profiles._stage]
+
+
+@pytest.mark.skipif(not os.environ.get("CHATNORM_EXPECT_COMPILED"), reason="not the compiled build (.ci/compiled)")
+def test_the_hot_modules_are_the_compiled_ones() -> None:
+    assert [m.__name__ for m in COMPILED_MODULES if not m.__file__.endswith((".so", ".pyd"))] == []
+
+
+def test_the_pure_python_modules_are_the_fallback_and_behave_the_same() -> None:
+    # Both builds run this suite; the core's results do not depend on which one is loaded.
+    out = list(normalizer.repair([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}],
+                                 profile="mistral"))
+    assert out == [{"role": "assistant", "content": "a\nb", "prefix": True}]
