@@ -24,6 +24,7 @@ from ._options import DEFAULT_STUB_TEXT, Options
 from ._report import Repair, Report
 from ._sync import Repaired, repair
 from .formats import (
+    ENCODERS,
     FORMATS,
     WRITERS,
     AsyncMessageStream,
@@ -99,6 +100,7 @@ __all__ = [
     "Conversation",
     "DEFAULT_STUB_TEXT",
     "detect_format",
+    "ENCODERS",
     "FORMATS",
     "get_profile",
     "InputError",

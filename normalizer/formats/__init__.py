@@ -5,8 +5,9 @@ Each format is a sans-I/O converter (``feed(record, line=...) -> list[dict]``,
 stdin), split it into records in constant memory and drive a converter.
 
 ``_records`` splits bytes into JSON records (JSONL lines or a document's elements) within
-the documented limits; ``_read`` detects the format and drives a converter; ``_writers``
-encodes repaired messages back to bytes.
+the documented limits; ``_read`` detects the format and drives a converter. Writing is one
+table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that the writers
+(``_writers``) pump into files.
 
 ===============  =================================================================
 ``chat``         Chat Completions messages: a JSON array, JSONL, or an object with
@@ -26,6 +27,7 @@ from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter
 from ._codex import CodexConverter, CodexPlan, plan_codex
 from ._detect import detect_format
+from ._encode import ENCODERS, Encoder
 from ._read import (
     FORMATS,
     AsyncMessageStream,
@@ -49,6 +51,8 @@ from ._writers import (
 
 __all__ = [
     "FORMATS",
+    "ENCODERS",
+    "Encoder",
     "WRITERS",
     "write_jsonl",
     "write_json_array",
