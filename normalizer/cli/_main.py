@@ -29,7 +29,7 @@ import orjson
 
 from .. import __version__
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
-from ._text import printable, say
+from ._text import error_text, printable, say
 from .._errors import NormalizerError
 from .._options import DEFAULT_STUB_TEXT
 
@@ -501,7 +501,7 @@ def _run(argv: list[str] | None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     except NormalizerError as exc:
-        say(f"error: {exc}", err=True)
+        say(f"error: {error_text(exc)}", err=True)
         return 1
     except OSError as exc:
         # Every file we open or write reports its own failure (with its name) where it
