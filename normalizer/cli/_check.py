@@ -22,6 +22,7 @@ import sys
 from typing import Any
 
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
+from ..profiles._profiles import Profile
 from ._text import error_text, say
 from .._errors import InputError
 from .._report import Report
@@ -91,7 +92,7 @@ def _keep(placed: list[tuple[str, Any]], found: list[tuple[str, Any]], count: in
     return count + len(placed)
 
 
-def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, quiet: bool,
+def run_check(files: list[str], *, fmt: str, profile: Profile, max_per_file: int, quiet: bool,
               max_seen_ids: int = DEFAULT_MAX_SEEN_IDS) -> int:
     """Check every file; print violations to stdout, errors and the summary to stderr.
     Returns the exit status: 1 when a violation of severity ``error`` was found or a file
@@ -155,7 +156,7 @@ def run_check(files: list[str], *, fmt: str, profile: str, max_per_file: int, qu
                 summary += f" ({warnings} warning{'s' if warnings != 1 else ''})"
         else:
             summary = f"no violations: {len(files)} file(s), {messages} messages"
-        summary += f" [profile {profile}]"
+        summary += f" [profile {profile.name}]"
         if failed:
             summary += f"; {failed} file(s) could not be read"
         if incomplete:

@@ -24,6 +24,7 @@ from .._core import Normalizer
 from .._errors import InputError
 from .._report import Repair, Report
 from ..formats import Position, read_conversations
+from ..profiles._profiles import Profile
 
 __all__ = ["run_explain"]
 
@@ -55,7 +56,7 @@ def _groups(records: list[Repair]) -> list[tuple[int | None, list[Repair]]]:
     return groups
 
 
-def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], color: bool | None,
+def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any], color: bool | None,
                 width: int | None, max_chars: int) -> int:
     from rich import box
     from rich.console import Console, Group

@@ -5,7 +5,8 @@ The per-file pipe is ``read_conversations`` -> one ``Normalizer`` per conversati
 ``--to`` format's encoder (``formats.ENCODERS``) -> a byte buffer written in blocks of
 :data:`FLUSH_BYTES`. Nothing in it grows with the input: the reader holds a chunk, the core
 one turn, the buffer one block; report records go to a spool file (``--report``) or nowhere
-(``max_records=0``), not to memory.
+(``max_records=0``), not to memory. The profile is resolved once per run (``Settings``),
+never per file or conversation.
 
 An error names where it happened: the reader's own errors know their place; a core error
 about the message just fed gets the place the stream says that message came from
@@ -35,7 +36,7 @@ from ._progress import Tracker
 from ._text import error_text
 from .._core import Normalizer
 from .._errors import InputError
-from ..profiles._profiles import get_profile
+from ..profiles._profiles import Profile, get_profile
 from .._report import Report, Repair
 from ..formats import ENCODERS, FORMATS, ConversationStream, Encoder, read_conversations
 from ..formats._encode import FLUSH_BYTES
@@ -63,7 +64,7 @@ class Settings:
 
     fmt: str = "auto"
     to: str = "auto"  # auto: chat JSONL, or fine-tuning JSONL for multi-conversation inputs
-    profile: str = "default"
+    profile: Profile = field(default_factory=lambda: get_profile("default"))  # resolved once
     on_invalid: str = "error"
     options: dict[str, Any] = field(default_factory=dict)
     #: --report: every record is spooled to a file in this (private, temporary) folder.
@@ -231,7 +232,7 @@ def core_options(settings: Settings, multi: bool) -> dict[str, Any]:
     policy, training data keeps calls open at the end of an example (a fine-tuning example
     may well end on the call the model should learn to make); a session stubs them."""
     options = dict(settings.options)
-    if "trailing_calls" not in options and "trailing_calls" not in get_profile(settings.profile).options:
+    if "trailing_calls" not in options and "trailing_calls" not in settings.profile.options:
         options["trailing_calls"] = "keep" if multi else "stub"
     return options
 

@@ -350,6 +350,27 @@ def test_folder_with_one_bad_file_repairs_the_others_and_names_it(tmp_path: Path
     assert (out / "two.jsonl").exists() and not (out / "bad.jsonl").exists()
 
 
+@pytest.mark.parametrize("command", ["repair", "check", "explain"])
+def test_a_profile_file_is_read_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str):
+    from normalizer.cli._main import main
+    from normalizer.profiles import _profiles
+
+    profile = tmp_path / "gateway.toml"
+    profile.write_text('extends = "mistral"\n')
+    train = write_jsonl(tmp_path / "train.jsonl", [{"messages": [{"role": "user", "content": f"q{i}"}]} for i in range(3)])
+    reads: list[str] = []
+    load = _profiles.load_profile
+
+    def counting(path: object, *args: object) -> object:
+        reads.append(str(path))
+        return load(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_profiles, "load_profile", counting)
+    args = {"repair": ["-q", "-o", str(tmp_path / "out.jsonl")], "check": ["-q"], "explain": []}[command]
+    main([command, "--profile", str(profile), str(train), *args])
+    assert reads == [str(profile)]  # not once per conversation, nor per check of the name
+
+
 # -- help, version, imports -----------------------------------------------------------------------
 
 
