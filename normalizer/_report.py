@@ -79,6 +79,10 @@ class Report(BaseModel):
 
     messages_in: int = 0
     messages_out: int = 0
+    format: str | None = None
+    """The format of the file read (``"chat"``, ``"codex"``...), set by the reader once it
+    is given or detected; None for a report no reader filled. An attribute of the input,
+    not a repair: it is not counted, so it does not make ``changed`` true."""
     counts: dict[str, int] = Field(default_factory=dict)
     records: list[Repair] = Field(default_factory=list)
     records_omitted: int = 0

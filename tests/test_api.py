@@ -26,7 +26,8 @@ def test_async_functions_have_the_a_prefix_and_async_classes_the_async_prefix() 
 
 def test_every_async_twin_is_exported() -> None:
     for name in ("arepair", "aread_messages", "aread_conversations", "acheck", "acheck_iter",
-                 "awrite_jsonl", "awrite_json_array", "awrite_finetune", "AsyncRepaired", "AsyncMessageStream"):
+                 "awrite_jsonl", "awrite_json_array", "awrite_finetune", "AsyncRepaired", "AsyncMessageStream",
+                 "AsyncConversationStream"):
         assert name in normalizer.__all__, name
 
 
@@ -98,3 +99,14 @@ async def test_acheck_is_check_over_an_async_iterable() -> None:
 
     assert await normalizer.acheck(messages(), profile="bedrock") == normalizer.check(
         [{"role": "assistant", "content": "Hi"}], profile="bedrock")
+
+
+def test_a_clean_file_read_and_repaired_is_unchanged_and_says_its_format(tmp_path: Any) -> None:
+    path = tmp_path / "clean.jsonl"
+    normalizer.write_jsonl(MERGED, path)
+    stream = normalizer.read_messages(path)
+    repaired = normalizer.repair(stream)
+    assert list(repaired) == MERGED
+    assert (stream.format, stream.report.format) == ("chat", "chat")
+    assert (stream.report.changed, repaired.report.changed) == (False, False)
+    assert stream.position == normalizer.Position(1, 1)

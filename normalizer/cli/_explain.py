@@ -19,11 +19,12 @@ from typing import Any
 
 import orjson
 
-from ._text import printable, say
+from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError
 from .._report import Repair, Report
-from ..formats import read_conversations
+from ..formats import Position, read_conversations
+from ..profiles._profiles import Profile
 
 __all__ = ["run_explain"]
 
@@ -55,7 +56,7 @@ def _groups(records: list[Repair]) -> list[tuple[int | None, list[Repair]]]:
     return groups
 
 
-def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], color: bool | None,
+def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any], color: bool | None,
                 width: int | None, max_chars: int) -> int:
     from rich import box
     from rich.console import Console, Group
@@ -74,18 +75,29 @@ def run_explain(path: str, *, fmt: str, profile: str, options: dict[str, Any], c
     report = Report()
     conversations: list[tuple[list[dict[str, Any]], list[dict[str, Any]], Report, int | None]] = []
     try:
-        for conv in read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report):
-            before = list(conv.messages)
+        stream = read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report)
+        for conv in stream:
+            before: list[dict[str, Any]] = []
+            places: list[Position | None] = []  # where each message came from, for errors
+            for m in conv.messages:
+                before.append(m)
+                places.append(stream.position)
             core = Normalizer(profile, **options, max_records=1_000_000)
             after = []
-            for m in before:
-                after.extend(core.feed(m))
+            for i, m in enumerate(before):
+                try:
+                    after.extend(core.feed(m))
+                except InputError as exc:
+                    place = places[i]
+                    if exc.line is None and exc.index == i and place is not None:
+                        exc.located(line=place.line, column=place.column)
+                    raise
             after.extend(core.close())
             conversations.append((before, after, core.report, conv.line))
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
             exc.located(source=name)
-        say(f"error: {exc}", err=True)
+        say(f"error: {error_text(exc)}", err=True)
         return 1
 
     def show(message: Any) -> Any:

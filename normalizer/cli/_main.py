@@ -22,16 +22,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from .. import __version__
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
-from ._text import printable, say
+from ._text import error_text, printable, say
 from .._errors import NormalizerError
 from .._options import DEFAULT_STUB_TEXT
+
+if TYPE_CHECKING:
+    from ..profiles._profiles import Profile
 
 __all__ = ["main", "cli"]
 
@@ -45,19 +48,19 @@ def _profile_names() -> list[str]:
     return sorted(PROFILES)
 
 
-class _Profile(click.ParamType[str, str]):
-    """A built-in profile name, or a path to a TOML/JSON profile file."""
+class _Profile(click.ParamType["Profile", Any]):
+    """A built-in profile name, or a path to a TOML/JSON profile file: resolved here, once
+    per run (a file is read once), and passed down as the ``Profile`` itself."""
 
     name = "profile"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+    def convert(self, value: Any, param: Any, ctx: Any) -> Profile:
         from ..profiles._profiles import get_profile
 
         try:
-            get_profile(value)
+            return get_profile(value)  # a Profile is returned as it is (click converts defaults too)
         except NormalizerError as exc:
             self.fail(str(exc), param, ctx)
-        return str(value)
 
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -131,7 +134,7 @@ def _core_options(f: Any) -> Any:
 @_core_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool,
-           report_path: str | None, jobs: int, on_invalid: str, profile: str, orphan_results: str,
+           report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
            trailing_calls: str, stub_text: str, quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
     recursively) or - for stdin (the default).
@@ -231,7 +234,7 @@ def _need_stdin(items: list[str], no_input: str) -> None:
         raise click.UsageError(no_input)
 
 
-def _validate_core(profile: str, options: dict[str, Any]) -> None:
+def _validate_core(profile: Profile, options: dict[str, Any]) -> None:
     # Wrong options are usage errors (exit 2) before any file is touched.
     from .._core import Normalizer
 
@@ -331,7 +334,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
               help="Distinct call ids remembered per conversation to find an id reused across turns "
                    "(~100 bytes each). Past it the check is incomplete (exit 3).")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, max_seen_ids: int,
+def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int, max_seen_ids: int,
           quiet: bool) -> None:
     """List what a provider would reject, changing nothing: for each violation the file,
     the line (JSONL) or message index, the rule and the provider's error text. Exit status
@@ -380,7 +383,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: str, max_per_file: int, ma
               help="Columns of the side-by-side view (default: the terminal's, or 120).")
 @click.option("--max-chars", type=click.IntRange(min=20), default=400, show_default=True,
               help="Longer strings are shortened in the view (the repair itself never shortens).")
-def explain(input: str, fmt: str, profile: str, orphan_results: str, trailing_calls: str, stub_text: str,
+def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
             color: bool | None, width: int | None, max_chars: int) -> None:
     """Show what repair would change in INPUT, and why: per repair, the messages before
     and after side by side. Nothing is written. Meant for one session (it is held in memory).
@@ -501,7 +504,7 @@ def _run(argv: list[str] | None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     except NormalizerError as exc:
-        say(f"error: {exc}", err=True)
+        say(f"error: {error_text(exc)}", err=True)
         return 1
     except OSError as exc:
         # Every file we open or write reports its own failure (with its name) where it

@@ -1,10 +1,16 @@
 """Repairing files for the command line: one file per :func:`repair_file`, many with
 :func:`run_jobs` (anyio, bounded).
 
-The per-file pipe is ``read_conversations`` -> one ``Normalizer`` per conversation ->
-orjson -> a byte buffer written in blocks of :data:`FLUSH_BYTES`. Nothing in it grows with
-the input: the reader holds a chunk, the core one turn, the buffer one block; report
-records go to a spool file (``--report``) or nowhere (``max_records=0``), not to memory.
+The per-file pipe is ``read_conversations`` -> one ``Normalizer`` per conversation -> the
+``--to`` format's encoder (``formats.ENCODERS``) -> a byte buffer written in blocks of
+:data:`FLUSH_BYTES`. Nothing in it grows with the input: the reader holds a chunk, the core
+one turn, the buffer one block; report records go to a spool file (``--report``) or nowhere
+(``max_records=0``), not to memory. The profile is resolved once per run (``Settings``),
+never per file or conversation.
+
+An error names where it happened: the reader's own errors know their place; a core error
+about the message just fed gets the place the stream says that message came from
+(``position``), in JSONL, JSON documents and stdin alike.
 
 Latency in a pipe: the input is read with ``read1`` (whatever the pipe has, not a full
 chunk) and, when the output is a pipe too, the pending output is written out before every
@@ -26,18 +32,17 @@ from typing import IO, Any
 import orjson
 
 from ._files import Job, open_output
-from ._lines import lines_of
 from ._progress import Tracker
+from ._text import error_text
 from .._core import Normalizer
 from .._errors import InputError
-from ..profiles._profiles import get_profile
+from ..profiles._profiles import Profile, get_profile
 from .._report import Report, Repair
-from ..formats import FORMATS, read_conversations
+from ..formats import ENCODERS, FORMATS, ConversationStream, Encoder, read_conversations
+from ..formats._encode import FLUSH_BYTES
 
 __all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "run_jobs", "FLUSH_BYTES", "STOP"]
 
-#: Output bytes gathered before one write (and one progress update).
-FLUSH_BYTES = 256 * 1024
 _LINE = orjson.OPT_APPEND_NEWLINE
 
 #: Set by the signal handler; workers check it at every flush point.
@@ -59,7 +64,7 @@ class Settings:
 
     fmt: str = "auto"
     to: str = "auto"  # auto: chat JSONL, or fine-tuning JSONL for multi-conversation inputs
-    profile: str = "default"
+    profile: Profile = field(default_factory=lambda: get_profile("default"))  # resolved once
     on_invalid: str = "error"
     options: dict[str, Any] = field(default_factory=dict)
     #: --report: every record is spooled to a file in this (private, temporary) folder.
@@ -140,15 +145,6 @@ class _Output:
                 self.dest.flush()
 
 
-def _detected(settings: Settings, report: Report) -> str | None:
-    if settings.fmt != "auto":
-        return settings.fmt
-    for key in report.counts:
-        if key.startswith("format:"):
-            return key[len("format:"):]
-    return None
-
-
 def _is_pipe(stream: Any) -> bool:
     """Anything but a regular file: a reader may be waiting for each line."""
     try:
@@ -197,7 +193,7 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
         except InputError as exc:
             if exc.source is None or exc.source in ("<input>", "<stream>"):
                 exc.located(source=job.name)
-            result.error = str(exc)
+            result.error = error_text(exc)
         except _SpoolError as exc:
             kept = f"{job.input} is unchanged" if job.in_place else "its output was not written"
             if job.output == "-":
@@ -236,7 +232,7 @@ def core_options(settings: Settings, multi: bool) -> dict[str, Any]:
     policy, training data keeps calls open at the end of an example (a fine-tuning example
     may well end on the call the model should learn to make); a session stubs them."""
     options = dict(settings.options)
-    if "trailing_calls" not in options and "trailing_calls" not in get_profile(settings.profile).options:
+    if "trailing_calls" not in options and "trailing_calls" not in settings.profile.options:
         options["trailing_calls"] = "keep" if multi else "stub"
     return options
 
@@ -303,10 +299,8 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
         src, settings.fmt, report=reader_report, on_invalid=settings.on_invalid  # type: ignore[arg-type]
     )
     buf = out.buf
-    dumps = orjson.dumps
-    kind: str | None = None
+    encoder: Encoder | None = None
     multi = False
-    sep = b""
     done = [0, 0]  # messages and bytes already counted by the tracker
     core: Normalizer | None = None
 
@@ -320,58 +314,37 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
             raise Interrupted(0)
 
     for conv in conversations:
-        if kind is None:
-            result.format = _detected(settings, reader_report)
-            multi = bool(getattr(FORMATS.get(result.format or "", None), "multi", False))
-            kind = settings.to if settings.to != "auto" else ("finetune" if multi else "jsonl")
-            if kind == "json":
-                buf += b"["
-        elif kind != "finetune":
+        if encoder is None:
+            encoder, multi = _encoder(settings, conversations, result)
+            buf += encoder.start()
+        elif not encoder.multi:
+            position = conversations.position
             raise InputError(
-                "this file holds several conversations, and chat JSONL holds one",
-                source=job.name, line=conv.line,
+                f"this file holds several conversations, and {_ONE_CONVERSATION[encoder.name]} holds one",
+                source=job.name, line=position.line if position else conv.line,
+                column=position.column if position else None,
                 hint="Write one conversation per line with --to finetune",
             )
         result.conversations += 1
         conv_index[0] = conv.index if multi else None
         core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0, on_record=on_record)
         feed = core.feed
+        message = encoder.message
         try:
-            if kind == "jsonl":
-                # The hot path: nothing per message but feed, dumps and a length check.
-                for message in conv.messages:
-                    for repaired in feed(message):
-                        buf += dumps(repaired, option=_LINE)
-                    if len(buf) >= FLUSH_BYTES:
-                        flush_point()
-                for repaired in core.close():
-                    buf += dumps(repaired, option=_LINE)
-            elif kind == "json":
-                for message in conv.messages:
-                    for repaired in feed(message):
-                        buf += sep
-                        buf += dumps(repaired)
-                        sep = b",\n"
-                    if len(buf) >= FLUSH_BYTES:
-                        flush_point()
-                for repaired in core.close():
-                    buf += sep
-                    buf += dumps(repaired)
-                    sep = b",\n"
-            else:
-                repaired_all: list[dict[str, Any]] = []
-                for message in conv.messages:
-                    repaired_all.extend(feed(message))
-                repaired_all.extend(core.close())
-                record: dict[str, Any] = {"messages": repaired_all}
-                for key, value in conv.extra.items():
-                    if key != "messages":
-                        record[key] = value
-                buf += dumps(record, option=_LINE)
+            buf += encoder.begin(conv.extra)
+            # The hot path: nothing per message but feed, the encoder and a length check.
+            for m in conv.messages:
+                for repaired in feed(m):
+                    buf += message(repaired)
                 if len(buf) >= FLUSH_BYTES:
                     flush_point()
+            for repaired in core.close():
+                buf += message(repaired)
+            buf += encoder.end()
+            if len(buf) >= FLUSH_BYTES:
+                flush_point()
         except InputError as exc:
-            _locate(exc, job, result, conv.line, multi)
+            _locate(exc, job, conversations, core, multi)
             raise
         finally:
             report = core.report
@@ -380,26 +353,40 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
             result.messages_out += report.messages_out
             for key, value in report.counts.items():
                 result.counts[key] = result.counts.get(key, 0) + value
-    if kind is None:  # an empty input
-        result.format = _detected(settings, reader_report)
-        if settings.to == "json":
-            buf += b"[]\n"
-    elif kind == "json":
-        buf += b"\n]\n" if sep else b"]\n"
+    if encoder is None:  # an empty input: still a valid (empty) output
+        encoder, multi = _encoder(settings, conversations, result)
+        buf += encoder.start()
+    buf += encoder.finish()
     for key, value in reader_report.counts.items():
-        if not key.startswith("format:"):
-            result.counts[key] = result.counts.get(key, 0) + value
+        result.counts[key] = result.counts.get(key, 0) + value
     tracker.advance(result.messages_in - done[0], src.bytes - done[1])
 
 
-def _locate(exc: InputError, job: Job, result: FileResult, conv_line: int | None, multi: bool) -> None:
-    """Give a core error (which knows a message index) the file and line it came from."""
-    if exc.source is not None and exc.line is not None:
-        return
-    line = conv_line
-    if line is None and exc.index is not None and not multi:
-        line = lines_of(job.input, result.format, [exc.index]).get(exc.index)
-    exc.located(source=job.name, line=line)
+# How each single-conversation output is called in the error that refuses a second one.
+_ONE_CONVERSATION = {"jsonl": "chat JSONL", "json": "a JSON array of chat messages"}
+
+
+def _encoder(settings: Settings, conversations: ConversationStream, result: FileResult) -> tuple[Encoder, bool]:
+    """The output's encoder, once the format read is known; and whether that format holds
+    several conversations (``--to auto`` then writes fine-tuning JSONL)."""
+    result.format = conversations.format
+    multi = bool(getattr(FORMATS.get(result.format or ""), "multi", False))
+    kind = settings.to if settings.to != "auto" else ("finetune" if multi else "jsonl")
+    return ENCODERS[kind](), multi
+
+
+def _locate(exc: InputError, job: Job, conversations: ConversationStream, core: Normalizer | None, multi: bool) -> None:
+    """Give a core error (which knows a message index) the file, line and column it came
+    from: the place of the message just fed, when the error is about that message (or, in a
+    file of several conversations, about its conversation's record)."""
+    if exc.source is None or exc.source in ("<input>", "<stream>"):
+        exc.located(source=job.name)
+    if exc.line is not None or exc.index is None or core is None:
+        return  # the reader's own error: it knows its place (a core error names its message)
+    if multi or exc.index == core.report.messages_in - 1:
+        position = conversations.position
+        if position is not None:
+            exc.located(line=position.line, column=position.column)
 
 
 # -- many files ---------------------------------------------------------------------------------

@@ -17,7 +17,9 @@ import re
 
 import click
 
-__all__ = ["printable", "say"]
+from .._errors import InputError
+
+__all__ = ["printable", "say", "error_text"]
 
 # C0 controls but tab and newline (a multi-line message keeps its lines; each line is still
 # escaped), DEL, C1 controls, and the bidi embeddings, overrides and isolates.
@@ -37,3 +39,20 @@ def printable(text: str) -> str:
 def say(text: str, *, err: bool = False) -> None:
     """Print one line of human text (to stderr with ``err``), made :func:`printable`."""
     click.echo(printable(text), err=err)
+
+
+def error_text(exc: BaseException) -> str:
+    """An error as the command line says it. Bad input reads ``FILE:LINE:COL: message N:
+    what. What to do`` (the parts known): the compilers' form, which editors and grep read,
+    and the form of ``check``'s findings."""
+    if not isinstance(exc, InputError):
+        return str(exc)
+    where = []
+    if exc.source is not None:
+        where.append(exc.source)
+        if exc.line is not None:
+            where[-1] += f":{exc.line}" + (f":{exc.column}" if exc.column is not None else "")
+    if exc.index is not None:
+        where.append(f"message {exc.index}")
+    text = ": ".join([*(where or ["input"]), exc.what])
+    return f"{text}. {exc.hint}" if exc.hint else text

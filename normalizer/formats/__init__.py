@@ -1,12 +1,18 @@
-"""Session and history formats in, OpenAI Chat Completions messages out.
+"""Session and history formats in, OpenAI Chat Completions messages out, and back.
 
 Each format is a sans-I/O converter (``feed(record, line=...) -> list[dict]``,
-``close() -> list[dict]``) registered in :data:`FORMATS`; the readers open a file (or
-stdin), split it into records in constant memory and drive a converter.
+``close() -> list[dict]``) registered in :data:`FORMATS`. Reading a file is layered, each
+layer sans-I/O but the last:
 
-``_records`` splits bytes into JSON records (JSONL lines or a document's elements) within
-the documented limits; ``_read`` detects the format and drives a converter; ``_writers``
-encodes repaired messages back to bytes.
+* ``_records``: bytes to JSON records (JSONL lines, or a document's elements through ijson),
+  within the documented limits, each with its place in the file (:class:`Position`).
+* ``_reader``: the :class:`~._reader.Reader`: the container and the format (``_detect``),
+  the converter, skip-or-raise, the Codex first pass; bytes in, messages and events out.
+* ``_read``: the sync and async readers, two thin pumps around the Reader that open the
+  file and fetch its bytes (``read_messages``, ``aread_messages``...).
+
+Writing is one table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that
+the writers (``_writers``) and the command line pump into files.
 
 ===============  =================================================================
 ``chat``         Chat Completions messages: a JSON array, JSONL, or an object with
@@ -26,16 +32,20 @@ from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter
 from ._codex import CodexConverter, CodexPlan, plan_codex
 from ._detect import detect_format
+from ._encode import ENCODERS, Encoder
 from ._read import (
     FORMATS,
+    AsyncConversationStream,
     AsyncMessageStream,
     Conversation,
+    ConversationStream,
     MessageStream,
     aread_conversations,
     aread_messages,
     read_conversations,
     read_messages,
 )
+from ._records import Position
 from ._responses import ResponsesConverter
 from ._writers import (
     WRITERS,
@@ -49,6 +59,8 @@ from ._writers import (
 
 __all__ = [
     "FORMATS",
+    "ENCODERS",
+    "Encoder",
     "WRITERS",
     "write_jsonl",
     "write_json_array",
@@ -64,6 +76,9 @@ __all__ = [
     "Conversation",
     "MessageStream",
     "AsyncMessageStream",
+    "ConversationStream",
+    "AsyncConversationStream",
+    "Position",
     "ChatConverter",
     "ResponsesConverter",
     "CodexConverter",

@@ -8,7 +8,7 @@ boundary) and ``thread_rolled_back`` (history control). Unknown line types are s
 counted (C9): Codex adds new ones often.
 
 History control (§1.3) cannot be applied by a one-pass stream, because it removes lines that
-came *before* it. When the input can be read twice (a file), :func:`plan_codex` scans it
+came *before* it. When the input can be read twice (a file), :class:`CodexPlanner` scans it
 first (cheap: most lines are rejected by a substring test) and the converter then leaves out
 what a ``compacted`` line or a ``thread_rolled_back`` event removes, as Codex does on resume:
 
@@ -33,6 +33,7 @@ import orjson
 
 from .._report import Report
 from ._common import count, describe, invalid, note_extra
+from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
 from ._responses import ResponsesConverter
 
 __all__ = ["CodexConverter", "CodexPlan", "CodexPlanner", "plan_codex", "CODEX_LINE_TYPES"]
@@ -72,19 +73,35 @@ class CodexPlan:
 
 
 class CodexPlanner:
-    """Builds a :class:`CodexPlan` from raw rollout lines fed one at a time (sans-I/O).
+    """The raw bytes of a rollout file in, fed in chunks, a :class:`CodexPlan` out (sans-I/O).
 
-    Constant memory, except one int per user turn (where each turn began, needed to know
-    what a rollback removes).
+    The readers' first pass: they read the file again from its start and feed it here,
+    then give :meth:`close`'s plan to the reader (``Reader.set_plan``). Constant memory,
+    except one int per user turn (where each turn began, needed to know what a rollback
+    removes).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, source: str = "<input>", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
         self._plan = CodexPlan()
         self._turn_starts: list[int] = []
         self._last_user_item: int | None = None
         self._ranges: list[tuple[int, int]] = []
 
-    def feed(self, line: int, raw: bytes) -> None:
+    def feed(self, chunk: bytes) -> None:
+        line = self._lines.line
+        for raw in self._lines.feed(chunk):
+            line += 1
+            self.feed_line(line, raw)
+
+    def close(self) -> CodexPlan:
+        line = self._lines.line
+        for raw in self._lines.close():
+            self.feed_line(line + 1, raw)
+        return self.result()
+
+    def feed_line(self, line: int, raw: bytes) -> None:
+        """One raw line (``line``: its 1-based number)."""
         # Most lines are rejected by a substring test, without decoding them.
         if b"compacted" not in raw and b"user" not in raw and b"thread_rolled_back" not in raw:
             return
@@ -122,10 +139,10 @@ class CodexPlanner:
 
 
 def plan_codex(lines: Iterable[tuple[int, bytes]]) -> CodexPlan:
-    """Scan raw rollout lines for ``compacted`` lines and rollbacks."""
+    """Scan raw rollout lines ``(line number, bytes)`` for ``compacted`` lines and rollbacks."""
     planner = CodexPlanner()
     for line, raw in lines:
-        planner.feed(line, raw)
+        planner.feed_line(line, raw)
     return planner.result()
 
 

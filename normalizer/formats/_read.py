@@ -1,303 +1,266 @@
 """Files in, chat messages (or conversations) out: the readers behind the public API.
 
-:class:`_Pipeline` is the sans-I/O part: records in (from :mod:`normalizer.formats._records`), detection,
-the converter, skip-or-raise, and outputs out. The sync and async readers only pump it.
+Every decision of a read is :class:`~._reader.Reader`'s (sans-I/O). This module opens the
+file and pumps it, twice over: :func:`_items` for the sync readers, :func:`_aitems` for the
+async ones. Each pump is one generator that does the I/O -- fetch a chunk, or read the file
+again for a Codex plan (:func:`_plan` / :func:`_aplan`, the same steps) -- and hands the
+reader's events on: messages are yielded, a place (a JSONL line number, or a document's
+``DocPlace``) is noted as that of the messages after it, and the rare events go to
+:class:`_StreamState`, the consumer's side written once. So a message costs the consumer
+one loop step and one type test.
+
+:class:`MessageStream` and :class:`ConversationStream` (and their ``Async`` twins) wrap the
+pumps with ``.report``, ``.format`` and ``.position`` (where the last message came from).
 """
 
 from __future__ import annotations
 
+import io
+import itertools
+import os
+import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Union
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator
+from typing import IO, Any, Union
 
-from .._errors import InputError, UsageError
+from .._errors import InputError
+from .._report import Report
+from ._codex import CodexPlan
+from ._reader import FORMATS, Conversation, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
+    CHUNK_BYTES,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_RECORD_BYTES,
-    OnInvalid,
-    Record,
-    Source,
-    aiter_raw_lines,
-    aiter_records,
-    aopen_source,
-    iter_raw_lines,
-    iter_records,
-    open_source,
+    DocPlace,
+    Meta,
+    Place,
+    Position,
+    position_of,
 )
-from .._report import Report
-from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
-from ._claude import AnthropicConverter, ClaudeCodeConverter
-from ._codex import CodexConverter, CodexPlan, CodexPlanner, plan_codex
-from ._detect import DETECT_RECORDS, detect_format, guess
-from ._responses import ResponsesConverter
 
 __all__ = [
     "FORMATS",
     "Conversation",
     "MessageStream",
     "AsyncMessageStream",
+    "ConversationStream",
+    "AsyncConversationStream",
     "read_messages",
     "aread_messages",
     "read_conversations",
     "aread_conversations",
+    "open_source",
+    "aopen_source",
 ]
 
-#: Format name -> converter class. Every class takes ``report`` as its first argument.
-FORMATS: dict[str, Callable[..., Any]] = {
-    "chat": ChatConverter,
-    "responses": ResponsesConverter,
-    "codex": CodexConverter,
-    "claude-code": ClaudeCodeConverter,
-    "anthropic": AnthropicConverter,
-    "sharegpt": ShareGPTConverter,
-    "finetune": FinetuneConverter,
-}
-
-# Reader options that belong to one converter. Given for another format, they do nothing.
-_CONVERTER_OPTIONS = {
-    "keep_sidechains": "claude-code",
-    "keep_meta": "claude-code",
-    "base_instructions": "codex",
-}
+Source = Union[str, "os.PathLike[str]", IO[bytes], Any]
 
 
-@dataclass
-class Conversation:
-    """One conversation of a file.
-
-    Attributes:
-        messages: its chat messages: a list (multi-conversation files, where the record is
-            already in memory) or a one-shot iterator (a whole-file session, streamed; consume
-            it before asking for the next conversation).
-        extra: the conversation's other keys (``tools``, ``parallel_tool_calls``, a
-            document's top-level keys...), to be written back untouched. For a streamed
-            document, keys that come after the messages are added once they are read.
-        index: 0-based position of the conversation in the file.
-        line: 1-based line of the record (JSONL), else None.
-    """
-
-    messages: Union[list[dict[str, Any]], Iterator[dict[str, Any]]]
-    extra: dict[str, Any] = field(default_factory=dict)
-    index: int = 0
-    line: int | None = None
+# -- opening ----------------------------------------------------------------------------------
 
 
-# Pipeline outputs: ("msg", message) | ("conv", messages, extra, index, line) |
-# ("meta", key, value) | ("side", messages)
-_Out = tuple[Any, ...]
+def _name(source: Any) -> str:
+    if source == "-":
+        return "<stdin>"
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "<stream>"
 
 
-class _Pipeline:
-    def __init__(self, fmt: str, source: str, report: Report, on_invalid: OnInvalid, options: dict[str, Any]) -> None:
-        if fmt != "auto" and fmt not in FORMATS:
-            raise UsageError(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
-        if on_invalid not in ("error", "skip"):
-            raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
-        unknown = set(options) - set(_CONVERTER_OPTIONS)
-        if unknown:
-            raise UsageError(f"unknown reader option(s): {', '.join(sorted(unknown))}")
-        self.source = source
-        self.report = report
-        self.on_invalid = on_invalid
-        self.options = options
-        self.format: str | None = None
-        self.converter: Any = None
-        self.pending_plan = False
-        self._buffer: list[Record] = []
-        self._meta_keys: set[str] = set()
-        if fmt != "auto":
-            self._choose(fmt)
+def open_source(source: Source) -> tuple[IO[bytes], str, bool]:
+    """``(binary file, display name, whether we opened it and must close it)``."""
+    if source == "-":
+        return sys.stdin.buffer, "<stdin>", False
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            return open(source, "rb"), _name(source), True
+        except OSError as exc:
+            raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
+    if not hasattr(source, "read"):
+        raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
+    if isinstance(source, io.TextIOBase):
+        raise TypeError("open the file in binary mode ('rb'): lines are decoded as UTF-8 here")
+    return source, _name(source), False
+
+
+async def aopen_source(source: Source) -> tuple[Any, str, bool]:
+    """The async twin of :func:`open_source`: an object with ``async read(n)``."""
+    import anyio
+
+    if source == "-":
+        return anyio.wrap_file(sys.stdin.buffer), "<stdin>", False
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            return await anyio.open_file(source, "rb"), _name(source), True
+        except OSError as exc:
+            raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
+    read = getattr(source, "read", None)
+    if read is None:
+        raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
+    import inspect
+
+    if inspect.iscoroutinefunction(read):
+        return source, _name(source), False
+    return anyio.wrap_file(source), _name(source), False  # a sync file: reads run in a thread
+
+
+def _start(f: Any) -> int | None:
+    """Where the file starts, if it can be read again from there (for a Codex plan)."""
+    try:
+        return int(f.tell()) if f.seekable() else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+# -- the consumer's side, written once ----------------------------------------------------------
+
+
+class _StreamState:
+    """What the consumer of a reader's events keeps, and what it does with the rare ones."""
+
+    __slots__ = ("at", "source", "expand", "twin", "extra", "sides", "conversations")
+
+    def __init__(self, *, expand: bool, twin: str) -> None:
+        self.at: Place | None = None  # the place of the last message handed out
+        self.source = "<input>"
+        self.expand = expand  # a conversation event gives its messages (the message readers)
+        self.twin = twin  # the function to read a multi-conversation file with
+        self.extra: dict[str, Any] = {}
+        self.sides: deque[list[dict[str, Any]]] = deque()
+        self.conversations = 0
 
     @property
-    def multi(self) -> bool:
-        return bool(getattr(self.converter, "multi", False))
+    def position(self) -> Position | None:
+        return position_of(self.at)
 
-    def _choose(self, fmt: str) -> None:
-        self.format = fmt
-        kwargs = {k: v for k, v in self.options.items() if _CONVERTER_OPTIONS[k] == fmt}
-        self.converter = FORMATS[fmt](self.report, **kwargs)
-        # Looked up once, not per record: _one runs for every line of the file.
-        self._multi = self.multi
-        self._feed = self.converter.feed
-        self._take_sidechains = getattr(self.converter, "take_sidechains", None)
-        # Codex history control needs a first pass; the driver provides it (or None).
-        self.pending_plan = fmt == "codex"
+    def other(self, event: Any) -> Iterable[Any]:
+        """What an event that is neither a message nor a place gives the consumer."""
+        if isinstance(event, Conversation):
+            if not self.expand:
+                return (event,)
+            self.conversations += 1
+            if self.conversations > 1:
+                position = self.position
+                raise InputError(
+                    "this file holds several conversations",
+                    source=self.source,
+                    line=position.line if position else event.line,
+                    column=position.column if position else None,
+                    hint=f"Read it with {self.twin} (on the command line: --to finetune)",
+                )
+            return event.messages
+        if isinstance(event, Meta):
+            self.extra[event.key] = event.value
+            return ()
+        if isinstance(event, Sidechain):
+            self.sides.append(event.messages)
+            return ()
+        raise AssertionError(f"not a reader event: {event!r}")  # pragma: no cover
 
-    def set_plan(self, plan: CodexPlan | None) -> list[_Out]:
-        self.pending_plan = False
-        if plan is not None and not plan.empty:
-            self.converter.plan = plan
-        return self._replay()
+    def main(self, messages: Any) -> Conversation:
+        """The conversation of a whole-file session (its ``extra`` fills as keys are read)."""
+        return Conversation(messages, self.extra, 0, None)
 
-    def push(self, rec: Record) -> list[_Out]:
-        if self.converter is None or self.pending_plan:
-            self._buffer.append(rec)
-            if self.converter is None:
-                self._try_detect(final=False)
-            if self.converter is None or self.pending_plan:
-                return []
-            return self._replay()
-        return self._one(rec)
-
-    def finish(self) -> list[_Out]:
-        out: list[_Out] = []
-        if self.converter is None:
-            self._try_detect(final=True)
-        if self.pending_plan:
-            return []  # the driver sets the plan, then calls finish() again
-        out.extend(self._replay())
-        out.extend(("msg", m) for m in self._located(self.converter.close, None, None))
-        out.extend(self._sidechains())
-        return out
-
-    def _try_detect(self, *, final: bool) -> None:
-        records = [r[1] for r in self._buffer if r[0] == "record"]
-        self._meta_keys.update(r[1][0] for r in self._buffer if r[0] == "meta")
-        decisive = any(guess(r)[1] for r in records)
-        if not (decisive or final or len(records) >= DETECT_RECORDS):
-            return
-        hint = "system" if "system" in self._meta_keys else None
-        try:
-            fmt = detect_format(records, hint=hint)
-        except InputError as exc:
-            first = next((r for r in self._buffer if r[0] == "record"), None)
-            raise exc.located(source=self.source, line=first[2] if first else None) from None
-        self.report.count(f"format:{fmt}")
-        self._choose(fmt)
-
-    def _replay(self) -> list[_Out]:
-        buffered, self._buffer = self._buffer, []
-        out: list[_Out] = []
-        for rec in buffered:
-            out.extend(self._one(rec))
-        return out
-
-    def _one(self, rec: Record) -> list[_Out]:
-        kind, value, line, index = rec
-        if kind == "meta":
-            key, val = value
-            meta = getattr(self.converter, "meta", None)
-            out: list[_Out] = [("meta", key, val)]
-            if meta is not None:
-                out.extend(("msg", m) for m in self._located(lambda: meta(key, val, line=line), value, line, index))
-            return out
-        if self._multi:
-            try:
-                messages, extra = self.converter.split(value, line=line)
-            except InputError as exc:
-                self._skip_or_raise(exc, value, line, index)
-                return []
-            return [("conv", messages, extra, index, line)]
-        try:
-            messages = self._feed(value, line=line)
-        except InputError as exc:
-            self._skip_or_raise(exc, value, line, index)
-            return []
-        out = [("msg", m) for m in messages]
-        if self._take_sidechains is not None:
-            out.extend(("side", conv) for conv in self._take_sidechains())
-        return out
-
-    def _sidechains(self) -> list[_Out]:
-        take = getattr(self.converter, "take_sidechains", None)
-        return [("side", conv) for conv in take()] if take is not None else []
-
-    def _located(self, call: Callable[[], list[dict[str, Any]]], value: Any, line: int | None, index: int | None = None) -> list[dict[str, Any]]:
-        try:
-            return call()
-        except InputError as exc:
-            self._skip_or_raise(exc, value, line, index)
-            return []
-
-    def _skip_or_raise(self, exc: InputError, value: Any, line: int | None, index: int | None) -> None:
-        if line is None and exc.index is None and index is not None:
-            exc.index = index  # a document has no lines: say which record
-        exc.located(source=self.source, line=line)
-        if self.on_invalid != "skip":
-            raise exc
-        self.report.add("skip_invalid", str(exc), line=line, dropped=value)
+    def sidechains(self) -> list[Conversation]:
+        return [Conversation(side, {"sidechain": True}, i + 1, None) for i, side in enumerate(self.sides)]
 
 
-# -- sync -------------------------------------------------------------------------------------
+# -- the sync pump ----------------------------------------------------------------------------
 
 
-def _seekable(f: Any) -> bool:
-    try:
-        return bool(f.seekable())
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-@dataclass(frozen=True)
-class _Limits:
-    """The reader's limits (see :mod:`normalizer.formats._records` for what each bounds and why)."""
-
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
-
-
-def _events(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, limits: _Limits, options: dict[str, Any], state: dict[str, Any]) -> Iterator[_Out]:
-    max_line_bytes = limits.max_line_bytes
-    pipeline = _Pipeline(fmt, "<input>", report, on_invalid, options)
+def _items(source: Source, reader: Reader, state: _StreamState) -> Generator[Any, None, None]:
+    """Messages (and, unless ``state.expand``, conversations) of a file: the sync pump."""
     f, name, owned = open_source(source)
-    pipeline.source = name
+    reader.source = state.source = name
     try:
-        start = f.tell() if _seekable(f) else None
-
-        def plan() -> CodexPlan | None:
-            if start is None:
-                return None
-            here = f.tell()
-            f.seek(start)
-            try:
-                return plan_codex(iter_raw_lines(f, name, max_line_bytes=max_line_bytes))
-            finally:
-                f.seek(here)
-
-        records = iter_records(
-            f, name, max_line_bytes=max_line_bytes, on_invalid=on_invalid, report=report,
-            max_depth=limits.max_depth, max_record_bytes=limits.max_record_bytes,
-        )
-        if pipeline.pending_plan:
-            yield from pipeline.set_plan(plan())
-        for rec in records:
-            out = pipeline.push(rec)
-            if pipeline.pending_plan:
-                out += pipeline.set_plan(plan())
-            state["format"] = pipeline.format
-            yield from out
-        out = pipeline.finish()
-        if pipeline.pending_plan:
-            out = pipeline.set_plan(plan()) + pipeline.finish()
-        state["format"] = pipeline.format
-        yield from out
+        start = _start(f)
+        while not reader.done:
+            if reader.wants_plan:
+                batch = reader.set_plan(_plan(f, start, reader))
+            else:
+                chunk = f.read(CHUNK_BYTES)
+                batch = reader.feed(chunk) if chunk else reader.close()
+            for event in batch:
+                if type(event) is dict:
+                    yield event
+                elif type(event) is int or type(event) is DocPlace:
+                    state.at = event
+                else:
+                    yield from state.other(event)
     finally:
         if owned:
             f.close()
 
 
-class MessageStream(Iterator[dict[str, Any]]):
-    """The chat messages of a file, one at a time.
+def _plan(f: Any, start: int | None, reader: Reader) -> CodexPlan | None:
+    """The file read again from its start into the reader's Codex planner (None: it cannot be)."""
+    if start is None:
+        return None
+    here = f.tell()
+    f.seek(start)
+    try:
+        planner = reader.plan_scan()
+        while chunk := f.read(CHUNK_BYTES):
+            planner.feed(chunk)
+        return planner.close()
+    finally:
+        f.seek(here)
 
-    Attributes:
-        report: skips and conversion notes (``format:<name>`` counts the detected format).
-        format: the format read, once known (after the first message), else None.
-    """
 
-    def __init__(self, events: Iterator[_Out], report: Report, state: dict[str, Any]) -> None:
-        self.report = report
-        self._state = state
-        self._messages = _messages_only(events)
+def _conversations(items: Iterator[Any], state: _StreamState) -> Generator[Conversation, None, None]:
+    for item in items:
+        if isinstance(item, Conversation):
+            yield item
+            continue
+        # The first message of a whole-file session: the rest of the stream is its messages.
+        messages = itertools.chain((item,), items)
+        yield state.main(messages)
+        for _ in messages:  # whatever the caller did not read still has to be read past
+            pass
+        break
+    else:
+        if state.extra:  # a document with keys but no messages
+            yield state.main([])
+    yield from state.sidechains()
+
+
+class _Stream:
+    """What a stream of a file says besides its items: the report, the format, and where the
+    last message came from."""
+
+    def __init__(self, reader: Reader, *, expand: bool, twin: str) -> None:
+        #: Skips and conversion notes; ``report.format`` is the format read.
+        self.report = reader.report
+        self._reader = reader
+        self._state = _StreamState(expand=expand, twin=twin)
 
     @property
     def format(self) -> str | None:
-        return self._state.get("format")
+        """The format read, once known (it is before the first item), else None."""
+        return self._reader.format
 
-    def __iter__(self) -> MessageStream:
-        return self
+    @property
+    def position(self) -> Position | None:
+        """Where the last message yielded came from: its record's JSONL line (column 1), or
+        where the record begins in a JSON document; for a message a converter assembled from
+        several records, the record that completed it; in a file of several conversations,
+        the record of the current conversation. None before the first message."""
+        return self._state.position
+
+
+class MessageStream(_Stream, Iterator[dict[str, Any]]):
+    """The chat messages of a file, one at a time, with ``.report``, ``.format`` and
+    ``.position``."""
+
+    def __init__(self, source: Source, reader: Reader) -> None:
+        super().__init__(reader, expand=True, twin="read_conversations()")
+        self._messages = _items(source, reader, self._state)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        # The generator itself: a for-loop then skips one Python call per message.
+        return self._messages
 
     def __next__(self) -> dict[str, Any]:
         return next(self._messages)
@@ -306,21 +269,135 @@ class MessageStream(Iterator[dict[str, Any]]):
         self._messages.close()
 
 
-def _messages_only(events: Iterator[_Out]) -> Generator[dict[str, Any], None, None]:  # close()d
-    conversations = 0
-    for ev in events:
-        if ev[0] == "msg":
-            yield ev[1]
-        elif ev[0] == "conv":
-            conversations += 1
-            if conversations > 1:
-                raise InputError(
-                    "this file holds several conversations",
-                    line=ev[4],
-                    hint="Read it with read_conversations() (on the command line: --to finetune)",
-                )
-            yield from ev[1]
-        # "meta" and "side" are not messages of the main conversation
+class ConversationStream(_Stream, Iterator[Conversation]):
+    """The conversations of a file, one at a time (see :func:`read_conversations`), with
+    ``.report``, ``.format`` and ``.position``."""
+
+    def __init__(self, source: Source, reader: Reader) -> None:
+        super().__init__(reader, expand=False, twin="read_conversations()")
+        self._conversations = _conversations(_items(source, reader, self._state), self._state)
+
+    def __iter__(self) -> ConversationStream:
+        return self
+
+    def __next__(self) -> Conversation:
+        return next(self._conversations)
+
+    def close(self) -> None:
+        self._conversations.close()
+
+
+# -- the async pump ---------------------------------------------------------------------------
+
+
+async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[Any, None]:
+    """The async twin of :func:`_items`."""
+    f, name, owned = await aopen_source(source)
+    reader.source = state.source = name
+    try:
+        wrapped = getattr(f, "wrapped", None)  # anyio's wrapper of a sync file: seekable maybe
+        start = _start(wrapped) if wrapped is not None else None
+        while not reader.done:
+            if reader.wants_plan:
+                batch = reader.set_plan(await _aplan(f, start, reader))
+            else:
+                chunk = await f.read(CHUNK_BYTES)
+                batch = reader.feed(chunk) if chunk else reader.close()
+            for event in batch:
+                if type(event) is dict:
+                    yield event
+                elif type(event) is int or type(event) is DocPlace:
+                    state.at = event
+                else:
+                    for item in state.other(event):
+                        yield item
+    finally:
+        if owned:
+            await f.aclose()
+
+
+async def _aplan(f: Any, start: int | None, reader: Reader) -> CodexPlan | None:
+    """The async twin of :func:`_plan`."""
+    if start is None:
+        return None
+    here = await f.tell()
+    await f.seek(start)
+    try:
+        planner = reader.plan_scan()
+        while chunk := await f.read(CHUNK_BYTES):
+            planner.feed(chunk)
+        return planner.close()
+    finally:
+        await f.seek(here)
+
+
+async def _aconversations(items: AsyncIterator[Any], state: _StreamState) -> AsyncGenerator[Conversation, None]:
+    """The async twin of :func:`_conversations`."""
+    async for item in items:
+        if isinstance(item, Conversation):
+            yield item
+            continue
+        messages = _aprepend(item, items)
+        yield state.main(messages)
+        async for _ in messages:
+            pass
+        break
+    else:
+        if state.extra:
+            yield state.main([])
+    for side in state.sidechains():
+        yield side
+
+
+async def _aprepend(first: Any, rest: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    yield first
+    async for item in rest:
+        yield item
+
+
+class AsyncMessageStream(_Stream, AsyncIterator[dict[str, Any]]):
+    """The async twin of :class:`MessageStream` (``async for``; ``await aclose()``)."""
+
+    def __init__(self, source: Source, reader: Reader) -> None:
+        super().__init__(reader, expand=True, twin="aread_conversations()")
+        self._messages = _aitems(source, reader, self._state)
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        # The async generator itself: an async for-loop then skips one coroutine per message.
+        return self._messages
+
+    async def __anext__(self) -> dict[str, Any]:
+        message: dict[str, Any] = await self._messages.__anext__()
+        return message
+
+    async def aclose(self) -> None:
+        await self._messages.aclose()
+
+
+class AsyncConversationStream(_Stream, AsyncIterator[Conversation]):
+    """The async twin of :class:`ConversationStream`; a whole-file conversation's messages
+    are an async iterator here (consume it before asking for the next conversation)."""
+
+    def __init__(self, source: Source, reader: Reader) -> None:
+        super().__init__(reader, expand=False, twin="aread_conversations()")
+        self._conversations = _aconversations(_aitems(source, reader, self._state), self._state)
+
+    def __aiter__(self) -> AsyncConversationStream:
+        return self
+
+    async def __anext__(self) -> Conversation:
+        return await self._conversations.__anext__()
+
+    async def aclose(self) -> None:
+        await self._conversations.aclose()
+
+
+# -- the public readers -------------------------------------------------------------------------
+
+
+def _reader(format: str, report: Report | None, on_invalid: OnInvalid, limits: Limits, options: dict[str, Any]) -> Reader:
+    # Made at the call, not at the first next(): wrong arguments fail where they are given.
+    return Reader(format, report=report if report is not None else Report(), on_invalid=on_invalid, limits=limits, options=options)
 
 
 def read_messages(
@@ -339,7 +416,8 @@ def read_messages(
     Args:
         source: a path, ``"-"`` for stdin, or a binary file object.
         format: ``"auto"`` (detect from the first records) or a key of :data:`FORMATS`.
-        report: where skipped records and conversion notes go (a new one if None).
+        report: where skipped records and conversion notes go (a new one if None); its
+            ``format`` is set to the format read.
         on_invalid: ``"error"`` raises on a bad line or record; ``"skip"`` leaves it out and
             records it (``skip_invalid``).
         max_line_bytes: longest JSONL line accepted.
@@ -349,7 +427,7 @@ def read_messages(
         options: ``keep_meta`` (claude-code), ``base_instructions`` (codex).
 
     Returns:
-        An iterator of message dicts with ``.report`` and ``.format``.
+        An iterator of message dicts with ``.report``, ``.format`` and ``.position``.
 
     Raises:
         InputError: bad input (with file, line and column where known), lone surrogate
@@ -358,11 +436,8 @@ def read_messages(
             :func:`read_conversations`).
         UsageError: an unknown format or option.
     """
-    report = report if report is not None else Report()
-    state: dict[str, Any] = {}
-    # Validate arguments now, not at the first next().
-    _Pipeline(format, "", report, on_invalid, options)
-    return MessageStream(_events(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, state), report, state)
+    limits = Limits(max_line_bytes, max_depth, max_record_bytes)
+    return MessageStream(source, _reader(format, report, on_invalid, limits, options))
 
 
 def read_conversations(
@@ -375,151 +450,16 @@ def read_conversations(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
-) -> Iterator[Conversation]:
+) -> ConversationStream:
     """Stream the conversations of a file: one per line of fine-tuning JSONL or ShareGPT
     record, else one for the whole file (plus, with ``keep_sidechains=True`` on a Claude
     Code session, one per sub-agent transcript, after the main one).
 
-    Arguments as :func:`read_messages`, plus ``keep_sidechains`` (claude-code).
+    Arguments as :func:`read_messages`, plus ``keep_sidechains`` (claude-code). Returns an
+    iterator of :class:`Conversation` with ``.report``, ``.format`` and ``.position``.
     """
-    report = report if report is not None else Report()
-    _Pipeline(format, "", report, on_invalid, options)
-    state: dict[str, Any] = {}
-    return _conversations(_events(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, state))
-
-
-def _conversations(events: Iterator[_Out]) -> Iterator[Conversation]:
-    extra: dict[str, Any] = {}
-    sides: deque[list[dict[str, Any]]] = deque()
-    head: list[dict[str, Any]] = []
-    for ev in events:
-        if ev[0] == "conv":
-            yield Conversation(ev[1], ev[2], ev[3], ev[4])
-            continue
-        if ev[0] == "meta":
-            extra[ev[1]] = ev[2]
-            continue
-        if ev[0] == "side":
-            sides.append(ev[1])
-            continue
-        head.append(ev[1])
-        break
-    else:
-        # Multi-conversation files end here; a single (empty or message-less) one too.
-        if head or extra:
-            yield Conversation(head, extra, 0, None)
-        for i, side in enumerate(sides):
-            yield Conversation(side, {"sidechain": True}, i + 1, None)
-        return
-
-    def main() -> Iterator[dict[str, Any]]:
-        yield from head
-        for ev in events:
-            if ev[0] == "msg":
-                yield ev[1]
-            elif ev[0] == "meta":
-                extra[ev[1]] = ev[2]
-            elif ev[0] == "side":
-                sides.append(ev[1])
-
-    messages = main()
-    yield Conversation(messages, extra, 0, None)
-    for _ in messages:  # whatever the caller did not read still has to be read past
-        pass
-    for i, side in enumerate(sides):
-        yield Conversation(side, {"sidechain": True}, i + 1, None)
-
-
-# -- async ------------------------------------------------------------------------------------
-
-
-async def _aseekable(f: Any) -> bool:
-    wrapped = getattr(f, "wrapped", None)
-    return _seekable(wrapped) if wrapped is not None else False
-
-
-async def _aevents(source: Source, fmt: str, report: Report, on_invalid: OnInvalid, limits: _Limits, options: dict[str, Any], state: dict[str, Any]) -> AsyncIterator[_Out]:
-    max_line_bytes = limits.max_line_bytes
-    pipeline = _Pipeline(fmt, "<input>", report, on_invalid, options)
-    f, name, owned = await aopen_source(source)
-    pipeline.source = name
-    try:
-        start = await f.tell() if await _aseekable(f) else None
-
-        async def plan() -> CodexPlan | None:
-            if start is None:
-                return None
-            here = await f.tell()
-            await f.seek(start)
-            try:
-                planner = CodexPlanner()
-                async for line, raw in aiter_raw_lines(f, name, max_line_bytes=max_line_bytes):
-                    planner.feed(line, raw)
-                return planner.result()
-            finally:
-                await f.seek(here)
-
-        if pipeline.pending_plan:
-            for ev in pipeline.set_plan(await plan()):
-                yield ev
-        async for rec in aiter_records(
-            f, name, max_line_bytes=max_line_bytes, on_invalid=on_invalid, report=report,
-            max_depth=limits.max_depth, max_record_bytes=limits.max_record_bytes,
-        ):
-            out = pipeline.push(rec)
-            if pipeline.pending_plan:
-                out += pipeline.set_plan(await plan())
-            state["format"] = pipeline.format
-            for ev in out:
-                yield ev
-        out = pipeline.finish()
-        if pipeline.pending_plan:
-            out = pipeline.set_plan(await plan()) + pipeline.finish()
-        state["format"] = pipeline.format
-        for ev in out:
-            yield ev
-    finally:
-        if owned:
-            await f.aclose()
-
-
-class AsyncMessageStream(AsyncIterator[dict[str, Any]]):
-    """The async twin of :class:`MessageStream` (``async for``; ``await aclose()``)."""
-
-    def __init__(self, events: AsyncIterator[_Out], report: Report, state: dict[str, Any]) -> None:
-        self.report = report
-        self._state = state
-        self._messages = _amessages_only(events)
-
-    @property
-    def format(self) -> str | None:
-        return self._state.get("format")
-
-    def __aiter__(self) -> AsyncMessageStream:
-        return self
-
-    async def __anext__(self) -> dict[str, Any]:
-        return await self._messages.__anext__()
-
-    async def aclose(self) -> None:
-        await self._messages.aclose()  # type: ignore[attr-defined]
-
-
-async def _amessages_only(events: AsyncIterator[_Out]) -> AsyncIterator[dict[str, Any]]:
-    conversations = 0
-    async for ev in events:
-        if ev[0] == "msg":
-            yield ev[1]
-        elif ev[0] == "conv":
-            conversations += 1
-            if conversations > 1:
-                raise InputError(
-                    "this file holds several conversations",
-                    line=ev[4],
-                    hint="Read it with aread_conversations() (on the command line: --to finetune)",
-                )
-            for m in ev[1]:
-                yield m
+    limits = Limits(max_line_bytes, max_depth, max_record_bytes)
+    return ConversationStream(source, _reader(format, report, on_invalid, limits, options))
 
 
 def aread_messages(
@@ -534,13 +474,11 @@ def aread_messages(
     **options: Any,
 ) -> AsyncMessageStream:
     """The async twin of :func:`read_messages` (asyncio or trio, through anyio)."""
-    report = report if report is not None else Report()
-    _Pipeline(format, "", report, on_invalid, options)
-    state: dict[str, Any] = {}
-    return AsyncMessageStream(_aevents(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, state), report, state)
+    limits = Limits(max_line_bytes, max_depth, max_record_bytes)
+    return AsyncMessageStream(source, _reader(format, report, on_invalid, limits, options))
 
 
-async def aread_conversations(
+def aread_conversations(
     source: Source,
     format: str = "auto",
     *,
@@ -550,48 +488,8 @@ async def aread_conversations(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
-) -> AsyncIterator[Conversation]:
+) -> AsyncConversationStream:
     """The async twin of :func:`read_conversations`. A whole-file conversation's messages
     are an async iterator here; consume it before asking for the next conversation."""
-    report = report if report is not None else Report()
-    _Pipeline(format, "", report, on_invalid, options)
-    events = _aevents(source, format, report, on_invalid, _Limits(max_line_bytes, max_depth, max_record_bytes), options, {})
-    extra: dict[str, Any] = {}
-    sides: deque[list[dict[str, Any]]] = deque()
-    head: list[dict[str, Any]] = []
-    single = False
-    async for ev in events:
-        if ev[0] == "conv":
-            yield Conversation(ev[1], ev[2], ev[3], ev[4])
-        elif ev[0] == "meta":
-            extra[ev[1]] = ev[2]
-        elif ev[0] == "side":
-            sides.append(ev[1])
-        else:
-            head.append(ev[1])
-            single = True
-            break
-    if not single:
-        if head or extra:
-            yield Conversation(head, extra, 0, None)
-        for i, side in enumerate(sides):
-            yield Conversation(side, {"sidechain": True}, i + 1, None)
-        return
-
-    async def main() -> AsyncIterator[dict[str, Any]]:
-        for m in head:
-            yield m
-        async for ev in events:
-            if ev[0] == "msg":
-                yield ev[1]
-            elif ev[0] == "meta":
-                extra[ev[1]] = ev[2]
-            elif ev[0] == "side":
-                sides.append(ev[1])
-
-    messages = main()
-    yield Conversation(messages, extra, 0, None)  # type: ignore[arg-type]
-    async for _ in messages:
-        pass
-    for i, side in enumerate(sides):
-        yield Conversation(side, {"sidechain": True}, i + 1, None)
+    limits = Limits(max_line_bytes, max_depth, max_record_bytes)
+    return AsyncConversationStream(source, _reader(format, report, on_invalid, limits, options))

@@ -1,20 +1,32 @@
-"""Record sources: decoded JSON values with their position, read from files as a stream.
+"""Bytes to JSON values, and where each value began: the record layer of the readers (sans-I/O).
 
-Two containers are read, both in constant memory:
+Two containers are read, both in constant memory, from bytes fed in chunks:
 
-* **JSONL**: one JSON value per line, split from fixed-size chunks (so a 2 GB line is never
-  read whole: past ``max_line_bytes`` it is refused with :class:`LimitExceeded`) and decoded
-  with orjson. Errors name ``file:line:column``.
+* **JSONL**: one JSON value per line. :class:`LineSplitter` cuts chunks into lines (a line
+  past ``max_line_bytes`` is refused as soon as it is that long, so a 2 GB line is never
+  held); the reader (``_reader``) decodes each line with orjson in the loop that converts
+  it, using the error helpers here. A record's place is its line number.
 * **A JSON document**: an array of records, or an object whose ``messages`` / ``input`` array
-  (also under ``request.body``, as in hermes request dumps) is the record stream; parsed
-  incrementally with ijson, fed in slices of :data:`DOC_SLICE_BYTES` so the events waiting to
-  be walked stay few. The object's other keys come out as ``meta`` events. A record (or meta
-  value) that takes more than ``max_record_bytes`` of the file is refused while it is read.
-  Errors name ``file:line:column``.
+  (also under ``request.body``, as in hermes request dumps) is the record stream.
+  :class:`DocReader` pushes the bytes into ijson's push parser in slices of
+  :data:`DOC_SLICE_BYTES` and :class:`DocWalker` turns its events into :class:`Record` and
+  :class:`Meta` values (the object's other keys). A record (or meta value) that takes more
+  than ``max_record_bytes`` of the file is refused while it is read.
 
 Both refuse nesting deeper than ``max_depth`` (:data:`DEFAULT_MAX_DEPTH`) with
 :class:`LimitExceeded`: orjson cannot write back a value nested past 255 levels, and ijson's
 cost grows with depth, so a hostile file is stopped where it is read, not where it is written.
+Errors name ``file:line:column``.
+
+**Where a record began** (:class:`Position`). A JSONL record is its line: its place is the
+line number, an int the reader has anyway, and its position ``(line, 1)`` is built only when
+asked for. ijson says nothing of where its events are, and finding every record's offset as
+the bytes go by would cost a tokenizer pass over the whole file (about a third of the
+document reader's time). So a document record's place is a :class:`DocPlace`: the slice its
+first event came from and that event's number in the slice. Only when a position is asked
+for (an error, a ``check`` finding) is that slice tokenized, once, to turn event numbers into
+offsets: each ijson event is one token, and a token's event arrives with the slice that
+completes it (a number only once the byte after it is seen), which :class:`_Slice` follows.
 
 **Lone surrogates.** A ``\\ud800``-style escape that is not half of a UTF-16 pair denotes no
 character: it cannot be written as UTF-8, so nothing downstream (orjson, pydantic's JSON
@@ -24,30 +36,24 @@ orjson, which refuses them; documents through :class:`_SurrogateScan`, because i
 backend would silently turn them into ``?``). *In-memory* values (Python ``str`` can hold
 them) are refused where they would have to be encoded: a pydantic model whose dump fails is
 an :class:`InvalidMessage` naming the message (``_messages.as_message``), pydantic refuses
-them in a message's keys, and :meth:`Report.model_dump_json` replaces them with U+FFFD and
-says so in a ``replace_surrogates`` record (``_report``). (Not yet: the writers still fail
-with orjson's TypeError on a surrogate in an in-memory message's value.)
+them in a message's keys, :meth:`Report.model_dump_json` replaces them with U+FFFD and says
+so in a ``replace_surrogates`` record (``_report``), and the writers refuse them with an
+:class:`InvalidMessage` naming the message index (``_encode.unwritable``).
 
-Which one a file is comes from its first bytes (:func:`sniff`): ``[`` is a document; ``{``
-is JSONL when its first line is a complete JSON value, else a (pretty-printed) document.
-A UTF-8 byte order mark is skipped. The sync and async readers share every decision; they
-differ only in how bytes are fetched.
+Which container a file is comes from its first bytes (:func:`sniff`): ``[`` is a document;
+``{`` is JSONL when its first line is a complete JSON value, else a (pretty-printed)
+document. A UTF-8 byte order mark is skipped.
 """
 
 from __future__ import annotations
 
-import io
-import os
 import re
-import sys
-from collections.abc import AsyncIterator, Iterator
-from typing import IO, Any, Literal, Union
+from typing import Any, Literal, NamedTuple, Union
 
 import ijson  # type: ignore[import-untyped]  # ijson ships no type information
 import orjson
 
 from .._errors import InputError, InvalidMessage, LimitExceeded
-from .._report import Report
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -55,16 +61,23 @@ __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
     "CHUNK_BYTES",
     "DOC_SLICE_BYTES",
+    "BOM",
+    "Position",
+    "DocPlace",
+    "Place",
     "Record",
-    "Source",
+    "Meta",
+    "position_of",
     "LineSplitter",
-    "decode_line",
-    "open_source",
-    "aopen_source",
-    "iter_records",
-    "aiter_records",
-    "iter_raw_lines",
-    "aiter_raw_lines",
+    "line_error",
+    "column_of",
+    "too_deep",
+    "lone_surrogate",
+    "nesting_at",
+    "sniff",
+    "Sniffer",
+    "DocWalker",
+    "DocReader",
 ]
 
 #: Longest JSONL line accepted, in bytes (64 MiB). A real session line is a few KB to a few
@@ -97,62 +110,57 @@ DOC_SLICE_BYTES = 256 * 1024
 
 BOM = b"\xef\xbb\xbf"
 
-Source = Union[str, "os.PathLike[str]", IO[bytes], Any]
-OnInvalid = Literal["error", "skip"]
 
-#: ``(kind, value, line, index)``: kind is ``"record"`` (an element of the stream) or
-#: ``"meta"`` (``value`` is ``(key, value)`` of a document's other top-level keys). ``line``
-#: is 1-based for JSONL, None in documents; ``index`` is the 0-based record number.
-Record = tuple[str, Any, Union[int, None], int]
+# -- where things are -------------------------------------------------------------------------
 
 
-# -- opening ----------------------------------------------------------------------------------
+class Position(NamedTuple):
+    """Where a record begins in its file: 1-based line, and 1-based column in characters
+    (a JSONL record is its line: column 1)."""
+
+    line: int
+    column: int
 
 
-def _name(source: Any) -> str:
-    if source == "-":
-        return "<stdin>"
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    name = getattr(source, "name", None)
-    return name if isinstance(name, str) else "<stream>"
+class DocPlace(NamedTuple):
+    """Where a document record began, not yet worked out: its first event's slice and
+    number there (see the module docstring). :meth:`resolve` works it out."""
+
+    slice: _Slice
+    event: int
+
+    def resolve(self) -> Position | None:
+        return self.slice.position(self.event)
 
 
-def open_source(source: Source) -> tuple[IO[bytes], str, bool]:
-    """``(binary file, display name, whether we opened it and must close it)``."""
-    if source == "-":
-        return sys.stdin.buffer, "<stdin>", False
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            return open(source, "rb"), _name(source), True
-        except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
-    if not hasattr(source, "read"):
-        raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
-    if isinstance(source, io.TextIOBase):
-        raise TypeError("open the file in binary mode ('rb'): lines are decoded as UTF-8 here")
-    return source, _name(source), False
+#: A record's place: a JSONL line number, or a document record's :class:`DocPlace`.
+Place = Union[int, DocPlace]
 
 
-async def aopen_source(source: Source) -> tuple[Any, str, bool]:
-    """The async twin of :func:`open_source`: an object with ``async read(n)``."""
-    import anyio
+def position_of(place: Place | None) -> Position | None:
+    """The :class:`Position` of a place (None: unknown)."""
+    if place is None:
+        return None
+    if type(place) is int:
+        return Position(place, 1)
+    return place.resolve()  # type: ignore[union-attr]  # the only other kind of place
 
-    if source == "-":
-        return anyio.wrap_file(sys.stdin.buffer), "<stdin>", False
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            return await anyio.open_file(source, "rb"), _name(source), True
-        except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
-    read = getattr(source, "read", None)
-    if read is None:
-        raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
-    import inspect
 
-    if inspect.iscoroutinefunction(read):
-        return source, _name(source), False
-    return anyio.wrap_file(source), _name(source), False  # a sync file: reads run in a thread
+class Record(NamedTuple):
+    """One element of a file's record stream, decoded."""
+
+    value: Any
+    place: Place
+    number: int  # 0-based number of the record in the file (``index`` is tuple's)
+
+
+class Meta(NamedTuple):
+    """One of a document's other keys (``model``, ``tools``, ``system``, a dump's
+    ``request.body.model``...) and its value, for the conversation's ``extra``."""
+
+    key: str
+    value: Any
+    place: Place
 
 
 # -- JSONL ------------------------------------------------------------------------------------
@@ -160,16 +168,21 @@ async def aopen_source(source: Source) -> tuple[Any, str, bool]:
 
 class LineSplitter:
     """Bytes in, complete lines out (sans-I/O). Refuses lines longer than ``max_line_bytes``
-    as soon as they get that long, without holding more than that."""
+    as soon as they get that long, without holding more than that.
+
+    ``line`` is the number of lines handed out so far: the first line of the next ``feed()``
+    is line ``line + 1``. (Lines are handed out bare, not numbered one by one: the caller
+    counts them in the loop it runs over them anyway.)
+    """
 
     def __init__(self, *, source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self.source = source
         self.max_line_bytes = max_line_bytes
-        self.line = 0  # number of the last line handed out
+        self.line = 0
         self._pending: list[bytes] = []
         self._pending_len = 0
 
-    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
+    def feed(self, chunk: bytes) -> list[bytes]:
         if b"\n" not in chunk:
             self._hold(chunk)
             return []
@@ -178,22 +191,21 @@ class LineSplitter:
         if self._pending:
             pieces[0] = b"".join(self._pending) + pieces[0]
             self._pending, self._pending_len = [], 0
-        out = []
-        for piece in pieces:
-            self.line += 1
-            if len(piece) > self.max_line_bytes:
-                raise self._too_long(self.line)
-            out.append((self.line, piece))
+        if max(map(len, pieces)) > self.max_line_bytes:  # one C-speed pass; the loop is rare
+            for n, piece in enumerate(pieces):
+                if len(piece) > self.max_line_bytes:
+                    raise self._too_long(self.line + n + 1)
+        self.line += len(pieces)
         self._hold(rest)
-        return out
+        return pieces
 
-    def close(self) -> list[tuple[int, bytes]]:
+    def close(self) -> list[bytes]:
         if not self._pending:
             return []
         self.line += 1
         last = b"".join(self._pending)
         self._pending, self._pending_len = [], 0
-        return [(self.line, last)]
+        return [last]
 
     def _hold(self, piece: bytes) -> None:
         if not piece:
@@ -214,23 +226,12 @@ class LineSplitter:
         )
 
 
-def decode_line(raw: bytes, *, source: str, line: int, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """One JSONL line to a JSON value, or :class:`InvalidMessage` at ``source:line:column``
-    (:class:`LimitExceeded` when it is nested deeper than ``max_depth``)."""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise _not_json(raw, exc, source=source, line=line, max_depth=max_depth) from None
-    # Nesting costs a bracket a level, so a line with fewer brackets than the limit (nearly
-    # every line) is cleared by two C-speed counts; only the rest is tokenized.
-    if len(raw) > 2 * max_depth and raw.count(b"[") + raw.count(b"{") > max_depth:
-        at = nesting_at(raw, max_depth)
-        if at is not None:
-            raise too_deep(max_depth, source=source, line=line, column=_column(raw, at))
-    return value
+# -- errors at a place in the bytes -----------------------------------------------------------
 
 
-def _not_json(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: int, max_depth: int) -> InputError:
+def line_error(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: int, max_depth: int) -> InputError:
+    """Why orjson refused a JSONL line, at ``source:line:column``: not UTF-8, a lone surrogate,
+    nested past orjson's own limit (worded as past ours), or not JSON."""
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
@@ -239,7 +240,7 @@ def _not_json(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: int
             f"not UTF-8 text (byte 0x{raw[bad.start]:02x})",
             source=source,
             line=line,
-            column=_column(raw, bad.start),
+            column=column_of(raw, bad.start),
             hint="Session files are UTF-8; re-encode the file",
         )
     if "surrogate" in exc.msg:
@@ -248,7 +249,7 @@ def _not_json(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: int
         return lone_surrogate(escape, source=source, line=line, column=exc.colno)
     at = nesting_at(raw, max_depth) if "depth" in exc.msg else None
     if at is not None:  # past orjson's own limit (1024): the same error as past ours
-        return too_deep(max_depth, source=source, line=line, column=_column(raw, at))
+        return too_deep(max_depth, source=source, line=line, column=column_of(raw, at))
     # One line is one document, so orjson's column (in characters) is the line's column.
     return InvalidMessage(
         f"not JSON: {exc.msg}",
@@ -259,7 +260,7 @@ def _not_json(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: int
     )
 
 
-def _column(raw: bytes, offset: int) -> int:
+def column_of(raw: bytes, offset: int) -> int:
     """1-based column, in characters, of byte ``offset`` of a line."""
     return len(raw[:offset].decode("utf-8", "replace")) + 1
 
@@ -314,34 +315,6 @@ def nesting_at(data: bytes, max_depth: int, depth: int = 0, in_string: bool = Fa
     return None
 
 
-def _skip_or_raise(exc: InputError, raw: Any, line: int | None, on_invalid: OnInvalid, report: Report | None) -> None:
-    if on_invalid != "skip":
-        raise exc
-    if report is not None:
-        report.add("skip_invalid", str(exc), line=line, dropped=raw)
-
-
-def _jsonl_records(
-    lines: list[tuple[int, bytes]], index: int, source: str, on_invalid: OnInvalid, report: Report | None, max_depth: int
-) -> tuple[list[Record], int]:
-    out: list[Record] = []
-    for line, raw in lines:
-        if line == 1 and raw.startswith(BOM):
-            raw = raw[3:]
-        if not raw or raw.isspace():
-            continue  # blank lines (and a trailing newline) carry nothing (isspace: no copy)
-        try:
-            value = decode_line(raw, source=source, line=line, max_depth=max_depth)
-        except (InvalidMessage, LimitExceeded) as exc:
-            # A line too deep is one bad record, skippable like any other (the splitter's
-            # too-long line is not: it was never read).
-            _skip_or_raise(exc, raw.decode("utf-8", "backslashreplace"), line, on_invalid, report)
-            continue
-        out.append(("record", value, line, index))
-        index += 1
-    return out, index
-
-
 # -- sniffing ---------------------------------------------------------------------------------
 
 
@@ -380,7 +353,7 @@ def sniff(head: bytes, at_eof: bool) -> Literal["jsonl", "document", "empty", "m
 _REQUEST_KEYS = frozenset({"request", "body", "input", "system", "system_prompt"})
 
 
-class _Sniffer:
+class Sniffer:
     """Reads the head of a file until :func:`sniff` can tell; joins chunks only when needed
     (at a newline or the end), so a long first line costs no quadratic copying."""
 
@@ -432,49 +405,89 @@ class DocWalker:
         self.streamed = False
         self.top: dict[str, Any] = {}  # a document with no stream array is one record
         self.target: str | None = None  # what is being built: None a stream item, else a meta key
-        self._builder: Any = None
-        self._base = 0  # depth at which the value being built ends
+        # The value being built: its open containers, innermost last (empty: none is), and
+        # the key of the innermost object's next value. Built here, in walk()'s loop, rather
+        # than by ijson's ObjectBuilder: a method call per event was most of a document's cost.
+        self._open: list[Any] = []
+        self._value_key: Any = None
         self._maps: list[str] = []  # paths of the objects descended into, outermost first
         self._key: str | None = None  # the current key of the innermost of them
+        self._began: DocPlace | None = None  # where the value being built began
+        self._first: DocPlace | None = None  # the document's first event
 
     @property
     def building(self) -> bool:
-        return self._builder is not None
+        return bool(self._open)
 
-    def event(self, ev: str, value: Any) -> list[Record]:
-        if ev == "start_map" or ev == "start_array":
-            self.depth += 1
-            if self.depth > self.max_depth:
-                raise _TooDeep
-        elif ev == "end_map" or ev == "end_array":
-            self.depth -= 1
-        if self._builder is not None:
-            self._builder.event(ev, value)
-            if self.depth == self._base:
-                return self._done(self._builder.value)
-            return []
-        if self.stream is not None:
-            if ev == "end_array":  # items are built whole, so this closes the stream itself
-                self.stream = None
-                return []
-            return self._start(ev, value, None)
-        if ev == "map_key":
-            self._key = value
-            return []
-        if ev == "end_map":  # only objects descended into get here; others are built
-            self._maps.pop()
-            self._key = None
-            return []
-        path = self._path()
-        if ev == "start_array" and (path in _STREAMS or (path == "" and not self.top)):
-            self.stream = path
-            self.streamed = True
-            return []
-        if ev == "start_map" and path in _DESCEND:
-            self._maps.append(path)
-            self._key = None
-            return []
-        return self._start(ev, value, path)
+    def walk(self, events: list[tuple[str, Any]], where: _Slice) -> list[Record | Meta]:
+        """The records and meta values one slice's events complete (``where``: that slice,
+        to place the values that begin in it). One loop for the slice, not one call per
+        event: a document has about ten events per message."""
+        out: list[Record | Meta] = []
+        if self._first is None and events:
+            self._first = DocPlace(where, 0)
+        depth = self.depth
+        max_depth = self.max_depth
+        open_ = self._open  # the containers of the value being built (mutated in place)
+        key = self._value_key
+        try:
+            for n, (ev, value) in enumerate(events):
+                if open_:  # building a value: most events of a document
+                    if ev == "map_key":
+                        key = value
+                        continue
+                    if ev == "end_map" or ev == "end_array":
+                        depth -= 1
+                        done = open_.pop()
+                        if not open_:
+                            out.append(self._done(done))
+                        continue
+                    if ev == "start_map" or ev == "start_array":
+                        depth += 1
+                        if depth > max_depth:
+                            raise _TooDeep
+                        value = {} if ev == "start_map" else []
+                    top = open_[-1]
+                    if type(top) is dict:
+                        top[key] = value
+                    else:
+                        top.append(value)
+                    if type(value) is dict or type(value) is list:
+                        open_.append(value)
+                    continue
+                if ev == "start_map" or ev == "start_array":
+                    depth += 1
+                    if depth > max_depth:
+                        raise _TooDeep
+                elif ev == "end_map" or ev == "end_array":
+                    depth -= 1
+                if self.stream is not None:
+                    if ev == "end_array":  # items are built whole, so this closes the stream itself
+                        self.stream = None
+                        continue
+                    self._start(ev, value, None, DocPlace(where, n), out)
+                    continue
+                if ev == "map_key":
+                    self._key = value
+                    continue
+                if ev == "end_map":  # only objects descended into get here; others are built
+                    self._maps.pop()
+                    self._key = None
+                    continue
+                path = self._path()
+                if ev == "start_array" and (path in _STREAMS or (path == "" and not self.top)):
+                    self.stream = path
+                    self.streamed = True
+                    continue
+                if ev == "start_map" and path in _DESCEND:
+                    self._maps.append(path)
+                    self._key = None
+                    continue
+                self._start(ev, value, path, DocPlace(where, n), out)
+        finally:
+            self.depth = depth
+            self._value_key = key
+        return out
 
     def _path(self) -> str:
         """Dotted path of the value starting here (ijson's prefix spelling)."""
@@ -484,28 +497,30 @@ class DocWalker:
         key = self._key or ""
         return f"{parent}.{key}" if parent else key
 
-    def _start(self, ev: str, value: Any, target: str | None) -> list[Record]:
+    def _start(self, ev: str, value: Any, target: str | None, place: DocPlace, out: list[Record | Meta]) -> None:
+        """Begin the value of this event (a scalar is done at once)."""
         self.target = target
+        self._began = place
         if ev == "start_map" or ev == "start_array":
-            self._builder = ijson.ObjectBuilder()
-            self._builder.event(ev, value)
-            self._base = self.depth - 1
-            return []
-        return self._done(value)
+            self._open.append({} if ev == "start_map" else [])
+        else:
+            out.append(self._done(value))
 
-    def _done(self, value: Any) -> list[Record]:
-        self._builder = None
+    def _done(self, value: Any) -> Record | Meta:
+        place = self._began
+        assert place is not None  # set by _start, which every value goes through
         if self.target is None:
             self.index += 1
-            return [("record", value, None, self.index - 1)]
+            return Record(value, place, self.index - 1)
         if "." not in self.target:
             self.top[self.target] = value
-        return [("meta", (self.target, value), None, self.index)]
+        return Meta(self.target, value, place)
 
-    def end(self) -> list[Record]:
+    def end(self) -> list[Record | Meta]:
         """At the end of the document: an object with no stream array is itself one record."""
         if not self.streamed and self.top:
-            return [("record", dict(self.top), None, 0)]
+            assert self._first is not None  # the object's own events came first
+            return [Record(dict(self.top), self._first, 0)]
         return []
 
 
@@ -577,13 +592,8 @@ class _Where:
 
     def at(self, piece: bytes, rel: int) -> dict[str, int]:
         """``line`` and ``column`` (in characters) of byte ``rel`` of the current piece."""
-        head = piece[:rel]
-        newlines = head.count(b"\n")
-        if newlines:
-            column = _chars(head[head.rfind(b"\n") + 1 :]) + 1
-        else:
-            column = self.line_chars + _chars(head) + 1
-        return {"line": self.line + newlines, "column": column}
+        line, column = _line_column(self.line, self.line_chars, piece, rel)
+        return {"line": line, "column": column}
 
     def advance(self, piece: bytes) -> None:
         self._strings(piece)
@@ -615,6 +625,16 @@ class _Where:
         self.in_string ^= bool((quotes - escaped_quotes) % 2)
         run = len(data) - len(data.rstrip(b"\\")) if data.endswith(b"\\") else 0
         self.escaped = bool(run % 2)
+
+
+def _line_column(line: int, line_chars: int, piece: bytes, rel: int) -> tuple[int, int]:
+    """Line and column (in characters) of byte ``rel`` of a piece that begins on ``line``,
+    after ``line_chars`` characters of it."""
+    head = piece[:rel]
+    newlines = head.count(b"\n")
+    if newlines:
+        return line + newlines, _chars(head[head.rfind(b"\n") + 1 :]) + 1
+    return line, line_chars + _chars(head) + 1
 
 
 def _chars(data: bytes) -> int:
@@ -661,6 +681,122 @@ def _bad_utf8(piece: bytes) -> int | None:
     return None
 
 
+# One token per ijson event: a string (group 1 is its closing quote: None when the bytes at
+# hand cut it), a bracket, or a scalar (number, true, false, null). Commas, colons and
+# whitespace make no event.
+_EVENT_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{}]|[^\s\[\]{}:,"]+', re.S)
+_SCALAR_BYTES = bytes(b for b in range(256) if b not in b' \t\n\r\x0b\x0c[]{}:,"')
+_LITERALS = (b"true", b"false", b"null")
+
+
+def _scalar_tail(piece: bytes) -> int:
+    """Bytes of the scalar (number or literal) ``piece`` ends with, if it is one whose event
+    ijson gives only with the next bytes: a number (yajl must see the byte after it to know
+    it ended) or a cut literal. 0 otherwise. (Outside strings only.)"""
+    tail = len(piece) - len(piece.rstrip(_SCALAR_BYTES))
+    return tail if tail and piece[-tail:] not in _LITERALS else 0
+
+
+def _opening_quote(piece: bytes, escaped: bool) -> int | None:
+    """Offset of the last unescaped quote of a piece that ends inside a string (so the quote
+    that opened it), or None when the string began before the piece. ``escaped``: the byte
+    before the piece was a backslash."""
+    end = len(piece)
+    while True:
+        at = piece.rfind(b'"', 0, end)
+        if at < 0:
+            return None
+        run = at - len(piece[:at].rstrip(b"\\"))  # backslashes just before it
+        if run == at and escaped:
+            run += 1  # the run goes on into the last piece
+        if run % 2 == 0:
+            return at
+        end = at
+
+
+class _Cut(NamedTuple):
+    """Where a token cut by a slice boundary began: its first slice's bytes and state, and
+    the offset there (the bytes only, not that slice: a chain of slices would hold the file)."""
+
+    piece: bytes
+    line: int
+    line_chars: int
+    offset: int
+
+    def position(self) -> Position:
+        return Position(*_line_column(self.line, self.line_chars, self.piece, self.offset))
+
+
+class _Slice:
+    """One slice of a document as ijson was given it, with the reading state at its first
+    byte: enough to work out, later and only if asked, where each of its events began."""
+
+    __slots__ = ("piece", "line", "line_chars", "in_string", "escaped", "carried", "_offsets")
+
+    def __init__(self, piece: bytes, where: _Where, carried: _Cut | None) -> None:
+        self.piece = piece
+        self.line = where.line
+        self.line_chars = where.line_chars
+        self.in_string = where.in_string
+        self.escaped = where.escaped
+        # Where the token cut by this slice's start (a string, or a scalar: see _scalar_tail)
+        # began; None when no token is cut.
+        self.carried = carried
+        self._offsets: list[int] | None = None
+
+    def position(self, event: int) -> Position | None:
+        """Where the token of this slice's ``event``-th event begins (None: not in it)."""
+        if event == 0 and self.carried is not None:
+            return self.carried.position()
+        if self._offsets is None:
+            self._offsets = self._event_offsets()
+        if event >= len(self._offsets):
+            return None
+        return Position(*_line_column(self.line, self.line_chars, self.piece, self._offsets[event]))
+
+    def cut(self, in_string_at_end: bool) -> _Cut | None:
+        """Where the token this slice's end cuts began (the next slice's ``carried``)."""
+        piece = self.piece
+        if in_string_at_end:
+            at = _opening_quote(piece, self.escaped)
+            if at is None:
+                return self.carried  # the string began before this slice
+            return _Cut(piece, self.line, self.line_chars, at)
+        tail = _scalar_tail(piece)
+        if not tail:
+            return None
+        if tail == len(piece) and self.carried is not None:
+            return self.carried  # the scalar began before this slice
+        return _Cut(piece, self.line, self.line_chars, len(piece) - tail)
+
+    def _event_offsets(self) -> list[int]:
+        """Offset of each event's token, in event order: the token cut by the slice's start
+        first (its event comes with this slice; :meth:`position` places it where it began),
+        then each token begun here, but for one cut by the end (its event comes later)."""
+        piece = self.piece
+        offsets: list[int] = []
+        pos = 0
+        if self.in_string:
+            rest = _STRING_REST.match(piece, 1 if self.escaped else 0)
+            if rest is None:
+                return offsets  # the whole slice is inside one string
+            offsets.append(0)
+            pos = rest.end()
+        elif self.carried is not None:
+            offsets.append(0)
+            while pos < len(piece) and piece[pos] in _SCALAR_BYTES:
+                pos += 1
+        last: re.Match[bytes] | None = None
+        for token in _EVENT_TOKENS.finditer(piece, pos):
+            if piece[token.start()] == 0x22 and token.group(1) is None:
+                return offsets  # a string the slice cuts: everything after it is inside it
+            offsets.append(token.start())
+            last = token
+        if last is not None and last.end() == len(piece) and _scalar_tail(piece):
+            offsets.pop()
+        return offsets
+
+
 class DocReader:
     """Bytes of a JSON document in, records out (sans-I/O), through ijson's push parser.
 
@@ -682,30 +818,33 @@ class DocReader:
         self._surrogates = _SurrogateScan()
         self._where = _Where()
         self._mark = 0  # offset from which the value now being read began to be consumed
+        self._carried: _Cut | None = None  # where the token the last slice cut began
 
-    def feed(self, chunk: bytes) -> list[Record]:
-        out: list[Record] = []
+    def feed(self, chunk: bytes) -> list[Record | Meta]:
+        out: list[Record | Meta] = []
         for start in range(0, len(chunk), DOC_SLICE_BYTES):
             out.extend(self._slice(chunk[start : start + DOC_SLICE_BYTES]))
         return out
 
-    def close(self) -> list[Record]:
+    def close(self) -> list[Record | Meta]:
         self._check_surrogates(b"", final=True)
         try:
             self._coro.close()
         except (ijson.JSONError, UnicodeDecodeError) as exc:
             raise self._parse_error(exc, b"") from None
-        out = self._drain(b"")
+        out = self._drain(b"", _Slice(b"", self._where, self._carried))
         return out + self.walker.end()
 
-    def _slice(self, piece: bytes) -> list[Record]:
+    def _slice(self, piece: bytes) -> list[Record | Meta]:
         self._check_surrogates(piece)
         try:
             self._coro.send(piece)
         except (ijson.JSONError, UnicodeDecodeError) as exc:
             raise self._parse_error(exc, piece) from None
-        out = self._drain(piece)
+        where = _Slice(piece, self._where, self._carried)
+        out = self._drain(piece, where)
         self._where.advance(piece)
+        self._carried = where.cut(self._where.in_string)
         end = self._where.offset
         if out:
             self._mark = end  # a value ended in this slice: the next one starts counting here
@@ -727,20 +866,16 @@ class DocReader:
             )
         return _doc_error(exc, self.source, self.walker, self._where.at(piece, 0))
 
-    def _drain(self, piece: bytes) -> list[Record]:
-        out: list[Record] = []
-        event = self.walker.event
+    def _drain(self, piece: bytes, where: _Slice) -> list[Record | Meta]:
         depth = self.walker.depth
         try:
-            for ev, value in self._events:
-                out.extend(event(ev, value))
+            return self.walker.walk(self._events, where)
         except _TooDeep:
-            where = self._where
-            at = nesting_at(piece, self.walker.max_depth, depth, where.in_string, where.escaped)
-            raise too_deep(self.walker.max_depth, source=self.source, **where.at(piece, at or 0)) from None
+            state = self._where
+            at = nesting_at(piece, self.walker.max_depth, depth, state.in_string, state.escaped)
+            raise too_deep(self.walker.max_depth, source=self.source, **state.at(piece, at or 0)) from None
         finally:
             del self._events[:]
-        return out
 
     def _check_surrogates(self, piece: bytes, final: bool = False, fed: bool = False) -> None:
         """Raise at the first lone surrogate escape; ``fed``: ``piece`` (the one being parsed,
@@ -770,114 +905,3 @@ class DocReader:
             **self._where.at(b"", 0),
             hint="Raise max_record_bytes if the record is genuine (or convert the file to JSONL)",
         )
-
-
-# -- the sync and async readers -----------------------------------------------------------------
-
-
-def iter_records(
-    f: IO[bytes],
-    source: str,
-    *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    on_invalid: OnInvalid = "error",
-    report: Report | None = None,
-    container: Literal["auto", "jsonl", "document"] = "auto",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-) -> Iterator[Record]:
-    """Records of a binary file, JSONL or JSON document (see the module docstring)."""
-    head = b""
-    kind: str = container
-    if kind == "auto":
-        sniffer = _Sniffer(max_line_bytes)
-        while kind == "auto":
-            kind = sniffer.feed(f.read(CHUNK_BYTES))
-        head = sniffer.head
-        if kind == "empty":
-            return
-    if kind == "document":
-        if head.startswith(BOM):
-            head = head[3:]
-        doc = DocReader(source, max_depth=max_depth, max_record_bytes=max_record_bytes)
-        chunk = head
-        while chunk:
-            yield from doc.feed(chunk)
-            chunk = f.read(CHUNK_BYTES)
-        yield from doc.close()
-        return
-    splitter = LineSplitter(source=source, max_line_bytes=max_line_bytes)
-    index = 0
-    chunk = head
-    while True:
-        records, index = _jsonl_records(splitter.feed(chunk) if chunk else splitter.close(), index, source, on_invalid, report, max_depth)
-        yield from records
-        if not chunk:
-            return
-        chunk = f.read(CHUNK_BYTES)
-
-
-async def aiter_records(
-    f: Any,
-    source: str,
-    *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    on_invalid: OnInvalid = "error",
-    report: Report | None = None,
-    container: Literal["auto", "jsonl", "document"] = "auto",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-) -> AsyncIterator[Record]:
-    """The async twin of :func:`iter_records`; ``f`` has ``async read(n)``."""
-    head = b""
-    kind: str = container
-    if kind == "auto":
-        sniffer = _Sniffer(max_line_bytes)
-        while kind == "auto":
-            kind = sniffer.feed(await f.read(CHUNK_BYTES))
-        head = sniffer.head
-        if kind == "empty":
-            return
-    if kind == "document":
-        if head.startswith(BOM):
-            head = head[3:]
-        doc = DocReader(source, max_depth=max_depth, max_record_bytes=max_record_bytes)
-        chunk = head
-        while chunk:
-            for rec in doc.feed(chunk):
-                yield rec
-            chunk = await f.read(CHUNK_BYTES)
-        for rec in doc.close():
-            yield rec
-        return
-    splitter = LineSplitter(source=source, max_line_bytes=max_line_bytes)
-    index = 0
-    chunk = head
-    while True:
-        records, index = _jsonl_records(splitter.feed(chunk) if chunk else splitter.close(), index, source, on_invalid, report, max_depth)
-        for rec in records:
-            yield rec
-        if not chunk:
-            return
-        chunk = await f.read(CHUNK_BYTES)
-
-
-def iter_raw_lines(f: IO[bytes], source: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
-    """``(line, bytes)`` of a binary file, for pre-scans (no decoding)."""
-    splitter = LineSplitter(source=source, max_line_bytes=max_line_bytes)
-    while True:
-        chunk = f.read(CHUNK_BYTES)
-        if not chunk:
-            yield from splitter.close()
-            return
-        yield from splitter.feed(chunk)
-
-
-async def aiter_raw_lines(f: Any, source: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> AsyncIterator[tuple[int, bytes]]:
-    splitter = LineSplitter(source=source, max_line_bytes=max_line_bytes)
-    while True:
-        chunk = await f.read(CHUNK_BYTES)
-        for item in splitter.feed(chunk) if chunk else splitter.close():
-            yield item
-        if not chunk:
-            return

@@ -1,22 +1,23 @@
 """Chat messages out: chat JSONL (the default), a JSON array, fine-tuning JSONL.
 
-Every writer streams: one message (or one conversation, for fine-tuning JSONL) is encoded
-at a time with orjson and written in blocks of about :data:`FLUSH_BYTES`, so the output is
-never built in memory. A destination is a path, ``"-"`` (stdout) or a binary file object;
-a file we open we also close. Each writer returns the number of messages (or conversations)
-written.
+Every writer streams: what an encoder of ``_encode.ENCODERS`` makes of one message (or one
+conversation, for fine-tuning JSONL) is gathered and written in blocks of about
+:data:`FLUSH_BYTES`, so the output is never built in memory. The encoders hold every rule of
+the formats; :func:`_pump` and :func:`_apump` only pump, sync and async. A destination is a
+path, ``"-"`` (stdout) or a binary file object; a file we open we also close. Each writer
+returns the number of messages (or conversations) written.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterable, Iterable, Mapping
-from typing import IO, Any, Literal, Union
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from typing import IO, Any, Union
 
 import orjson
 
-from .._errors import InvalidMessage
+from ._encode import ENCODERS, FLUSH_BYTES, Encoder, encode_conversation, unwritable
 
 __all__ = [
     "FLUSH_BYTES",
@@ -30,13 +31,9 @@ __all__ = [
     "encode_conversation",
 ]
 
-#: Bytes gathered before one write (one thread hop in async mode).
-FLUSH_BYTES = 256 * 1024
-
 Dest = Union[str, "os.PathLike[str]", IO[bytes], Any]
-Kind = Literal["jsonl", "json", "finetune"]
-
-_LINE = orjson.OPT_APPEND_NEWLINE
+# A run of output: (messages, extra) per conversation; one for the message writers.
+Pairs = Iterable[tuple[Any, Mapping[str, Any]]]
 
 
 def _open(dest: Dest) -> tuple[Any, bool]:
@@ -49,17 +46,7 @@ def _open(dest: Dest) -> tuple[Any, bool]:
     return dest, False
 
 
-def encode_conversation(messages: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None) -> bytes:
-    """One fine-tuning line: ``{"messages": [...], **extra}`` (other keys as they were)."""
-    record: dict[str, Any] = {"messages": list(messages)}
-    if extra:
-        for key, value in extra.items():
-            if key != "messages":
-                record[key] = value
-    return orjson.dumps(record, option=_LINE)
-
-
-def _conversation_parts(item: Any) -> tuple[Iterable[Mapping[str, Any]], Mapping[str, Any]]:
+def _conversation_parts(item: Any) -> tuple[Any, Mapping[str, Any]]:
     # A Conversation (from the readers), or a (messages, extra) pair.
     if hasattr(item, "messages"):
         return item.messages, getattr(item, "extra", {}) or {}
@@ -67,69 +54,53 @@ def _conversation_parts(item: Any) -> tuple[Iterable[Mapping[str, Any]], Mapping
     return messages, extra or {}
 
 
-def _unwritable(exc: Exception, index: int) -> InvalidMessage:
-    # orjson cannot write a lone surrogate or a value nested past 255 levels; the readers
-    # refuse both in files, so only in-memory input reaches here (see the policy in formats._records).
-    return InvalidMessage(
-        f"cannot be written as JSON ({exc})", index=index,
-        hint="a string holds a lone surrogate, or a value is nested too deeply; fix or drop it before writing",
-    )
-
-
-def _chunks(items: Iterable[Any], kind: Kind, counter: list[int]) -> Iterable[bytes]:
-    """Encoded output in blocks of about FLUSH_BYTES."""
+def _pump(f: Any, conversations: Pairs, encoder: Encoder, per_message: bool) -> int:
+    """Encode a run into ``f`` in blocks; returns the messages written (``per_message``), else
+    the conversations."""
+    messages_done = conversations_done = 0
+    buf = bytearray(encoder.start())
+    message = encoder.message
     try:
-        yield from _encoded(items, kind, counter)
+        for messages, extra in conversations:
+            buf += encoder.begin(extra)
+            for m in messages:
+                buf += message(m)
+                messages_done += 1
+                if len(buf) >= FLUSH_BYTES:
+                    f.write(bytes(buf))
+                    buf.clear()
+            buf += encoder.end()
+            conversations_done += 1
+            if len(buf) >= FLUSH_BYTES:
+                f.write(bytes(buf))
+                buf.clear()
+        buf += encoder.finish()
     except orjson.JSONEncodeError as exc:
-        raise _unwritable(exc, counter[0]) from None
-
-
-def _encoded(items: Iterable[Any], kind: Kind, counter: list[int]) -> Iterable[bytes]:
-    buf = bytearray(b"[" if kind == "json" else b"")
-    first = True
-    for item in items:
-        if kind == "finetune":
-            messages, extra = _conversation_parts(item)
-            buf += encode_conversation(messages, extra)
-        elif kind == "json":
-            if not first:
-                buf += b","
-            buf += b"\n"
-            buf += orjson.dumps(item)
-        else:
-            buf += orjson.dumps(item, option=_LINE)
-        first = False
-        counter[0] += 1
-        if len(buf) >= FLUSH_BYTES:
-            yield bytes(buf)
-            buf.clear()
-    if kind == "json":
-        buf += b"]\n" if first else b"\n]\n"
+        raise unwritable(exc, messages_done if per_message else conversations_done) from None
     if buf:
-        yield bytes(buf)
+        f.write(bytes(buf))
+    return messages_done if per_message else conversations_done
 
 
-def _write(items: Iterable[Any], dest: Dest, kind: Kind) -> int:
+def _write(conversations: Pairs, dest: Dest, kind: str, per_message: bool) -> int:
     f, owned = _open(dest)
-    counter = [0]
     try:
-        for chunk in _chunks(items, kind, counter):
-            f.write(chunk)
+        count = _pump(f, conversations, ENCODERS[kind](), per_message)
         f.flush()
     finally:
         if owned:
             f.close()
-    return counter[0]
+    return count
 
 
 def write_jsonl(messages: Iterable[Mapping[str, Any]], dest: Dest) -> int:
     """One chat message per line."""
-    return _write(messages, dest, "jsonl")
+    return _write([(messages, {})], dest, "jsonl", True)
 
 
 def write_json_array(messages: Iterable[Mapping[str, Any]], dest: Dest) -> int:
     """A JSON array of chat messages, one per line, streamed."""
-    return _write(messages, dest, "json")
+    return _write([(messages, {})], dest, "json", True)
 
 
 def write_finetune(conversations: Iterable[Any], dest: Dest) -> int:
@@ -139,14 +110,14 @@ def write_finetune(conversations: Iterable[Any], dest: Dest) -> int:
     ``(messages, extra)`` pairs; ``extra`` (``tools``, ``parallel_tool_calls``...) is written
     back untouched.
     """
-    return _write(conversations, dest, "finetune")
+    return _write(map(_conversation_parts, conversations), dest, "finetune", False)
 
 
 #: Output format name -> sync writer (for the CLI's ``--to``).
 WRITERS = {"jsonl": write_jsonl, "json": write_json_array, "finetune": write_finetune}
 
 
-async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> Any:
+async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
     if isinstance(items, AsyncIterable):
         async for item in items:
             yield item
@@ -155,7 +126,34 @@ async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> Any:
             yield item
 
 
-async def _awrite(items: Iterable[Any] | AsyncIterable[Any], dest: Dest, kind: Kind) -> int:
+async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], encoder: Encoder, per_message: bool) -> int:
+    """The async twin of :func:`_pump` (a conversation's messages may be an async iterable)."""
+    messages_done = conversations_done = 0
+    buf = bytearray(encoder.start())
+    message = encoder.message
+    try:
+        async for messages, extra in conversations:
+            buf += encoder.begin(extra)
+            async for m in _aiter(messages):
+                buf += message(m)
+                messages_done += 1
+                if len(buf) >= FLUSH_BYTES:
+                    await f.write(bytes(buf))
+                    buf.clear()
+            buf += encoder.end()
+            conversations_done += 1
+            if len(buf) >= FLUSH_BYTES:
+                await f.write(bytes(buf))
+                buf.clear()
+        buf += encoder.finish()
+    except orjson.JSONEncodeError as exc:
+        raise unwritable(exc, messages_done if per_message else conversations_done) from None
+    if buf:
+        await f.write(bytes(buf))
+    return messages_done if per_message else conversations_done
+
+
+async def _awrite(conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], dest: Dest, kind: str, per_message: bool) -> int:
     import anyio
 
     f: Any
@@ -167,36 +165,23 @@ async def _awrite(items: Iterable[Any] | AsyncIterable[Any], dest: Dest, kind: K
         f, owned = anyio.wrap_file(dest), False
     else:
         f, owned = dest, False
-    count = 0
-    buf = bytearray(b"[" if kind == "json" else b"")
     try:
-        async for item in _aiter(items):
-            if kind == "finetune":
-                messages, extra = _conversation_parts(item)
-                if isinstance(messages, AsyncIterable):
-                    messages = [m async for m in messages]
-                buf += encode_conversation(messages, extra)
-            elif kind == "json":
-                buf += b",\n" if count else b"\n"
-                buf += orjson.dumps(item)
-            else:
-                buf += orjson.dumps(item, option=_LINE)
-            count += 1
-            if len(buf) >= FLUSH_BYTES:
-                await f.write(bytes(buf))
-                buf.clear()
-        if kind == "json":
-            buf += b"\n]\n" if count else b"]\n"
-        if buf:
-            await f.write(bytes(buf))
+        count = await _apump(f, conversations, ENCODERS[kind](), per_message)
         if hasattr(f, "flush"):
             await f.flush()
-    except orjson.JSONEncodeError as exc:
-        raise _unwritable(exc, count) from None
     finally:
         if owned:
             await f.aclose()
     return count
+
+
+async def _one(messages: Any) -> AsyncIterator[tuple[Any, Mapping[str, Any]]]:
+    yield messages, {}
+
+
+async def _pairs(conversations: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[tuple[Any, Mapping[str, Any]]]:
+    async for item in _aiter(conversations):
+        yield _conversation_parts(item)
 
 
 def _is_async_write(dest: Any) -> bool:
@@ -207,14 +192,14 @@ def _is_async_write(dest: Any) -> bool:
 
 async def awrite_jsonl(messages: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]], dest: Dest) -> int:
     """The async twin of :func:`write_jsonl` (takes a sync or async iterable)."""
-    return await _awrite(messages, dest, "jsonl")
+    return await _awrite(_one(messages), dest, "jsonl", True)
 
 
 async def awrite_json_array(messages: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]], dest: Dest) -> int:
     """The async twin of :func:`write_json_array`."""
-    return await _awrite(messages, dest, "json")
+    return await _awrite(_one(messages), dest, "json", True)
 
 
 async def awrite_finetune(conversations: Iterable[Any] | AsyncIterable[Any], dest: Dest) -> int:
     """The async twin of :func:`write_finetune` (a conversation's messages may be async)."""
-    return await _awrite(conversations, dest, "finetune")
+    return await _awrite(_pairs(conversations), dest, "finetune", False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,9 @@ def test_check_lists_each_violation_with_its_line_and_provider_text():
     assert result.returncode == 1
     lines = result.stdout.decode().splitlines()
     # call_ls (line 4) and call_cat (line 5) have no result before the user message of line 6
-    assert lines[0].startswith(f"{EXAMPLE}:4: message 3: OA-1 [tool.unanswered_call] An assistant message with 'tool_calls'")
-    assert any(line.startswith(f"{EXAMPLE}:9: message 8: OA-2 [tool.orphan_result]") for line in lines)
+    assert lines[0].startswith(f"{EXAMPLE}:4:1: message 3: OA-1 [tool.unanswered_call] An assistant message with 'tool_calls'")
+    assert lines[1].startswith(f"{EXAMPLE}:5:1: message 4: OA-1 [tool.unanswered_call]")
+    assert any(line.startswith(f"{EXAMPLE}:9:1: message 8: OA-2 [tool.orphan_result]") for line in lines)
     assert "did not have response messages: call_lic" in lines[-1]
     assert "violations in 1 of 1 file(s)" in result.stderr.decode()
 
@@ -32,15 +34,33 @@ def test_check_finds_nothing_after_repair(tmp_path: Path):
 @needs_samples
 def test_check_of_a_real_broken_session_and_of_its_repair(tmp_path: Path):
     """A real hermes session breaks Moonshot's rules; repaired for Moonshot it does not.
-    (A JSON document has no lines: its violations are placed by message index.)"""
+    (A JSON document's findings are placed where their message begins in it: message 0 is
+    the snapshot's system_prompt, message 1 the user message at 1173:5.)"""
     sample = SAMPLES / "hermes" / "session_20260420_134110_b27c28.json"
     broken = run("check", "--profile", "moonshot", sample)
     assert broken.returncode == 1
-    assert broken.stdout.decode().startswith(f"{sample}: message ")
+    assert broken.stdout.decode().startswith(f"{sample}:1177:5: message 2: MS-3 [content.tool_only_assistant] ")
     fixed = tmp_path / "fixed.jsonl"
     assert run("repair", "--profile", "moonshot", sample, "-o", fixed).returncode == 0
     clean = run("check", "--profile", "moonshot", fixed)
     assert clean.returncode == 0, clean.stdout
+
+
+def test_check_places_findings_in_a_document_and_on_stdin(tmp_path: Path):
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "user", "content": "well?"},
+    ]
+    text = '{"messages": [\n' + ",\n".join("   " + json.dumps(m) for m in messages) + "\n]}\n"
+    path = tmp_path / "body.json"
+    path.write_text(text)
+    expected = "message 1: OA-1 [tool.unanswered_call] An assistant message with 'tool_calls' must be followed"
+    result = run("check", path)
+    assert result.returncode == 1
+    assert result.stdout.decode().startswith(f"{path}:3:4: {expected}")
+    piped = run("check", "-", input=text.encode())
+    assert piped.stdout.decode().startswith(f"<stdin>:3:4: {expected}")
 
 
 def test_check_a_folder_names_the_files(tmp_path: Path):

@@ -278,8 +278,40 @@ def test_invalid_message_names_the_line_it_came_from(tmp_path: Path):
     result = run("repair", path)
     assert result.returncode == 1
     err = result.stderr.decode()
-    assert f"{path}:4 message 2: " in err and "robot" in err
+    assert f"error: {path}:4:1: message 2: unknown role 'robot'. " in err
     assert "Traceback" not in err
+
+
+BAD_AT_LINE_4 = b'{"role": "user", "content": "hi"}\n\n{"role": "assistant", "content": "x"}\n{"role": "robot"}\n'
+BAD_DOCUMENT = b'{"model": "m",\n "messages": [\n  {"role": "user", "content": "hi"},\n    {"role": "robot"}\n ]}\n'
+ROBOT = "unknown role 'robot'. Expected one of system, developer, user, assistant, tool"
+
+
+def test_invalid_message_on_stdin_names_its_line_and_column():
+    result = run("repair", "-", input=BAD_AT_LINE_4)
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines()[0] == f"error: <stdin>:4:1: message 2: {ROBOT}"
+
+
+def test_invalid_message_in_a_json_document_names_its_line_and_column(tmp_path: Path):
+    path = tmp_path / "body.json"
+    path.write_bytes(BAD_DOCUMENT)
+    result = run("repair", path)
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines()[0] == f"error: {path}:4:5: message 1: {ROBOT}"
+    piped = run("repair", "-", input=BAD_DOCUMENT)
+    assert piped.stderr.decode().splitlines()[0] == f"error: <stdin>:4:5: message 1: {ROBOT}"
+
+
+def test_a_clean_file_has_no_repairs_and_its_format_in_the_report(tmp_path: Path):
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(run("repair", "-q", EXAMPLE).stdout)
+    report = tmp_path / "report.json"
+    result = run("repair", clean, "--report", report)
+    assert result.returncode == 0, result.stderr
+    entry = orjson.loads(report.read_bytes())["files"][0]
+    assert (entry["format"], entry["counts"], entry["records"]) == ("chat", {}, [])
+    assert result.stderr.decode().splitlines()[0] == f"{clean}: 10 in, 10 out; no repairs"
 
 
 def test_on_invalid_skip_keeps_going_and_records_it(tmp_path: Path):
@@ -316,6 +348,27 @@ def test_folder_with_one_bad_file_repairs_the_others_and_names_it(tmp_path: Path
     assert f"error: {src / 'bad.jsonl'}:2:" in err
     assert "total: 4 files (1 failed)" in err
     assert (out / "two.jsonl").exists() and not (out / "bad.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", ["repair", "check", "explain"])
+def test_a_profile_file_is_read_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str):
+    from normalizer.cli._main import main
+    from normalizer.profiles import _profiles
+
+    profile = tmp_path / "gateway.toml"
+    profile.write_text('extends = "mistral"\n')
+    train = write_jsonl(tmp_path / "train.jsonl", [{"messages": [{"role": "user", "content": f"q{i}"}]} for i in range(3)])
+    reads: list[str] = []
+    load = _profiles.load_profile
+
+    def counting(path: object, *args: object) -> object:
+        reads.append(str(path))
+        return load(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_profiles, "load_profile", counting)
+    args = {"repair": ["-q", "-o", str(tmp_path / "out.jsonl")], "check": ["-q"], "explain": []}[command]
+    main([command, "--profile", str(profile), str(train), *args])
+    assert reads == [str(profile)]  # not once per conversation, nor per check of the name
 
 
 # -- help, version, imports -----------------------------------------------------------------------

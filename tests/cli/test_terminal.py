@@ -53,7 +53,7 @@ def test_check_finding_with_an_escape_in_the_call_id(tmp_path: Path):
     out = result.stdout.decode()
     assert_clean(out)
     assert out.splitlines()[0] == (
-        f"{path}:2: message 1: MI-4 [tool.id_format] Tool call id was {SHOWN_ID} but must be "
+        f"{path}:2:1: message 1: MI-4 [tool.id_format] Tool call id was {SHOWN_ID} but must be "
         "a-z, A-Z, 0-9, with a length of 9."
     )
 

@@ -264,7 +264,8 @@ def test_sharegpt_sample() -> None:
     data = json.loads(SHAREGPT.read_text(encoding="utf-8"))
     report = Report()
     convs = list(read_conversations(SHAREGPT, report=report))
-    assert report.counts["format:sharegpt"] == 1
+    assert report.format == "sharegpt"
+    assert not any(key.startswith("format") for key in report.counts)
     assert len(convs) == len(data)
     for record, conv in zip(data, convs):
         turns = Counter(t["from"] for t in record["conversations"])
@@ -297,7 +298,8 @@ def test_llamafactory_v1_sample() -> None:
     records = lines(LF_V1)
     report = Report()
     convs = list(read_conversations(LF_V1, report=report))
-    assert report.counts["format:finetune"] == 1
+    assert report.format == "finetune"
+    assert not any(key.startswith("format") for key in report.counts)
     assert len(convs) == len(records)
     for record, conv in zip(records, convs):
         msgs = conv.messages

@@ -1,0 +1,438 @@
+"""The reader: a file's bytes in, chat messages and a few events out (sans-I/O).
+
+:class:`Reader` is every decision a read makes, written once; the sync and async readers
+(``_read``) only fetch bytes and pump them through it, as httpx's ``sync_auth_flow`` and
+``async_auth_flow`` pump one ``auth_flow``. Its whole surface:
+
+* ``feed(chunk) -> list[Event]``; ``close() -> list[Event]`` at the end of the file.
+* ``wants_plan``: the Codex converter needs a first pass over the file (history control
+  removes lines that came before it, see ``_codex``). The driver reads the file again from
+  its start into :meth:`Reader.plan_scan`'s planner, the same way in both drivers, and
+  hands the plan over with :meth:`Reader.set_plan` (None when the input cannot be read
+  twice). Records wait in the reader meanwhile.
+* ``done``: ``close()`` (and a plan it waited for) has given everything.
+
+Theory of operation. The first bytes say the container (``_records.sniff``): JSONL or a
+JSON document. The first records say the format (``_detect``), unless it was given; until
+then they wait, as they do for a Codex plan. Then each record goes to the format's
+converter, and what it returns goes out, **preceded by the record's place** (a JSONL line
+number, or a document's :class:`~._records.DocPlace`), so the consumer knows where the
+messages that follow came from without a wrapper object per message.
+
+The events, in the order they come (:data:`Event`):
+
+====================  ==============================================================
+``dict``              a chat message (the common case travels bare)
+``int`` / DocPlace    the place of the record whose outputs follow
+:class:`Conversation` a whole conversation (multi-conversation formats: one per record)
+:class:`Meta`         one of a document's other keys, for the conversation's ``extra``
+:class:`Sidechain`    a Claude Code sub-agent transcript, finished
+====================  ==============================================================
+
+The hot path is a chat JSONL line once the format is known: ``orjson.loads``, two C-speed
+counts that clear it of deep nesting, one shape test and two appends, all inside the loop
+over a chunk's lines (:meth:`Reader._jsonl`). The shape test is the one
+:class:`~._chat.ChatConverter` makes, whose ``feed`` returns such a record unchanged;
+anything else goes to the converter itself, which says what is wrong with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Union
+
+import orjson
+
+from .._errors import InputError, UsageError
+from .._report import Report
+from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
+from ._claude import AnthropicConverter, ClaudeCodeConverter
+from ._codex import CodexConverter, CodexPlan, CodexPlanner
+from ._detect import DETECT_RECORDS, detect_format, guess
+from ._records import (
+    BOM,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_RECORD_BYTES,
+    DocPlace,
+    DocReader,
+    LineSplitter,
+    Meta,
+    Place,
+    Record,
+    Sniffer,
+    column_of,
+    line_error,
+    nesting_at,
+    position_of,
+    too_deep,
+)
+from ._responses import ResponsesConverter
+
+__all__ = ["FORMATS", "Limits", "Reader", "Conversation", "Sidechain", "Event", "OnInvalid"]
+
+#: Format name -> converter class. Every class takes ``report`` as its first argument.
+FORMATS: dict[str, Callable[..., Any]] = {
+    "chat": ChatConverter,
+    "responses": ResponsesConverter,
+    "codex": CodexConverter,
+    "claude-code": ClaudeCodeConverter,
+    "anthropic": AnthropicConverter,
+    "sharegpt": ShareGPTConverter,
+    "finetune": FinetuneConverter,
+}
+
+# Reader options that belong to one converter. Given for another format, they do nothing.
+_CONVERTER_OPTIONS = {
+    "keep_sidechains": "claude-code",
+    "keep_meta": "claude-code",
+    "base_instructions": "codex",
+}
+
+OnInvalid = Literal["error", "skip"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The reader's limits (see :mod:`normalizer.formats._records` for what each bounds and why)."""
+
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+
+
+@dataclass
+class Conversation:
+    """One conversation of a file.
+
+    Attributes:
+        messages: its chat messages: a list (multi-conversation files, where the record is
+            already in memory) or a one-shot iterator (a whole-file session, streamed; consume
+            it before asking for the next conversation).
+        extra: the conversation's other keys (``tools``, ``parallel_tool_calls``, a
+            document's top-level keys...), to be written back untouched. For a streamed
+            document, keys that come after the messages are added once they are read.
+        index: 0-based position of the conversation in the file.
+        line: 1-based line of the record (JSONL), else None (the stream's ``position``
+            also places a document's records).
+    """
+
+    messages: Union[list[dict[str, Any]], Iterator[dict[str, Any]]]
+    extra: dict[str, Any] = field(default_factory=dict)
+    index: int = 0
+    line: int | None = None
+
+
+class Sidechain(NamedTuple):
+    """A finished Claude Code sub-agent transcript (with ``keep_sidechains=True``)."""
+
+    messages: list[dict[str, Any]]
+
+
+#: What :class:`Reader` gives out (see the module docstring).
+Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
+
+
+class Reader:
+    """Bytes in, chat messages and events out, for one file (see the module docstring).
+
+    Args:
+        fmt: ``"auto"`` or a key of :data:`FORMATS`.
+        report: where skips, conversion notes and the format (``report.format``) go.
+        on_invalid: ``"error"`` raises on a bad line or record; ``"skip"`` leaves it out
+            and records it (``skip_invalid``).
+        limits: the reader's limits.
+        options: converter options (``keep_sidechains``, ``keep_meta``,
+            ``base_instructions``).
+        source: how errors name the file (the drivers set it once the file is open).
+
+    Raises:
+        UsageError: an unknown format, ``on_invalid`` value or option (at construction,
+            before any byte is read).
+    """
+
+    def __init__(
+        self,
+        fmt: str = "auto",
+        *,
+        report: Report,
+        on_invalid: OnInvalid = "error",
+        limits: Limits = Limits(),
+        options: dict[str, Any] | None = None,
+        source: str = "<input>",
+    ) -> None:
+        options = options or {}
+        if fmt != "auto" and fmt not in FORMATS:
+            raise UsageError(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
+        if on_invalid not in ("error", "skip"):
+            raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
+        unknown = set(options) - set(_CONVERTER_OPTIONS)
+        if unknown:
+            raise UsageError(f"unknown reader option(s): {', '.join(sorted(unknown))}")
+        self.source = source
+        self.report = report
+        self.on_invalid = on_invalid
+        self.limits = limits
+        self.options = options
+        #: The format read: given, or detected from the first records (None until then).
+        self.format: str | None = None
+        #: The driver must hand over a Codex plan (:meth:`plan_scan`, :meth:`set_plan`).
+        self.wants_plan = False
+        #: Everything was given out: nothing is fed any more.
+        self.done = False
+        self._closing = False
+        self._sniffer: Sniffer | None = Sniffer(limits.max_line_bytes)
+        self._lines: LineSplitter | None = None
+        self._doc: DocReader | None = None
+        self._pending: list[Record | Meta] = []  # records waiting for the format or a plan
+        # JSONL records given to a converter, for a conversation's index (the chat fast path
+        # skips the count: a chat file is one conversation); a document's walker counts its own.
+        self._index = 0
+        self._converter: Any = None
+        # Looked up once the converter is chosen, not per record (see _choose).
+        self._plain_chat = False
+        self._multi = False
+        self._feed: Callable[..., list[dict[str, Any]]] | None = None
+        self._meta: Callable[..., list[dict[str, Any]]] | None = None
+        self._take_sidechains: Callable[[], list[list[dict[str, Any]]]] | None = None
+        if fmt != "auto":
+            self._choose(fmt)
+
+    # -- the surface ------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """The events a chunk of the file completes (``b""`` is not the end: use :meth:`close`)."""
+        if self._closing:
+            raise UsageError("Reader.feed() after close()")
+        if self._lines is not None:  # the common case first
+            line = self._lines.line
+            return self._jsonl(self._lines.feed(chunk), line)
+        if self._doc is not None:
+            return self._document(self._doc.feed(chunk))
+        assert self._sniffer is not None
+        kind = self._sniffer.feed(chunk)
+        return [] if kind == "auto" else self._open(kind)
+
+    def close(self) -> list[Event]:
+        """The end of the file: the events still held (all of them, unless :attr:`wants_plan`)."""
+        if self._closing:
+            raise UsageError("Reader.close() called twice")
+        out: list[Event] = []
+        if self._sniffer is not None:  # the container is still unknown: it is now
+            out = self._open(self._sniffer.feed(b""))
+        if self._lines is not None:
+            line = self._lines.line
+            out += self._jsonl(self._lines.close(), line)
+        elif self._doc is not None:
+            out += self._document(self._doc.close())
+        self._closing = True
+        if self._converter is None:
+            self._detect(final=True)
+        if self.wants_plan:
+            return out  # set_plan() gives the rest
+        self._replay(out)
+        return out + self._finish()
+
+    def plan_scan(self) -> CodexPlanner:
+        """A planner to feed the whole file again, from its start (see ``wants_plan``)."""
+        return CodexPlanner(source=self.source, max_line_bytes=self.limits.max_line_bytes)
+
+    def set_plan(self, plan: CodexPlan | None) -> list[Event]:
+        """The Codex plan (None: the input could not be read twice: history control is then
+        recorded, not applied); gives the records that waited for it."""
+        if not self.wants_plan:
+            raise UsageError("Reader.set_plan() without wants_plan")
+        self.wants_plan = False
+        if plan is not None and not plan.empty:
+            self._converter.plan = plan
+        out: list[Event] = []
+        self._replay(out)
+        if self._closing:
+            out += self._finish()
+        return out
+
+    # -- containers -------------------------------------------------------------------------
+
+    def _open(self, kind: str) -> list[Event]:
+        assert self._sniffer is not None
+        head = self._sniffer.head
+        self._sniffer = None
+        if head.startswith(BOM):
+            head = head[3:]
+        if kind == "document":
+            self._doc = DocReader(self.source, max_depth=self.limits.max_depth, max_record_bytes=self.limits.max_record_bytes)
+            return self._document(self._doc.feed(head))
+        # JSONL, or an empty file (an empty JSONL file)
+        self._lines = LineSplitter(source=self.source, max_line_bytes=self.limits.max_line_bytes)
+        return self._jsonl(self._lines.feed(head), 0)
+
+    def _jsonl(self, pieces: list[bytes], line: int) -> list[Event]:
+        """The events of JSONL lines; ``line``: the number of the line before the first."""
+        out: list[Event] = []
+        append = out.append
+        loads = orjson.loads
+        max_depth = self.limits.max_depth
+        gate = 2 * max_depth  # a line shorter than this cannot hold max_depth + 1 brackets
+        chat = self._plain_chat
+        direct = self._converter is not None and not self.wants_plan
+        for raw in pieces:
+            line += 1
+            try:
+                value = loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if raw and not raw.isspace():  # a blank line carries nothing (isspace: no copy)
+                    self._refuse_line(line_error(raw, exc, source=self.source, line=line, max_depth=max_depth), raw, line)
+                continue
+            # Nesting costs a bracket a level, so nearly every line is cleared of it by two
+            # C-speed counts; only the rest is tokenized.
+            if len(raw) > gate and raw.count(b"[") + raw.count(b"{") > max_depth:
+                at = nesting_at(raw, max_depth)
+                if at is not None:
+                    self._refuse_line(too_deep(max_depth, source=self.source, line=line, column=column_of(raw, at)), raw, line)
+                    continue
+            if chat and type(value) is dict and type(value.get("role")) is str:
+                append(line)
+                append(value)
+                continue
+            if direct:
+                self._convert(value, line, self._index, out)
+            else:
+                self._record(Record(value, line, self._index), out)
+                chat = self._plain_chat  # the format may have just been detected
+                direct = self._converter is not None and not self.wants_plan
+            self._index += 1
+        return out
+
+    def _document(self, records: list[Record | Meta]) -> list[Event]:
+        out: list[Event] = []
+        direct = self._converter is not None and not self.wants_plan
+        for rec in records:
+            if direct and type(rec) is Record:
+                self._convert(rec.value, rec.place, rec.number, out)
+            else:
+                self._record(rec, out)
+                direct = self._converter is not None and not self.wants_plan
+        return out
+
+    # -- records ----------------------------------------------------------------------------
+
+    def _record(self, rec: Record | Meta, out: list[Event]) -> None:
+        if self._converter is not None and not self.wants_plan:
+            self._take(rec, out)
+            return
+        self._pending.append(rec)
+        if self._converter is None:
+            decisive = isinstance(rec, Record) and guess(rec.value)[1]
+            self._detect(final=False, decisive=decisive)
+        if self._converter is not None and not self.wants_plan:
+            self._replay(out)
+
+    def _detect(self, *, final: bool, decisive: bool = False) -> None:
+        records = [r.value for r in self._pending if isinstance(r, Record)]
+        if not (decisive or final or len(records) >= DETECT_RECORDS):
+            return
+        hint = "system" if any(isinstance(r, Meta) and r.key == "system" for r in self._pending) else None
+        try:
+            fmt = detect_format(records, hint=hint)
+        except InputError as exc:
+            first = next((r for r in self._pending if isinstance(r, Record)), None)
+            self._locate(exc, first.place if first is not None else None)
+            raise exc from None
+        self._choose(fmt)
+
+    def _choose(self, fmt: str) -> None:
+        self.format = self.report.format = fmt
+        kwargs = {k: v for k, v in self.options.items() if _CONVERTER_OPTIONS[k] == fmt}
+        converter = self._converter = FORMATS[fmt](self.report, **kwargs)
+        # Looked up once, not per record.
+        self._plain_chat = fmt == "chat"
+        self._multi = bool(converter.multi)
+        self._feed = converter.feed
+        self._meta = getattr(converter, "meta", None)
+        self._take_sidechains = getattr(converter, "take_sidechains", None)
+        # Codex history control needs a first pass; the driver provides it (or None).
+        self.wants_plan = fmt == "codex"
+
+    def _replay(self, out: list[Event]) -> None:
+        pending, self._pending = self._pending, []
+        for rec in pending:
+            self._take(rec, out)
+
+    def _take(self, rec: Record | Meta, out: list[Event]) -> None:
+        if isinstance(rec, Meta):
+            self._convert_meta(rec, out)
+        else:
+            self._convert(rec.value, rec.place, rec.number, out)
+
+    def _convert(self, value: Any, place: Place, index: int, out: list[Event]) -> None:
+        line = place if type(place) is int else None  # converters note JSONL lines
+        if self._multi:
+            try:
+                messages, extra = self._converter.split(value, line=line)
+            except InputError as exc:
+                self._refuse_record(exc, value, place, index)
+                return
+            out.append(place)
+            out.append(Conversation(messages, extra, index, line))
+            return
+        assert self._feed is not None
+        try:
+            messages = self._feed(value, line=line)
+        except InputError as exc:
+            self._refuse_record(exc, value, place, index)
+            return
+        if messages:
+            out.append(place)
+            out.extend(messages)
+        if self._take_sidechains is not None:
+            out.extend(Sidechain(side) for side in self._take_sidechains())
+
+    def _convert_meta(self, meta: Meta, out: list[Event]) -> None:
+        out.append(meta)
+        if self._meta is None:
+            return
+        try:
+            messages = self._meta(meta.key, meta.value, line=None)
+        except InputError as exc:
+            self._refuse_record(exc, (meta.key, meta.value), meta.place, None)
+            return
+        if messages:
+            out.append(meta.place)
+            out.extend(messages)
+
+    def _finish(self) -> list[Event]:
+        out: list[Event] = []
+        try:
+            out.extend(self._converter.close())  # a held turn: its records' place is given already
+        except InputError as exc:
+            self._refuse_record(exc, None, None, None)
+        if self._take_sidechains is not None:
+            out.extend(Sidechain(side) for side in self._take_sidechains())
+        self.done = True
+        return out
+
+    # -- bad input --------------------------------------------------------------------------
+
+    def _locate(self, exc: InputError, place: Place | None) -> None:
+        position = position_of(place)
+        if position is None:
+            exc.located(source=self.source)
+        else:
+            exc.located(source=self.source, line=position.line, column=position.column)
+
+    def _refuse_line(self, exc: InputError, raw: bytes, line: int) -> None:
+        """A JSONL line that is not a record (``exc`` says where): raise, or skip and record it."""
+        if self.on_invalid != "skip":
+            raise exc
+        self.report.add("skip_invalid", str(exc), line=line, dropped=raw.decode("utf-8", "backslashreplace"))
+
+    def _refuse_record(self, exc: InputError, value: Any, place: Place | None, index: int | None) -> None:
+        """A record its converter refused: say where it began, then raise, or skip and record it."""
+        self._locate(exc, place)
+        if exc.line is None and exc.index is None and index is not None:
+            exc.index = index  # no position to give: say which record
+            exc.located()
+        if self.on_invalid != "skip":
+            raise exc
+        self.report.add("skip_invalid", str(exc), line=exc.line, dropped=value)
