@@ -295,6 +295,23 @@ def remove_stale_temps(folder: str) -> list[str]:
     return removed
 
 
+#: Temporary files this process has made and not yet committed or removed. A signal can
+#: land anywhere -- even between mkstemp and the line that keeps its name -- so besides
+#: each output's own abort(), the command removes whatever is still listed here when it is
+#: interrupted (:func:`remove_live_temps`).
+_LIVE_TEMPS: set[str] = set()
+
+
+def remove_live_temps() -> None:
+    """Remove every temporary output not committed yet (the end of an interrupted run)."""
+    for tmp in list(_LIVE_TEMPS):
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        _LIVE_TEMPS.discard(tmp)
+
+
 class AtomicOutput:
     """A binary file that appears at ``path`` only when :meth:`commit` is called.
 
@@ -311,7 +328,9 @@ class AtomicOutput:
         folder = os.path.dirname(path) or "."
         os.makedirs(folder, exist_ok=True)
         remove_stale_temps(folder)
-        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}{TMP_MARK}{os.getpid()}.")
+        prefix = f".{os.path.basename(path)}{TMP_MARK}{os.getpid()}."
+        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=prefix)
+        _LIVE_TEMPS.add(self.tmp)
         self.file: IO[bytes] = os.fdopen(fd, "wb")
         self._done = False
         if mode_from is not None:
@@ -334,6 +353,7 @@ class AtomicOutput:
         os.fsync(self.file.fileno())  # the rename must not outrun the data (power loss)
         self.file.close()
         os.replace(self.tmp, self.path)
+        _LIVE_TEMPS.discard(self.tmp)
         self._done = True
 
     def abort(self) -> None:
@@ -348,6 +368,7 @@ class AtomicOutput:
             os.unlink(self.tmp)
         except FileNotFoundError:
             pass
+        _LIVE_TEMPS.discard(self.tmp)
 
     def __enter__(self) -> AtomicOutput:
         return self

@@ -481,6 +481,9 @@ def _run(argv: list[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
+        from ._files import remove_live_temps
+
+        remove_live_temps()  # what a signal caught between a temp's creation and its owner
         signum = _SIGNAL[0] or signal.SIGINT
         say(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
         return 128 + signum

@@ -325,3 +325,19 @@ def test_report_spool_that_cannot_be_written_is_named_as_such(tmp_path: Path, mo
                                         "Point TMPDIR at a folder with space, or drop --report")
     assert path.read_bytes() == EXAMPLE.read_bytes()
     assert leftovers(tmp_path) == []
+
+
+def test_a_signal_between_a_temps_creation_and_its_owner_leaves_nothing(tmp_path: Path, monkeypatch):
+    # Found under load: SIGINT landed inside AtomicOutput() right after mkstemp, before any
+    # abort() could know the file. The run's end removes every temp still listed as live.
+    from normalizer.cli import _files
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_files.os, "fdopen", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _files.AtomicOutput(str(tmp_path / "out.jsonl"))
+    assert len(leftovers(tmp_path)) == 1
+    _files.remove_live_temps()
+    assert leftovers(tmp_path) == [] and _files._LIVE_TEMPS == set()
