@@ -1,0 +1,148 @@
+"""The histories the providers' code judges: peers' test cases, the session samples, and
+generated agent histories with defects (a fixed, derandomized draw of the property-test
+strategies, so the acceptance table is reproducible).
+
+Run ``python tests/profiles/judged_histories.py`` for the acceptance table (each profile x
+judge: accepted after repair / total, and before repair).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from provider_code import TEMPLATE_NAMES  # noqa: E402
+from realdata import HAVE_SAMPLES, PEER_CASES, SAMPLES  # noqa: E402
+
+Messages = list[dict[str, Any]]
+
+
+def peer_histories() -> list[tuple[str, Messages]]:
+    """The inputs of the peers' repair tests (hermes, pydantic-ai, ...): ``../shared/peers/cases.json``."""
+    if not PEER_CASES.is_file():
+        return []
+    cases = json.loads(PEER_CASES.read_text(encoding="utf-8"))
+    return [(f"peer:{c['name']}", c["input"]) for c in cases]
+
+
+def sample_histories() -> list[tuple[str, Messages]]:
+    """Every conversation of every session sample, read by our readers (unrepaired)."""
+    from normalizer.formats import read_conversations
+
+    if not HAVE_SAMPLES:
+        return []
+    out: list[tuple[str, Messages]] = []
+    for path in sorted(SAMPLES.rglob("*.json*")):
+        for n, conversation in enumerate(read_conversations(path)):
+            messages = [dict(m) for m in conversation.messages]
+            if messages:
+                out.append((f"sample:{path.relative_to(SAMPLES)}#{n}", messages))
+    return out
+
+
+def generated_histories(n: int = 150) -> list[tuple[str, Messages]]:
+    """``n`` histories drawn (derandomized: the same ones every run) from the strategies."""
+    from agent_strategies import agent_histories
+
+    drawn: list[Messages] = []
+
+    @settings(max_examples=n, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(agent_histories)
+    def collect(history: Messages) -> None:
+        drawn.append(history)
+
+    collect()
+    return [(f"generated:{i}", h) for i, h in enumerate(drawn[:n])]
+
+
+def all_histories() -> list[tuple[str, Messages]]:
+    """Every history above that is a chat history (a peer case testing refusal of a message
+    without a role is not one: repair refuses it, rightly)."""
+    import normalizer
+
+    out = []
+    for name, history in peer_histories() + sample_histories() + generated_histories():
+        try:
+            list(normalizer.repair(history))
+        except normalizer.InvalidMessage:
+            continue
+        out.append((name, history))
+    return out
+
+
+def has_parallel_calls(messages: Messages) -> bool:
+    return any(len(m.get("tool_calls") or ()) > 1 for m in messages)
+
+
+def has_tools(messages: Messages) -> bool:
+    return any(m.get("role") == "tool" or m.get("tool_calls") for m in messages)
+
+
+def acceptance(profile: str, judge_name: str, corpus: list[tuple[str, Messages]]) -> tuple[int, int, int, list[tuple[str, str]]]:
+    """(accepted after repair, total, accepted before repair, failures after repair)."""
+    import normalizer
+    from provider_code import judges
+
+    _, judge = judges()[judge_name]
+    after = before = 0
+    failures: list[tuple[str, str]] = []
+    for name, history in corpus:
+        if judge(history) is None:
+            before += 1
+        try:
+            repaired = list(normalizer.repair(history, profile=profile))
+        except Exception as exc:  # an input our readers accept but the core refuses
+            failures.append((name, f"repair raised {exc}"))
+            continue
+        error = judge(repaired)
+        if error is None:
+            after += 1
+        else:
+            failures.append((name, error))
+    return after, len(corpus), before, failures
+
+
+#: The pairs the table reports: (profile, judge, which histories).
+PAIRS: list[tuple[str, str, str]] = [
+    *(("mistral", f"mistral-validator-{v}", "all") for v in ("v3", "v7", "v11", "v13")),
+    *(("mistral", f"mistral-encode-{v}", "all") for v in ("v3", "v7")),
+    *(("jinja-strict", f"template-{t}", "all") for t in TEMPLATE_NAMES),
+    ("default", "template-qwen2.5", "no-parallel"),
+    ("default", "template-llama3.1", "no-parallel"),
+    ("anthropic", "litellm-anthropic", "all"),
+    ("bedrock", "litellm-bedrock", "all"),
+]
+
+
+def main(argv: list[str]) -> None:
+    corpus = all_histories()
+    tool_free = [(n, h) for n, h in corpus if not has_tools(h)]
+    no_parallel = [(n, h) for n, h in corpus if not has_parallel_calls(h)]
+    sets = {"all": corpus, "tool-free": tool_free, "no-parallel": no_parallel}
+    pairs = PAIRS if not argv else [tuple(a.split(",")) for a in argv]  # profile,judge,set
+    verbose = bool(argv)
+    print(f"{len(corpus)} histories ({len(peer_histories())} peer cases, {len(sample_histories())} sample "
+          f"conversations, {len(corpus) - len(peer_histories()) - len(sample_histories())} generated)")
+    print("| profile | judge (real code) | histories | accepted after repair | before repair |")
+    print("|---|---|---|---:|---:|")
+    for profile, judge_name, which in pairs:
+        after, total, before, failures = acceptance(profile, judge_name, sets[which])
+        print(f"| {profile} | {judge_name} | {which} | {after} / {total} | {before} |", flush=True)
+        if verbose:
+            seen: dict[str, int] = {}
+            for name, error in failures:
+                seen[error[:160]] = seen.get(error[:160], 0) + 1
+            for error, count in sorted(seen.items(), key=lambda kv: -kv[1]):
+                print(f"    {count:4d}  {error}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
