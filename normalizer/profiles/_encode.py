@@ -69,11 +69,15 @@ import hashlib
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from .._content import (
     ANTHROPIC_ID,
     NAME_PATTERN,
     NOT_ID_CHAR,
+    OPAQUE_KEYS,
     REASONING_KEYS,
+    REASONING_PART_TYPES,
     has_text,
     is_blank_part,
     is_text_part,
@@ -86,7 +90,7 @@ from ._rules import RULES
 if TYPE_CHECKING:
     from ._profiles import Profile
 
-__all__ = ["Encoder", "mistral_id", "base62"]
+__all__ = ["Encoder", "mistral_id", "base62", "close_json"]
 
 Message = dict[str, Any]
 
@@ -152,8 +156,18 @@ class Encoder:
         )
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
                          or self._null_to_empty or bool(self._string_roles))
+        #: A ``developer`` message is written as ``system`` (templates and converters that know no
+        #: developer role).
+        self._developer_to_system = "role.developer" in keys
+        #: Call arguments that do not parse as JSON (truncated) are repaired (:meth:`repair_arguments`).
+        self.repairs_arguments = "tool.arguments_valid_json" in keys
+        #: One call per assistant message: a parallel turn is sent as call/result rounds (the core).
+        self.single_call = "tool.single_call" in keys
+        #: Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``) is
+        #: replayed as stored; a profile for a provider it means nothing to drops it instead.
+        self.keeps_opaque = p.opaque == "keep"
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
-                       or self.pad_reasoning)
+                       or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system)
 
     # ------------------------------------------------------------------ one message
 
@@ -161,6 +175,10 @@ class Encoder:
         """``message`` (of the event ``role``) in the provider's shape: a copy if anything
         changed (each change a note in ``notes``), else the message itself."""
         m = message
+        if role == "system" and self._developer_to_system and m.get("role") == "developer":
+            notes.append(Note("developer_to_system", f"a developer message is sent as a system message: "
+                              f"{self.profile.name} has no developer role", inputs, {"role": "developer"}))
+            m = {**m, "role": "system"}
         if role != "assistant" and self._strip_calls and "tool_calls" in m:
             notes.append(Note("strip_tool_calls", f"removed 'tool_calls' from a {role} message", inputs,
                               {"tool_calls": m["tool_calls"]}))
@@ -171,11 +189,38 @@ class Encoder:
             notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
                               inputs, {"name": name}))
             m = {**m, "name": fixed}
+        if role == "assistant" and not self.keeps_opaque:
+            m = self._drop_opaque(m, inputs, notes)
+        if role == "assistant" and self._strip_reasoning and isinstance(m.get("content"), list):
+            m = self._strip_reasoning_parts(m, inputs, notes)
         if self._content:
             m = self._shape_content(m, role, inputs, notes)
         if role == "assistant":
             m = self._shape_reasoning(m, inputs, notes)
         return m
+
+    def _drop_opaque(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
+        removed = {k: m[k] for k in OPAQUE_KEYS if k in m}
+        if m.get("finish_reason") == "incomplete":
+            removed["finish_reason"] = "incomplete"
+        if not removed:
+            return m
+        notes.append(Note("drop_opaque_state", f"removed {', '.join(removed)}: opaque OpenAI continuation state "
+                          f"that {self.profile.name} cannot replay (the turn is sent as plain text and calls)",
+                          inputs, removed))
+        return {k: v for k, v in m.items() if k not in removed}
+
+    def _strip_reasoning_parts(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
+        """Reasoning stored as content parts (``thinking``, ``redacted_thinking``, ``reasoning``)
+        goes where the reasoning fields go when the profile strips them: out, kept in the note."""
+        content = m["content"]
+        removed = [p for p in content if isinstance(p, Mapping) and p.get("type") in REASONING_PART_TYPES]
+        if not removed:
+            return m
+        notes.append(Note("strip_reasoning", f"removed {len(removed)} reasoning part(s) from the content: "
+                          f"{self.profile.name} does not accept reasoning in the history", inputs, removed))
+        return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
+                                                             and p.get("type") in REASONING_PART_TYPES)]}
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """Part types, blank parts, flattening, null content (copy on write)."""
@@ -279,6 +324,20 @@ class Encoder:
                                   "on assistant messages; the real reasoning was not stored)", inputs))
         return m
 
+    # ------------------------------------------------------------------ arguments
+
+    def repair_arguments(self, arguments: str) -> str | None:
+        """Arguments that do not parse as JSON, repaired (``tool.arguments_valid_json``): the
+        JSON text closed where it was cut off (see :func:`close_json`), else ``"{}"``; None
+        when they parse already."""
+        try:
+            orjson.loads(arguments)
+            return None
+        except orjson.JSONDecodeError:
+            pass
+        closed = close_json(arguments)
+        return closed if closed is not None else "{}"
+
     # ------------------------------------------------------------------ ids
 
     def new_id(self, old: Any, n: int, taken: Container[str]) -> Any:
@@ -306,6 +365,72 @@ class Encoder:
                 candidate = f"{base}_{k}"
             return candidate
         return old
+
+
+def close_json(text: str) -> str | None:
+    """JSON cut off mid-way (a model's output truncated at its token limit), closed: an open
+    string is closed, a dangling ``,`` or ``:`` (with its key) removed, open arrays and objects
+    closed in stack order. None when the result still does not parse as a JSON object. As
+    hermes-agent repairs truncated arguments (research/hermes.md §4.9), without guessing values.
+    """
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}":
+            if not stack or stack[-1] != ch:
+                return None  # not a truncation: a misplaced closer
+            stack.pop()
+    body = text
+    if in_string:
+        body = (body[:-1] if escaped else body) + '"'  # a dangling escape is cut with the rest
+    candidates = [body]
+    stripped = body.rstrip()
+    if stripped.endswith((",", ":")):
+        candidates.append(stripped[:-1])
+    # A key with no value yet ('{"a": 1, "b"' or '{"a": 1, "b":'): drop the key.
+    trimmed = stripped.rstrip(":").rstrip()
+    if trimmed.endswith('"') and stack and stack[-1] == "}":
+        start = _string_start(trimmed)
+        if start is not None:
+            head = trimmed[:start].rstrip()
+            if head.endswith((",", "{")):
+                candidates.append(head.rstrip(","))
+    for candidate in candidates:
+        closed = candidate + "".join(reversed(stack))
+        try:
+            value = orjson.loads(closed)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return closed
+    return None
+
+
+def _string_start(text: str) -> int | None:
+    """Where the JSON string that ``text`` ends with opens (``text`` ends with ``"``)."""
+    i = len(text) - 2
+    while i >= 0:
+        if text[i] == '"':
+            backslashes = 0
+            j = i - 1
+            while j >= 0 and text[j] == "\\":
+                backslashes += 1
+                j -= 1
+            if backslashes % 2 == 0:
+                return i
+        i -= 1
+    return None
 
 
 def _typed(part: Any) -> Any:
