@@ -841,7 +841,14 @@ class Normalizer:
             try:
                 value = orjson.loads(arguments)
             except orjson.JSONDecodeError:
-                return call
+                if not self._encoder.repairs_arguments:
+                    return call
+                repaired = self._encoder.repair_arguments(arguments) or "{}"
+                self._turn_notes.append(Note(
+                    "repair_arguments", f"call {call_id!r}: arguments were not valid JSON (cut off?); sent as "
+                    f"{repaired}", [index], {"id": call_id, "arguments": arguments},  # the original
+                ))
+                return {**call, "function": {**function, "arguments": orjson.loads(repaired)}}
             if isinstance(value, dict):
                 self._turn_notes.append(Note("decode_arguments", f"call {call_id!r}: arguments sent as an object",
                                              [index], {"id": call_id, "arguments": arguments}))

@@ -380,8 +380,8 @@ class Checker:
                     if parse and arguments.strip():
                         try:
                             orjson.loads(arguments)
-                        except orjson.JSONDecodeError as exc:
-                            emit(out, "tool.arguments_valid_json", index, name=fname, c=exc.colno)
+                        except orjson.JSONDecodeError:
+                            emit(out, "tool.arguments_valid_json", index, name=fname)
             if isinstance(call_id, str) and call_id:
                 if call_id in block:
                     if not opaque:

@@ -52,10 +52,14 @@ two different ``n`` can never give the same id:
   constant coprime to 62, add a constant, modulo ``62**9``) and written as 9 base-62 digits.
   Injective, so unique for the first 1.35e16 calls of a conversation; it looks like the
   random 9-character ids Mistral's models produce.
-* ``unique`` / ``anthropic64``: the original id (sanitized to ``[A-Za-z0-9_-]`` and cut so
-  the whole fits in 64 characters for ``anthropic64``) + ``_`` + ``n`` in base 62. Base 62
-  has no ``_``, so the text after the last ``_`` *is* ``n``: two equal ids would have equal
-  ``n``. An id that already ends in ``_<n>`` for its own ``n`` is kept as is.
+* ``unique``: the original id + ``_`` + ``n`` in base 62. Base 62 has no ``_``, so the text
+  after the last ``_`` *is* ``n``: two equal ids would have equal ``n``. An id that already
+  ends in ``_<n>`` for its own ``n`` is kept as is.
+* ``anthropic64``: a valid id (``^[a-zA-Z0-9_-]{1,64}$``) that the conversation has not used
+  yet is kept as it is: rewriting valid ids only churns the prompt-cache prefix. Any other id
+  is numbered as ``unique`` (sanitized, cut to fit 64 characters), and checked against the
+  ids kept so far. This style remembers the ids it gave, at most :data:`MAX_KEPT_IDS`; past
+  that every id is numbered.
 * ``openai40`` / ``responses64``: only a too-long id is rewritten (``call_`` + a hash); ids
   need not be unique across turns there, and a clash inside the turn is numbered away.
 
@@ -101,6 +105,9 @@ _A = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES = ("system", "user", "assistant", "tool")
+#: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
+#: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
+MAX_KEPT_IDS = 100_000
 
 
 def base62(n: int, width: int = 0) -> str:
@@ -138,6 +145,7 @@ class Encoder:
         #: Thinking mode: assistant messages carry ``reasoning_content`` (padded with "").
         self.pad_reasoning = p.requires_reasoning()
         self.id_style = p.id_style
+        self._seen_ids: set[str] = set()  # anthropic64: the ids given so far (at most MAX_KEPT_IDS)
         self.rewrites_ids = p.id_style != "keep"
         self._strip_reasoning = p.reasoning == "strip"
         self._nonempty = bool(keys & {"content.nonempty_text_part", "content.non_whitespace_text",
@@ -324,6 +332,29 @@ class Encoder:
                                   "on assistant messages; the real reasoning was not stored)", inputs))
         return m
 
+    def _anthropic_id(self, text: str, n: int) -> str:
+        """``anthropic64``: a valid id not used before in the conversation is kept as it is
+        (rewriting it would only churn the prompt-cache prefix); any other becomes
+        ``<sanitized original>_<n in base 62>``, checked against the ids kept so far."""
+        seen = self._seen_ids
+        room = len(seen) < MAX_KEPT_IDS
+        if ANTHROPIC_ID.match(text) and text not in seen and room:
+            seen.add(text)
+            return text
+        tag = base62(n)
+        base = NOT_ID_CHAR.sub("_", text)[: 64 - 1 - len(tag)] or "call"
+        candidate = f"{base}_{tag}"
+        k = 0
+        # Numbered ids never clash with one another (the text after the last "_" is n, and
+        # base 62 has no "_"); only a kept id can equal one. Past MAX_KEPT_IDS no more ids are
+        # kept, so the set still holds every id a numbered one could clash with.
+        while candidate in seen:
+            candidate = f"call{k}_{tag}"
+            k += 1
+        if room:
+            seen.add(candidate)
+        return candidate
+
     # ------------------------------------------------------------------ arguments
 
     def repair_arguments(self, arguments: str) -> str | None:
@@ -347,7 +378,9 @@ class Encoder:
         text = old if isinstance(old, str) else ""
         if style == "mistral9":
             return mistral_id(n)
-        if style in ("unique", "anthropic64"):
+        if style == "anthropic64":
+            return self._anthropic_id(text, n)
+        if style == "unique":
             tag = base62(n)
             head, sep, tail = text.rpartition("_")
             if sep and tail == tag and (style == "unique" or ANTHROPIC_ID.match(text)):

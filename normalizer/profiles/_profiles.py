@@ -267,7 +267,7 @@ def _builtins() -> dict[str, Profile]:
         description="OpenAI-shaped requests that a gateway turns into Claude (Anthropic's /v1/chat/completions, "
         "OpenRouter, LiteLLM, Copilot). Claude >= 4.6: no prefill.",
         rules=("AN-1", "AN-3", "AN-4", "AN-5", "AN-7a", "AN-7b", "AN-8", "AN-9", "AN-10a", "AN-11", "AN-12",
-               "AN-13", "AN-14", "AN-15"),
+               "AN-13", "AN-14", "AN-15", "AN-16"),
         tool_only_content="null", id_style="anthropic64", trailing_assistant="forbid", system="leading",
         alternate=True, opaque="plain",
     )
@@ -325,7 +325,7 @@ def _builtins() -> dict[str, Profile]:
     )
     qwen35 = jinja.derive(
         "qwen3.5", description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
-        add_rules=["JT-5a"], arguments="object",
+        add_rules=["JT-5a", "JT-12"], arguments="object",
     )
     gemma = jinja.derive(
         "gemma", description="Gemma 2 / Gemma 3 chat templates: no system role (folded into the first user turn).",

@@ -239,14 +239,18 @@ _CATALOGUE = [
           "Invalid Message passed in {'role': 'developer', ...}",
           "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (anthropic_messages_pt)"),
     _rule("AN-14", "tool.arguments_valid_json", "LiteLLM's OpenAI->Anthropic converter",
-          "Failed to parse tool call arguments for tool '{name}' (Anthropic tool invoke). Error: Unterminated "
-          "string starting at: line 1 column {c}",
+          "Failed to parse tool call arguments for tool '{name}' (Anthropic tool invoke).",
           "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (the tool_use input is the "
-          "parsed arguments); NousResearch/hermes-agent repairs truncated arguments (research/hermes.md §4.9)"),
+          "parsed arguments; the JSON error follows, e.g. \"Error: Unterminated string starting at: line 1 "
+          "column 7\"); NousResearch/hermes-agent repairs truncated arguments (research/hermes.md §4.9)"),
     _rule("AN-15", "role.requires_user", "LiteLLM's OpenAI->Anthropic converter, Anthropic",
           "Anthropic requires at least one non-system message.",
           "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (anthropic_messages_pt); "
           "Anthropic: messages: at least one message is required"),
+    _rule("AN-16", "content.part_type", "LiteLLM's OpenAI->Anthropic and OpenAI->Bedrock converters",
+          "KeyError: 'type'",
+          "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (content parts are read by "
+          "their 'type'); Anthropic: every content block has a type"),
     # -- Bedrock Converse (§6) --------------------------------------------------------------
     _rule("BR-1", "role.alternate", "AWS Bedrock Converse",
           "A conversation must alternate between user and assistant roles. Make sure the conversation "
@@ -450,6 +454,9 @@ _CATALOGUE = [
     _rule("JT-5a", "tool.arguments_object", "HF templates used directly (Qwen3-Coder...)",
           "TypeError: Can only get item pairs from a mapping.",
           "QwenLM/Qwen3-Coder#444, huggingface/transformers#45419"),
+    _rule("JT-12", "tool.arguments_valid_json", "HF templates that read arguments as a mapping (Qwen3.5+)",
+          "TypeError: Can only get item pairs from a mapping.",
+          "as JT-5a: arguments cut off mid-JSON cannot be decoded into a mapping, so they stay a string"),
     _rule("JT-5b", "tool.arguments_object", "Ollama native /api/chat",
           "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
           "of type api.ToolCallFunctionArguments",

@@ -182,7 +182,29 @@ def _litellm() -> Any:
         import litellm
         from litellm.llms.bedrock.chat.converse_transformation import AmazonConverseConfig
     litellm.suppress_debug_info = True
+    _offline_images()
     return litellm, AmazonConverseConfig
+
+
+# A 1x1 PNG: what every image URL "downloads" to. The converters fetch image URLs to inline
+# them; the tests never touch the network, and the converters still build and check the block.
+_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6300010000000500010d0a2db40000000049454e44ae426082"
+)
+
+
+def _offline_images() -> None:
+    import httpx
+    from litellm.litellm_core_utils.prompt_templates import factory, image_handling
+
+    def fetch(client: Any, url: str, **kw: Any) -> Any:
+        return httpx.Response(200, content=_PNG, headers={"content-type": "image/png"},
+                              request=httpx.Request("GET", url))
+
+    for module in (factory, image_handling):
+        if hasattr(module, "safe_get"):
+            module.safe_get = fetch  # type: ignore[attr-defined]
 
 
 @_quiet
