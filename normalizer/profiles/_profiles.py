@@ -338,7 +338,7 @@ def _builtins() -> dict[str, Profile]:
     )
     ollama = Profile(
         name="ollama", description="Ollama native /api/chat (arguments as objects, string content).",
-        rules=("OL-1", "JT-5b"), tool_only_content="empty", content_form="string", arguments="object",
+        rules=("OL-1", "JT-5b", "OL-3"), tool_only_content="empty", content_form="string", arguments="object",
     )
     strict = Profile(
         name="strict",

@@ -461,6 +461,11 @@ _CATALOGUE = [
           "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
           "of type api.ToolCallFunctionArguments",
           "aliasrobotics/cai#76, neuron-core/neuron-ai#219"),
+    _rule("OL-3", "tool.arguments_valid_json", "Ollama native /api/chat",
+          "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
+          "of type api.ToolCallFunctionArguments",
+          "as JT-5b: arguments that are not JSON (cut off) cannot be decoded into an object, so they stayed a "
+          "string; closed where they were cut, else {} (the original kept in the report)"),
     _rule("OL-1", "content.string_only", "Ollama native /api/chat",
           "json: cannot unmarshal array into Go struct field ChatRequest.messages.content of type string",
           "BerriAI/litellm#11273, BerriAI/litellm#10127, google/adk-python#191"),

@@ -336,6 +336,10 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
               "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
               "of type api.ToolCallFunctionArguments",
               lambda out: out[1]["tool_calls"][0]["function"]["arguments"] == {"a": 1}),
+    "OL-3": ("ollama", [U(), A(None, [C(args='{"a": [1')]), T()],
+             "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
+             "of type api.ToolCallFunctionArguments",
+             lambda out: out == [U(), A("", [C(args={"a": [1]})]), T()]),
     "OL-1": ("ollama", [U([{"type": "text", "text": "hi"}])],
              "json: cannot unmarshal array into Go struct field ChatRequest.messages.content of type string",
              lambda out: out == [U("hi")]),

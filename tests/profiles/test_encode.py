@@ -181,11 +181,13 @@ def test_object_arguments_are_decoded_once_for_ollama() -> None:
                {"role": "tool", "tool_call_id": "e", "content": "t"}]
     stream = normalizer.repair(history, profile="ollama")
     out = list(stream)
-    assert [c["function"]["arguments"] for c in out[1]["tool_calls"]] == [{"a": 1}, {}, "not json"]
+    # "not json" cannot become an object (OL-3): it is sent as {}, and kept in the report
+    assert [c["function"]["arguments"] for c in out[1]["tool_calls"]] == [{"a": 1}, {}, {}]
     assert out[1]["content"] == ""
     assert [(r.kind, r.dropped) for r in stream.report.records] == [
         ("decode_arguments", {"id": "c", "arguments": '{"a": 1}'}),
         ("default_arguments", {"id": "d", "arguments": ""}),
+        ("repair_arguments", {"id": "e", "arguments": "not json"}),
         ("encode_tool_only_content", {"content": None}),
     ]
     assert list(normalizer.repair(out, profile="ollama")) == out

@@ -91,6 +91,17 @@ def test_generated_histories_are_accepted_after_repair(profile: str, judge_name:
     assert judge(out) is None, out
 
 
+@pytest.mark.parametrize("profile", list(normalizer.PROFILES))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(history=agent_histories)
+def test_agent_histories_repair_satisfies_check_and_is_idempotent(profile: str, history: Messages) -> None:
+    original = copy.deepcopy(history)
+    once = _repair(history, profile)
+    assert history == original
+    assert normalizer.check(once, profile=profile) == []
+    assert _repair(once, profile) == once
+
+
 _REAL: list[tuple[str, Messages]] | None = None
 
 
