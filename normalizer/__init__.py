@@ -54,6 +54,7 @@ from .profiles import (
     check_iter,
     get_profile,
     load_profile,
+    profile_for_model,
 )
 
 __version__ = "0.1.0"
@@ -111,6 +112,7 @@ __all__ = [
     "Options",
     "OrphanResultError",
     "Profile",
+    "profile_for_model",
     "PROFILES",
     "read_conversations",
     "read_messages",
