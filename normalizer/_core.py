@@ -1023,7 +1023,6 @@ class Normalizer:
         # carries the turn's text and fields; the others only their call. The model made the
         # calls at once, so no call sees a result the turn did not already have.
         calls = turn["tool_calls"]
-        results = self._results
         want = self._encoder.tool_only
         assert len(calls) == len(self._calls)  # the turn's calls are the registry's, in order
         for k, (call_id, call) in enumerate(zip(self._calls, calls)):
@@ -1043,15 +1042,7 @@ class Normalizer:
                 message["tool_calls"] = [call]
                 message_notes = []
             self._emit(message, message_notes)
-            result = results.get(call_id)
-            if result is not None:
-                stored, index, stored_notes = result
-                result_notes = list(stored_notes) if stored_notes else []
-                self._emit(self._encode_result(stored, call_id, ids, [index], result_notes), result_notes)
-            elif stub:
-                result_notes = [self._stub_note(call_id, inputs)]
-                self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), result_notes),
-                           result_notes)
+            self._emit_result(call_id, stub, inputs, ids)
         self._record_reorder(inputs)
 
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
@@ -1078,15 +1069,19 @@ class Normalizer:
                     self._emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
         else:
             for call_id in self._calls:
-                result = results.get(call_id)
-                if result is not None:
-                    message, index, stored = result
-                    notes = list(stored) if stored else []
-                    self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
-                elif stub:
-                    notes = [self._stub_note(call_id, inputs)]
-                    self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), notes), notes)
+                self._emit_result(call_id, stub, inputs, ids)
         self._record_reorder(inputs)
+
+    def _emit_result(self, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
+        # One call's result (or its stub) in the provider's encoding.
+        result = self._results.get(call_id)
+        if result is not None:
+            message, index, stored = result
+            notes = list(stored) if stored else []
+            self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
+        elif stub:
+            notes = [self._stub_note(call_id, inputs)]
+            self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), notes), notes)
 
     def _record_reorder(self, inputs: list[int]) -> None:
         results = self._results

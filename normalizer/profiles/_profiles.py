@@ -283,7 +283,8 @@ def _builtins() -> dict[str, Profile]:
     )
     mistral = Profile(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
-        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11"),
+        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11",
+               "MI-13"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
         first_user=True, content_form="string", reasoning="strip", opaque="plain",
     )

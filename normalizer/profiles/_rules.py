@@ -345,6 +345,10 @@ _CATALOGUE = [
           "(_validate_content_chunk_types: the list of the chunk types found follows; a part type it does not "
           "know at all fails as \"'tool_use' is not a valid ChunkTypes\"); assistant content is text only",
           roles=("assistant",)),
+    _rule("MI-13", "content.string_only", "mistral-common",
+          "Unexpected content chunk types in tool message",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py "
+          "(_validate_tool_content_chunks: text chunks only, up to v13)", roles=("tool",)),
     _rule("MI-10", "content.null", "mistral-common",
           "2 validation errors for UserMessage content.str Input should be a valid string",
           "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (UserMessage.content is "

@@ -235,6 +235,8 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "MI-9": ("mistral", [U(), A([{"type": "text", "text": "see"}, IMAGE]), U("ok")],
              "Unexpected content chunk types in assistant message",
              lambda out: out == [U(), A("see\n[image_url omitted: only text can be sent here]"), U("ok")]),
+    "MI-13": ("mistral", [U(), A(None, [C(ID9)]), T(ID9, [IMAGE])], "Unexpected content chunk types in tool message",
+              lambda out: out[2] == T("P5gRZ3YvF", "[image_url omitted: only text can be sent here]")),
     "MI-10": ("mistral", [U(None)], "2 validation errors for UserMessage content.str Input should be a valid string",
               lambda out: out == [U("")]),
     "MI-11": ("mistral", [U(), A("x", reasoning_content="hmm"), U("y")],

@@ -220,7 +220,8 @@ def test_mistral_text_then_text_and_calls_is_a_fixed_point() -> None:
     once = list(normalizer.repair(history, profile="mistral"))
     assert list(normalizer.repair(once, profile="mistral")) == once
     assert normalizer.check(once, profile="mistral") == []
-    assert once[0] == {"role": "assistant", "content": "hi\nhi"}
+    assert once[:2] == [{"role": "user", "content": "."},  # MI-7: a conversation starts with a user
+                        {"role": "assistant", "content": "hi\nhi"}]
 
 
 @pytest.mark.parametrize("profile", ["qwen", "zhipu", "qwen:thinking"])

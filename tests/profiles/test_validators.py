@@ -21,39 +21,11 @@ from hypothesis import HealthCheck, given, settings
 
 import normalizer
 from agent_strategies import agent_histories
-from judged_histories import all_histories, has_images, has_parallel_calls, has_tools
-from provider_code import TOOL_FREE_TEMPLATES, have_templates, judges, require
+from judged_histories import REQUIRED, all_histories, selected
+from provider_code import have_templates, judges, require
 from realdata import SKIP_REASON
 
 Messages = list[dict[str, Any]]
-
-# (profile, judge, which histories). "no-images": the tokenizer files bundled in mistral-common
-# are text-only (an image needs the multimodal tokenizer, which fetches the image).
-REQUIRED: list[tuple[str, str, str]] = [
-    ("mistral", "mistral-validator-v7", "all"),
-    ("mistral", "mistral-validator-v11", "all"),
-    ("mistral", "mistral-validator-v13", "all"),
-    ("mistral", "mistral-validator-v3", "all"),
-    ("mistral", "mistral-encode-v7", "no-images"),
-    ("mistral-v3", "mistral-validator-v3", "all"),
-    ("mistral-v3", "mistral-encode-v3", "no-images"),
-    *(("jinja-strict", f"template-{t}", "tool-free" if t in TOOL_FREE_TEMPLATES else "all")
-      for t in ("deepseek-v3.1", "deepseek-v3", "devstral", "gemma3", "mistral-v0.1", "phi3.5", "qwen2.5", "qwen3")),
-    ("llama3", "template-llama3.1", "all"),
-    ("llama3", "template-llama3.2", "all"),
-    ("qwen3", "template-qwen3", "all"),
-    ("qwen3", "template-qwen2.5", "all"),
-    ("qwen3.5", "template-qwen3.5", "all"),
-    ("gemma", "template-gemma2", "tool-free"),
-    ("gemma", "template-gemma3", "tool-free"),
-    ("mistral-template", "template-mistral-nemo", "all"),
-    ("mistral-template", "template-mistral-small-3.2", "all"),
-    ("mistral-template", "template-devstral", "all"),
-    ("default", "template-llama3.1", "no-parallel"),
-    ("anthropic", "litellm-anthropic", "all"),
-    ("bedrock", "litellm-bedrock", "all"),
-]
-
 
 def _judge(name: str) -> Any:
     family, judge = judges()[name]
@@ -61,16 +33,6 @@ def _judge(name: str) -> Any:
     if family == "template" and not have_templates():
         pytest.skip(SKIP_REASON)
     return judge
-
-
-def _selected(history: Messages, which: str) -> bool:
-    if which == "tool-free":
-        return not has_tools(history)
-    if which == "no-parallel":
-        return not has_parallel_calls(history)
-    if which == "no-images":
-        return not has_images(history)
-    return True
 
 
 def _repair(history: Messages, profile: str) -> Messages:
@@ -83,7 +45,7 @@ def _repair(history: Messages, profile: str) -> Messages:
 def test_generated_histories_are_accepted_after_repair(profile: str, judge_name: str, which: str,
                                                        history: Messages) -> None:
     judge = _judge(judge_name)
-    if not _selected(history, which):
+    if not selected(history, which):
         return
     out = _repair(history, profile)
     if not out:
@@ -115,7 +77,7 @@ def _real() -> list[tuple[str, Messages]]:
 @pytest.mark.parametrize(("profile", "judge_name", "which"), REQUIRED, ids=lambda v: str(v))
 def test_real_histories_are_accepted_after_repair(profile: str, judge_name: str, which: str) -> None:
     judge = _judge(judge_name)
-    corpus = [(n, h) for n, h in _real() if _selected(h, which) and not n.startswith("generated:")]
+    corpus = [(n, h) for n, h in _real() if selected(h, which) and not n.startswith("generated:")]
     if not corpus:
         pytest.skip(SKIP_REASON)
     rejected = [(name, judge(out)) for name, h in corpus if (out := _repair(h, profile)) and judge(out) is not None]
