@@ -58,6 +58,7 @@ from .profiles import (
     check_iter,
     get_profile,
     load_profile,
+    profile_for_model,
 )
 
 __version__ = "0.1.0"
@@ -119,6 +120,7 @@ __all__ = [
     "OrphanResultError",
     "Position",
     "Profile",
+    "profile_for_model",
     "PROFILES",
     "read_conversations",
     "read_messages",

@@ -32,6 +32,8 @@ __all__ = [
     "SUBSTANCE_KEYS",
     "REASONING_TEXT_KEYS",
     "REASONING_KEYS",
+    "REASONING_PART_TYPES",
+    "OPAQUE_KEYS",
     "NAME_PATTERN",
     "NOT_ID_CHAR",
     "ANTHROPIC_ID",
@@ -71,6 +73,8 @@ SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
 REASONING_TEXT_KEYS = ("reasoning_content", "reasoning")
 #: Every reasoning field a provider may reject (Groq) or a template may choke on.
 REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
+#: Content parts that hold reasoning (Anthropic's thinking blocks, Responses' reasoning items).
+REASONING_PART_TYPES = ("thinking", "redacted_thinking", "reasoning")
 
 #: OpenAI's ``name`` pattern (and most providers' function-name pattern).
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -83,6 +87,10 @@ MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
 
 
 # ---------------------------------------------------------------------- predicates
+
+
+#: Keys holding opaque continuation state (with ``finish_reason: "incomplete"``).
+OPAQUE_KEYS = ("codex_reasoning_items", "codex_message_items")
 
 
 def is_opaque(message: Mapping[str, Any]) -> bool:

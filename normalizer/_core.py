@@ -95,10 +95,16 @@ class Normalizer:
         self._shapes = encoder.shapes
         self._rewrites_ids = encoder.rewrites_ids
         self._object_arguments = encoder.object_arguments
+        # Calls whose arguments the encoding reads (objects, or JSON that must parse) take the slow path.
+        self._read_arguments = encoder.object_arguments or encoder.repairs_arguments
         self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
+        self._single_call = encoder.single_call  # a turn with parallel calls is emitted as call/result rounds
         self._tool_only_null = encoder.tool_only == "null"  # the core's own: None stays None
         # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
         self._apart = encoder.apart or not opts.merge_text_then_calls
+        # Opaque continuation state (Codex interims) means something to OpenAI only: a profile
+        # for another provider treats such a turn as plain, and its encoder drops the state.
+        self._is_opaque: Callable[[Message], bool] = is_opaque if encoder.keeps_opaque else _never
         self._stage = stage = make_stage(self.profile, encoder)
         # _emit is the sink itself (an attribute, not a method that calls it: one call less
         # per message): the output list, or the stage in front of it.
@@ -393,7 +399,7 @@ class Normalizer:
         if (
             turn is None
             or self._turn_opaque
-            or is_opaque(message)
+            or self._is_opaque(message)
             or turn.get("name") != message.get("name")
         ):
             return False
@@ -423,7 +429,7 @@ class Normalizer:
         return not (
             message.get("tool_calls")
             or has_text(message.get("content"))
-            or is_opaque(message)
+            or self._is_opaque(message)
             or any(message.get(k) for k in SUBSTANCE_KEYS)
         )
 
@@ -523,7 +529,7 @@ class Normalizer:
         if self._answered:
             self._answered = {}
         # (the tool-block state was reset by _end_block when the previous turn ended)
-        if is_opaque(message):
+        if self._is_opaque(message):
             self._turn_opaque = True
             for call in message.get("tool_calls") or ():
                 call_id = _call_id(call)
@@ -687,7 +693,7 @@ class Normalizer:
         return (
             message is not None
             and message.get("role") == "assistant"
-            and not is_opaque(message)
+            and not self._is_opaque(message)
             and message.get("name") == self._parked[0][0].get("name")
         )
 
@@ -720,7 +726,7 @@ class Normalizer:
         # (Arguments as objects, for a profile that wants them so, take the slow path.)
         registry = self._calls
         fresh: list[str] = []
-        for call in raw if not self._object_arguments else ():
+        for call in raw if not self._read_arguments else ():
             function = call.get("function")
             call_id = call.get("id")
             if (
@@ -737,7 +743,7 @@ class Normalizer:
             registry[call_id] = call
             fresh.append(call_id)
         else:
-            if not self._object_arguments:
+            if not self._read_arguments:
                 unanswered = self._unanswered
                 for call_id in fresh:
                     unanswered[call_id] = None
@@ -785,6 +791,14 @@ class Normalizer:
                     encoded = "{}"
                     notes.append(Note("default_arguments", f"call {call_id!r}: empty arguments became '{{}}'", [index], None))
                 fixed = {**fixed, "function": {**function, "arguments": encoded}}
+            elif self._encoder.repairs_arguments:
+                repaired = self._encoder.repair_arguments(arguments)
+                if repaired is not None:
+                    notes.append(Note(
+                        "repair_arguments", f"call {call_id!r}: arguments were not valid JSON (cut off?); sent as "
+                        f"{repaired!r}", [index], {"id": call_id, "arguments": arguments},  # the original
+                    ))
+                    fixed = {**fixed, "function": {**function, "arguments": repaired}}
             if call_id in self._calls:
                 if self._calls[call_id] == fixed:
                     self._record(
@@ -828,7 +842,14 @@ class Normalizer:
             try:
                 value = orjson.loads(arguments)
             except orjson.JSONDecodeError:
-                return call
+                if not self._encoder.repairs_arguments:
+                    return call
+                repaired = self._encoder.repair_arguments(arguments) or "{}"
+                self._turn_notes.append(Note(
+                    "repair_arguments", f"call {call_id!r}: arguments were not valid JSON (cut off?); sent as "
+                    f"{repaired}", [index], {"id": call_id, "arguments": arguments},  # the original
+                ))
+                return {**call, "function": {**function, "arguments": orjson.loads(repaired)}}
             if isinstance(value, dict):
                 self._turn_notes.append(Note("decode_arguments", f"call {call_id!r}: arguments sent as an object",
                                              [index], {"id": call_id, "arguments": arguments}))
@@ -918,6 +939,10 @@ class Normalizer:
             ]}
         if self._split and calls and has_text(content):
             self._emit_apart(turn, inputs, notes)
+        elif self._single_call and len(calls) > 1:
+            self._emit_rounds(turn, inputs, notes, policy != "keep", ids)
+            self._end_block()
+            return
         else:
             self._emit(turn, notes)
         if calls:
@@ -991,6 +1016,36 @@ class Normalizer:
             "accepts one or the other", list(inputs),
         )])
 
+    def _emit_rounds(
+        self, turn: Message, inputs: list[int], notes: list[Note], stub: bool, ids: dict[str, Any] | None
+    ) -> None:
+        # One call per assistant message (JT-4, "This model only supports single tool-calls at
+        # once!"): the turn's calls in order, each followed by its result. The first message
+        # carries the turn's text and fields; the others only their call. The model made the
+        # calls at once, so no call sees a result the turn did not already have.
+        calls = turn["tool_calls"]
+        want = self._encoder.tool_only
+        assert len(calls) == len(self._calls)  # the turn's calls are the registry's, in order
+        for k, (call_id, call) in enumerate(zip(self._calls, calls)):
+            if k == 0:
+                message: Message = {**turn, "tool_calls": [call]}
+                message_notes = notes + [Note(
+                    "split_parallel_calls", f"the {len(calls)} parallel tool calls of one assistant message became "
+                    f"{len(calls)} call/result rounds: {self.profile.name} accepts one call per message",
+                    list(inputs),
+                )]
+            else:
+                message = {"role": "assistant"}
+                if "name" in turn:
+                    message["name"] = turn["name"]
+                if want != "omit":
+                    message["content"] = None if want == "null" else ""
+                message["tool_calls"] = [call]
+                message_notes = []
+            self._emit(message, message_notes)
+            self._emit_result(call_id, stub, inputs, ids)
+        self._record_reorder(inputs)
+
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
         has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
         why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
@@ -1015,14 +1070,22 @@ class Normalizer:
                     self._emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
         else:
             for call_id in self._calls:
-                result = results.get(call_id)
-                if result is not None:
-                    message, index, stored = result
-                    notes = list(stored) if stored else []
-                    self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
-                elif stub:
-                    notes = [self._stub_note(call_id, inputs)]
-                    self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), notes), notes)
+                self._emit_result(call_id, stub, inputs, ids)
+        self._record_reorder(inputs)
+
+    def _emit_result(self, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
+        # One call's result (or its stub) in the provider's encoding.
+        result = self._results.get(call_id)
+        if result is not None:
+            message, index, stored = result
+            notes = list(stored) if stored else []
+            self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
+        elif stub:
+            notes = [self._stub_note(call_id, inputs)]
+            self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), notes), notes)
+
+    def _record_reorder(self, inputs: list[int]) -> None:
+        results = self._results
         arrival = self._arrival
         if len(arrival) > 1 and arrival != [c for c in self._calls if c in results]:
             self._record(
@@ -1079,6 +1142,10 @@ class Normalizer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _never(message: Message) -> bool:
+    return False
 
 
 def _call_id(call: Any) -> str | None:

@@ -8,6 +8,7 @@ breaks without changing it (``_check``).
 from __future__ import annotations
 
 from ._check import Checker, Violation, acheck, acheck_iter, check, check_iter
+from ._models import MODEL_PATTERNS, ModelPattern, profile_for_model
 from ._profiles import PROFILES, Profile, get_profile, load_profile
 from ._rules import KEYS, RULES, Rule
 
@@ -20,6 +21,9 @@ __all__ = [
     "get_profile",
     "KEYS",
     "load_profile",
+    "MODEL_PATTERNS",
+    "ModelPattern",
+    "profile_for_model",
     "Profile",
     "PROFILES",
     "Rule",

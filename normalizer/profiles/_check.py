@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, cast
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 from .._content import (
@@ -24,6 +25,7 @@ from .._content import (
     NAME_PATTERN,
     ANTHROPIC_ID,
     REASONING_KEYS,
+    REASONING_PART_TYPES,
     SUBSTANCE_KEYS,
     has_text,
     is_opaque,
@@ -120,6 +122,7 @@ class Checker:
             rule = RULES[rule_id]
             for key in rule.keys:
                 self._rules.setdefault(key, []).append(rule)
+        self._keeps_opaque = self.profile.opaque == "keep"
         self.max_seen_ids = max_seen_ids
         self.incomplete = False
         self.incomplete_reason: str | None = None
@@ -221,12 +224,15 @@ class Checker:
         emit = self._emit
         if role != "tool":
             self._end_block(out)
-        opaque = role == "assistant" and is_opaque(cast("dict[str, Any]", msg))  # reads keys only
+        # reads keys only; a profile that drops opaque state (Profile.opaque) exempts nothing
+        opaque = role == "assistant" and self._keeps_opaque and is_opaque(cast("dict[str, Any]", msg))
         # -- roles and order
         prev = self._prev
         if "role.mistral_transitions" in self._rules and prev is not None and role not in _MISTRAL_NEXT[prev]:
             emit(out, "role.mistral_transitions", index, current=role, previous=prev)
         if role == "system":
+            if msg.get("role") == "developer":
+                emit(out, "role.developer", index)
             if "role.system_unsupported" in self._rules:
                 emit(out, "role.system_unsupported", index)
             mode = self.profile.system
@@ -269,7 +275,7 @@ class Checker:
         calls = msg.get("tool_calls") if role == "assistant" else None
         if content is None:
             if role != "assistant" or not calls:
-                emit(out, "content.null", index)
+                emit(out, "content.null", index, _role=role)
         elif isinstance(content, list):
             if not content:
                 emit(out, "content.no_elements", index)
@@ -329,6 +335,11 @@ class Checker:
             for field in REASONING_KEYS:
                 if field in msg:
                     emit(out, "reasoning.unsupported", index, field=field)
+            content = msg.get("content")
+            if "reasoning.unsupported" in self._rules and isinstance(content, list) and any(
+                isinstance(p, Mapping) and p.get("type") in REASONING_PART_TYPES for p in content
+            ):
+                emit(out, "reasoning.unsupported", index, field="content")
         calls = msg.get("tool_calls")
         if calls is None or "tool_calls" not in msg:
             return
@@ -338,9 +349,18 @@ class Checker:
             return
         if not isinstance(calls, list):
             return
+        last = self._last
+        if (
+            "content.text_then_calls" in self._rules and last is not None and last.get("role") == "assistant"
+            and not last.get("tool_calls") and has_text(last.get("content"))
+        ):
+            emit(out, "content.text_then_calls", index)
         profile = self.profile
         if not opaque and profile.requires_reasoning() and msg.get("reasoning_content") is None:
             emit(out, "reasoning.required_on_tool_turns", index)
+        if len(calls) > 1 and not opaque:
+            emit(out, "tool.single_call", index)
+        parse = "tool.arguments_valid_json" in self._rules and not opaque
         block: dict[str, str] = {}
         offset = 1 if has_text(msg.get("content")) else 0  # Anthropic: the text block comes first
         for j, call in enumerate(calls):
@@ -357,6 +377,11 @@ class Checker:
                         emit(out, "tool.arguments_json", index, id=call_id)
                 if isinstance(arguments, str):
                     emit(out, "tool.arguments_object", index)
+                    if parse and arguments.strip():
+                        try:
+                            orjson.loads(arguments)
+                        except orjson.JSONDecodeError:
+                            emit(out, "tool.arguments_valid_json", index, name=fname)
             if isinstance(call_id, str) and call_id:
                 if call_id in block:
                     if not opaque:

@@ -52,10 +52,14 @@ two different ``n`` can never give the same id:
   constant coprime to 62, add a constant, modulo ``62**9``) and written as 9 base-62 digits.
   Injective, so unique for the first 1.35e16 calls of a conversation; it looks like the
   random 9-character ids Mistral's models produce.
-* ``unique`` / ``anthropic64``: the original id (sanitized to ``[A-Za-z0-9_-]`` and cut so
-  the whole fits in 64 characters for ``anthropic64``) + ``_`` + ``n`` in base 62. Base 62
-  has no ``_``, so the text after the last ``_`` *is* ``n``: two equal ids would have equal
-  ``n``. An id that already ends in ``_<n>`` for its own ``n`` is kept as is.
+* ``unique``: the original id + ``_`` + ``n`` in base 62. Base 62 has no ``_``, so the text
+  after the last ``_`` *is* ``n``: two equal ids would have equal ``n``. An id that already
+  ends in ``_<n>`` for its own ``n`` is kept as is.
+* ``anthropic64``: a valid id (``^[a-zA-Z0-9_-]{1,64}$``) that the conversation has not used
+  yet is kept as it is: rewriting valid ids only churns the prompt-cache prefix. Any other id
+  is numbered as ``unique`` (sanitized, cut to fit 64 characters), and checked against the
+  ids kept so far. This style remembers the ids it gave, at most :data:`MAX_KEPT_IDS`; past
+  that every id is numbered.
 * ``openai40`` / ``responses64``: only a too-long id is rewritten (``call_`` + a hash); ids
   need not be unique across turns there, and a clash inside the turn is numbered away.
 
@@ -69,11 +73,15 @@ import hashlib
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from .._content import (
     ANTHROPIC_ID,
     NAME_PATTERN,
     NOT_ID_CHAR,
+    OPAQUE_KEYS,
     REASONING_KEYS,
+    REASONING_PART_TYPES,
     has_text,
     is_blank_part,
     is_text_part,
@@ -86,7 +94,7 @@ from ._rules import RULES
 if TYPE_CHECKING:
     from ._profiles import Profile
 
-__all__ = ["Encoder", "mistral_id", "base62"]
+__all__ = ["Encoder", "mistral_id", "base62", "close_json"]
 
 Message = dict[str, Any]
 
@@ -97,6 +105,9 @@ _A = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES = ("system", "user", "assistant", "tool")
+#: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
+#: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
+MAX_KEPT_IDS = 100_000
 
 
 def base62(n: int, width: int = 0) -> str:
@@ -134,6 +145,7 @@ class Encoder:
         #: Thinking mode: assistant messages carry ``reasoning_content`` (padded with "").
         self.pad_reasoning = p.requires_reasoning()
         self.id_style = p.id_style
+        self._seen_ids: set[str] = set()  # anthropic64: the ids given so far (at most MAX_KEPT_IDS)
         self.rewrites_ids = p.id_style != "keep"
         self._strip_reasoning = p.reasoning == "strip"
         self._nonempty = bool(keys & {"content.nonempty_text_part", "content.non_whitespace_text",
@@ -152,8 +164,18 @@ class Encoder:
         )
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
                          or self._null_to_empty or bool(self._string_roles))
+        #: A ``developer`` message is written as ``system`` (templates and converters that know no
+        #: developer role).
+        self._developer_to_system = "role.developer" in keys
+        #: Call arguments that do not parse as JSON (truncated) are repaired (:meth:`repair_arguments`).
+        self.repairs_arguments = "tool.arguments_valid_json" in keys
+        #: One call per assistant message: a parallel turn is sent as call/result rounds (the core).
+        self.single_call = "tool.single_call" in keys
+        #: Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``) is
+        #: replayed as stored; a profile for a provider it means nothing to drops it instead.
+        self.keeps_opaque = p.opaque == "keep"
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
-                       or self.pad_reasoning)
+                       or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system)
 
     # ------------------------------------------------------------------ one message
 
@@ -161,6 +183,10 @@ class Encoder:
         """``message`` (of the event ``role``) in the provider's shape: a copy if anything
         changed (each change a note in ``notes``), else the message itself."""
         m = message
+        if role == "system" and self._developer_to_system and m.get("role") == "developer":
+            notes.append(Note("developer_to_system", f"a developer message is sent as a system message: "
+                              f"{self.profile.name} has no developer role", inputs, {"role": "developer"}))
+            m = {**m, "role": "system"}
         if role != "assistant" and self._strip_calls and "tool_calls" in m:
             notes.append(Note("strip_tool_calls", f"removed 'tool_calls' from a {role} message", inputs,
                               {"tool_calls": m["tool_calls"]}))
@@ -171,11 +197,38 @@ class Encoder:
             notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
                               inputs, {"name": name}))
             m = {**m, "name": fixed}
+        if role == "assistant" and not self.keeps_opaque:
+            m = self._drop_opaque(m, inputs, notes)
+        if role == "assistant" and self._strip_reasoning and isinstance(m.get("content"), list):
+            m = self._strip_reasoning_parts(m, inputs, notes)
         if self._content:
             m = self._shape_content(m, role, inputs, notes)
         if role == "assistant":
             m = self._shape_reasoning(m, inputs, notes)
         return m
+
+    def _drop_opaque(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
+        removed = {k: m[k] for k in OPAQUE_KEYS if k in m}
+        if m.get("finish_reason") == "incomplete":
+            removed["finish_reason"] = "incomplete"
+        if not removed:
+            return m
+        notes.append(Note("drop_opaque_state", f"removed {', '.join(removed)}: opaque OpenAI continuation state "
+                          f"that {self.profile.name} cannot replay (the turn is sent as plain text and calls)",
+                          inputs, removed))
+        return {k: v for k, v in m.items() if k not in removed}
+
+    def _strip_reasoning_parts(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
+        """Reasoning stored as content parts (``thinking``, ``redacted_thinking``, ``reasoning``)
+        goes where the reasoning fields go when the profile strips them: out, kept in the note."""
+        content = m["content"]
+        removed = [p for p in content if isinstance(p, Mapping) and p.get("type") in REASONING_PART_TYPES]
+        if not removed:
+            return m
+        notes.append(Note("strip_reasoning", f"removed {len(removed)} reasoning part(s) from the content: "
+                          f"{self.profile.name} does not accept reasoning in the history", inputs, removed))
+        return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
+                                                             and p.get("type") in REASONING_PART_TYPES)]}
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """Part types, blank parts, flattening, null content (copy on write)."""
@@ -279,6 +332,43 @@ class Encoder:
                                   "on assistant messages; the real reasoning was not stored)", inputs))
         return m
 
+    def _anthropic_id(self, text: str, n: int) -> str:
+        """``anthropic64``: a valid id not used before in the conversation is kept as it is
+        (rewriting it would only churn the prompt-cache prefix); any other becomes
+        ``<sanitized original>_<n in base 62>``, checked against the ids kept so far."""
+        seen = self._seen_ids
+        room = len(seen) < MAX_KEPT_IDS
+        if ANTHROPIC_ID.match(text) and text not in seen and room:
+            seen.add(text)
+            return text
+        tag = base62(n)
+        base = NOT_ID_CHAR.sub("_", text)[: 64 - 1 - len(tag)] or "call"
+        candidate = f"{base}_{tag}"
+        k = 0
+        # Numbered ids never clash with one another (the text after the last "_" is n, and
+        # base 62 has no "_"); only a kept id can equal one. Past MAX_KEPT_IDS no more ids are
+        # kept, so the set still holds every id a numbered one could clash with.
+        while candidate in seen:
+            candidate = f"call{k}_{tag}"
+            k += 1
+        if room:
+            seen.add(candidate)
+        return candidate
+
+    # ------------------------------------------------------------------ arguments
+
+    def repair_arguments(self, arguments: str) -> str | None:
+        """Arguments that do not parse as JSON, repaired (``tool.arguments_valid_json``): the
+        JSON text closed where it was cut off (see :func:`close_json`), else ``"{}"``; None
+        when they parse already."""
+        try:
+            orjson.loads(arguments)
+            return None
+        except orjson.JSONDecodeError:
+            pass
+        closed = close_json(arguments)
+        return closed if closed is not None else "{}"
+
     # ------------------------------------------------------------------ ids
 
     def new_id(self, old: Any, n: int, taken: Container[str]) -> Any:
@@ -288,7 +378,9 @@ class Encoder:
         text = old if isinstance(old, str) else ""
         if style == "mistral9":
             return mistral_id(n)
-        if style in ("unique", "anthropic64"):
+        if style == "anthropic64":
+            return self._anthropic_id(text, n)
+        if style == "unique":
             tag = base62(n)
             head, sep, tail = text.rpartition("_")
             if sep and tail == tag and (style == "unique" or ANTHROPIC_ID.match(text)):
@@ -306,6 +398,72 @@ class Encoder:
                 candidate = f"{base}_{k}"
             return candidate
         return old
+
+
+def close_json(text: str) -> str | None:
+    """JSON cut off mid-way (a model's output truncated at its token limit), closed: an open
+    string is closed, a dangling ``,`` or ``:`` (with its key) removed, open arrays and objects
+    closed in stack order. None when the result still does not parse as a JSON object. As
+    hermes-agent repairs truncated arguments (research/hermes.md §4.9), without guessing values.
+    """
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}":
+            if not stack or stack[-1] != ch:
+                return None  # not a truncation: a misplaced closer
+            stack.pop()
+    body = text
+    if in_string:
+        body = (body[:-1] if escaped else body) + '"'  # a dangling escape is cut with the rest
+    candidates = [body]
+    stripped = body.rstrip()
+    if stripped.endswith((",", ":")):
+        candidates.append(stripped[:-1])
+    # A key with no value yet ('{"a": 1, "b"' or '{"a": 1, "b":'): drop the key.
+    trimmed = stripped.rstrip(":").rstrip()
+    if trimmed.endswith('"') and stack and stack[-1] == "}":
+        start = _string_start(trimmed)
+        if start is not None:
+            head = trimmed[:start].rstrip()
+            if head.endswith((",", "{")):
+                candidates.append(head.rstrip(","))
+    for candidate in candidates:
+        closed = candidate + "".join(reversed(stack))
+        try:
+            value = orjson.loads(closed)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return closed
+    return None
+
+
+def _string_start(text: str) -> int | None:
+    """Where the JSON string that ``text`` ends with opens (``text`` ends with ``"``)."""
+    i = len(text) - 2
+    while i >= 0:
+        if text[i] == '"':
+            backslashes = 0
+            j = i - 1
+            while j >= 0 and text[j] == "\\":
+                backslashes += 1
+                j -= 1
+            if backslashes % 2 == 0:
+                return i
+        i -= 1
+    return None
 
 
 def _typed(part: Any) -> Any:

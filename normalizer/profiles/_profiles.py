@@ -113,6 +113,11 @@ class Profile(BaseModel):
     """``string``: a content list made only of text parts is sent as one string."""
     arguments: Literal["string", "object"] = "string"
     """Call arguments as a JSON string (OpenAI) or as an object (Ollama native)."""
+    opaque: Literal["keep", "plain"] = "keep"
+    """Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``):
+    ``keep`` replays such a turn exactly as stored (OpenAI); ``plain`` treats it as any
+    assistant turn and drops the state (kept in the report): providers that cannot replay it
+    reject what it leaves (an interim with no text and no calls, reasoning chunks)."""
     placeholder_user: str = "."
     """A structural user message (leading user, between assistants, empty user content)."""
     placeholder_continue: str = "Continue."
@@ -261,13 +266,14 @@ def _builtins() -> dict[str, Profile]:
         name="anthropic",
         description="OpenAI-shaped requests that a gateway turns into Claude (Anthropic's /v1/chat/completions, "
         "OpenRouter, LiteLLM, Copilot). Claude >= 4.6: no prefill.",
-        rules=("AN-1", "AN-3", "AN-4", "AN-5", "AN-7a", "AN-7b", "AN-8", "AN-9", "AN-10a", "AN-11", "AN-12"),
+        rules=("AN-1", "AN-3", "AN-4", "AN-5", "AN-7a", "AN-7b", "AN-8", "AN-9", "AN-10a", "AN-11", "AN-12",
+               "AN-13", "AN-14", "AN-15", "AN-16"),
         tool_only_content="null", id_style="anthropic64", trailing_assistant="forbid", system="leading",
-        alternate=True,
+        alternate=True, opaque="plain",
     )
     bedrock = anthropic.derive(
         "bedrock", description="AWS Bedrock Converse (any model) and InvokeModel with Claude.",
-        remove_rules=["AN-3", "AN-7a", "AN-7b", "AN-10a"], add_rules=["BR-1", "BR-2", "BR-3", "BR-5"],
+        remove_rules=["AN-3", "AN-7a", "AN-7b", "AN-10a", "AN-15"], add_rules=["BR-1", "BR-2", "BR-3", "BR-5", "BR-6"],
         first_user=True,
     )
     gemini = Profile(
@@ -277,8 +283,15 @@ def _builtins() -> dict[str, Profile]:
     )
     mistral = Profile(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
-        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a"),
+        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11",
+               "MI-13"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
+        first_user=True, content_form="string", reasoning="strip", opaque="plain",
+    )
+    mistral_v3 = mistral.derive(
+        "mistral-v3", description="mistral-common tokenizer v3 (Mistral 7B v0.3, Mixtral 8x22B, Codestral 22B): "
+        "as mistral, and the text before a turn's calls is dropped (v3 cannot send both; kept in the report).",
+        add_rules=["MI-12"],
     )
     groq = default.derive(
         "groq", description="Groq (strict field validation; no reasoning fields in history).",
@@ -300,12 +313,33 @@ def _builtins() -> dict[str, Profile]:
     jinja = Profile(
         name="jinja-strict",
         description="Self-hosted HF chat templates without tool-aware alternation (vLLM, SGLang, TGI, llama.cpp).",
-        rules=("JT-1", "JT-3"), tool_only_content="empty", reasoning="strip", system="single",
-        alternate=True, first_user=True, content_form="string",
+        rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10"), tool_only_content="empty", reasoning="strip",
+        system="single", alternate=True, first_user=True, content_form="string", opaque="plain",
+    )
+    # Model families whose template needs what another forbids (issue 14; each judged by its template).
+    llama3 = jinja.derive(
+        "llama3", description="Llama 3.1 / 3.2 / 3.3 chat templates: one tool call per assistant message "
+        "(parallel calls sent as call/result rounds).", add_rules=["JT-4"],
+    )
+    qwen3 = jinja.derive(
+        "qwen3", description="Qwen3 / Qwen2.5 chat templates (string content, '' beside calls).",
+    )
+    qwen35 = jinja.derive(
+        "qwen3.5", description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
+        add_rules=["JT-5a", "JT-12"], arguments="object",
+    )
+    gemma = jinja.derive(
+        "gemma", description="Gemma 2 / Gemma 3 chat templates: no system role (folded into the first user turn).",
+        remove_rules=["JT-3"], add_rules=["JT-2"], system="fold",
+    )
+    mistral_template = jinja.derive(
+        "mistral-template", description="Mistral chat templates served without mistral-common (Mistral-Nemo, "
+        "Mistral-Small-3.x, Devstral via HF templates): 9-character ids, user/assistant alternation that skips "
+        "tool turns.", add_rules=["JT-9", "JT-11"], id_style="mistral9",
     )
     ollama = Profile(
         name="ollama", description="Ollama native /api/chat (arguments as objects, string content).",
-        rules=("OL-1", "JT-5b"), tool_only_content="empty", content_form="string", arguments="object",
+        rules=("OL-1", "JT-5b", "OL-3"), tool_only_content="empty", content_form="string", arguments="object",
     )
     strict = Profile(
         name="strict",
@@ -316,8 +350,8 @@ def _builtins() -> dict[str, Profile]:
         tool_only_content="null", id_style="mistral9", trailing_assistant="forbid", system="single",
         alternate=True, first_user=True,
     )
-    profiles = [default, openai, deepseek, moonshot, anthropic, bedrock, gemini, mistral, groq, xai, qwen,
-                zhipu, jinja, ollama, strict]
+    profiles = [default, openai, deepseek, moonshot, anthropic, bedrock, gemini, mistral, mistral_v3, groq, xai, qwen,
+                zhipu, jinja, llama3, qwen3, qwen35, gemma, mistral_template, ollama, strict]
     return {p.name: p for p in profiles}
 
 

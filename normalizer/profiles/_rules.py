@@ -68,6 +68,11 @@ KEYS: dict[str, str] = {
     "content.string_only": "content is a string, not a list of parts",
     "content.single_text": "at most one text element per message",
     "content.not_both_text_and_calls": "an assistant message has text or tool calls, not both",
+    "content.text_then_calls": "no assistant text right before the turn's tool calls (mistral-common v3 merges "
+                               "the two messages back into one)",
+    "tool.single_call": "one tool call per assistant message",
+    "tool.arguments_valid_json": "call arguments parse as JSON (a truncated JSON string does not)",
+    "role.developer": "no `developer` role (it is sent as `system`)",
     "role.alternate": "user and assistant turns alternate",
     "role.first_user": "the first non-system message is a user message",
     "role.requires_user": "the history has a user message",
@@ -230,6 +235,22 @@ _CATALOGUE = [
           'not "system" as an input message role.',
           "ianarawjo/ChainForge#271, Maol-1997/cursor-claude-connector#3; "
           "https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages"),
+    _rule("AN-13", "role.developer", "LiteLLM's OpenAI->Anthropic converter",
+          "Invalid Message passed in {'role': 'developer', ...}",
+          "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (anthropic_messages_pt)"),
+    _rule("AN-14", "tool.arguments_valid_json", "LiteLLM's OpenAI->Anthropic converter",
+          "Failed to parse tool call arguments for tool '{name}' (Anthropic tool invoke).",
+          "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (the tool_use input is the "
+          "parsed arguments; the JSON error follows, e.g. \"Error: Unterminated string starting at: line 1 "
+          "column 7\"); NousResearch/hermes-agent repairs truncated arguments (research/hermes.md §4.9)"),
+    _rule("AN-15", "role.requires_user", "LiteLLM's OpenAI->Anthropic converter, Anthropic",
+          "Anthropic requires at least one non-system message.",
+          "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (anthropic_messages_pt); "
+          "Anthropic: messages: at least one message is required"),
+    _rule("AN-16", "content.part_type", "LiteLLM's OpenAI->Anthropic and OpenAI->Bedrock converters",
+          "KeyError: 'type'",
+          "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (content parts are read by "
+          "their 'type'); Anthropic: every content block has a type"),
     # -- Bedrock Converse (§6) --------------------------------------------------------------
     _rule("BR-1", "role.alternate", "AWS Bedrock Converse",
           "A conversation must alternate between user and assistant roles. Make sure the conversation "
@@ -249,6 +270,10 @@ _CATALOGUE = [
           "text field, and try again.",
           "Just-Curieous/Curie#14, Just-Curieous/Curie#22, langchain-ai/langchainjs#7942, "
           "langchain-ai/langchainjs#5960", native_index=True),
+    _rule("BR-6", "role.requires_user", "LiteLLM's OpenAI->Bedrock Converse converter",
+          "bedrock requires at least one non-system message",
+          "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py "
+          "(BedrockConverseMessagesProcessor._initial_message_setup)"),
     _rule("BR-8", "content.tool_only_assistant", "AWS Bedrock OpenAI-compatible endpoint",
           "messages: text content blocks must be non-empty",
           "anomalyco/opencode#17395, anomalyco/opencode#17394, vercel/ai#14612"),
@@ -305,6 +330,39 @@ _CATALOGUE = [
     _rule("MI-6a", "tool.duplicate_call_id", "mistral-common V13",
           "Duplicate tool call id {id} in assistant message",
           "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py; NousResearch/hermes-agent#11722"),
+    _rule("MI-7", "role.first_user", "mistral-common",
+          "Conversation must start with a user message or system message",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py "
+          "(_validate_message_list_structure); providers.md §8 MI-7. A history that starts with an assistant "
+          "tool call fails earlier, as MI-3 (\"Not the same number of function calls and responses\"; v11+: "
+          "\"Unexpected tool call id {id} in tool results\"): the validator pairs calls from message 1 on"),
+    _rule("MI-8", "content.part_type", "mistral-common",
+          "Content chunk must have a type field.",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (_content_from_openai)"),
+    _rule("MI-9", "content.string_only", "mistral-common",
+          "Unexpected content chunk types in assistant message",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py "
+          "(_validate_content_chunk_types: the list of the chunk types found follows; a part type it does not "
+          "know at all fails as \"'tool_use' is not a valid ChunkTypes\"); assistant content is text only",
+          roles=("assistant",)),
+    _rule("MI-13", "content.string_only", "mistral-common",
+          "Unexpected content chunk types in tool message",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py "
+          "(_validate_tool_content_chunks: text chunks only, up to v13)", roles=("tool",)),
+    _rule("MI-10", "content.null", "mistral-common",
+          "2 validation errors for UserMessage content.str Input should be a valid string",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (UserMessage.content is "
+          "a string or a list of chunks)", roles=("user", "system", "tool")),
+    _rule("MI-11", "reasoning.unsupported", "mistral-common tokenizers v3 and v7",
+          "Unexpected content chunk types in assistant message: ['ThinkChunk']",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py (MistralRequestValidatorV5 "
+          "accepts TextChunk only; v11 adds ThinkChunk); reasoning/reasoning_content become a ThinkChunk in "
+          "AssistantMessage.from_openai, which also rejects \"`reasoning_content` and `reasoning` should be equal.\""),
+    _rule("MI-12", "content.text_then_calls", "mistral-common tokenizer v3",
+          "Cannot have tool calls and content defined in the same assistant message",
+          "mistralai/mistral-common src/mistral_common/tokens/tokenizers/instruct.py (InstructTokenizerV3); "
+          "its request normalizer (protocol/instruct/normalize.py, _aggregate_assistant_messages) first merges "
+          "consecutive assistant messages, so MI-5's split is undone and no lossless form exists on v3"),
     # -- Groq (§9) --------------------------------------------------------------------------
     _rule("GQ-1", "reasoning.unsupported", "Groq",
           "'messages.{i}' : for 'role:assistant' the following must be satisfied[('messages.{i}' : "
@@ -371,13 +429,47 @@ _CATALOGUE = [
     _rule("JT-3", "role.system_position", "Qwen3.5+ chat templates (llama.cpp, vLLM)",
           "System message must be at the beginning.",
           "moltis-org/moltis#317, ggml-org/llama.cpp#20733, QwenLM/Qwen3.8#244"),
+    _rule("JT-4", "tool.single_call", "Llama 3.x chat templates (vLLM, transformers)",
+          "This model only supports single tool-calls at once!",
+          "vllm-project/vllm#12937, vllm-project/vllm#12938; raised by meta-llama/Llama-3.1-8B-Instruct's and "
+          "Llama-3.2-3B-Instruct's chat_template"),
+    _rule("JT-6", "content.string_only", "HF chat templates that concatenate content (Qwen, DeepSeek, Llama, "
+          "Mistral, Phi, Gemma)",
+          'can only concatenate str (not "list") to str',
+          "the templates' own text (e.g. Qwen/Qwen2.5-7B-Instruct: '<|im_start|>' + message.role + '\\n' + "
+          "message.content), rendered by transformers' render_jinja_template"),
+    _rule("JT-7", "content.null", "HF chat templates that concatenate content",
+          'can only concatenate str (not "NoneType") to str',
+          "as JT-6 (a null content of a message without tool calls)"),
+    _rule("JT-8", "role.requires_user", "Qwen3.5 chat template",
+          "No user query found in messages.",
+          "Qwen/Qwen3.5-4B chat_template (raise_exception)"),
+    _rule("JT-9", "tool.id_format", "Mistral chat templates (Mistral-Nemo, Mistral-Small-3.x)",
+          "Tool call IDs should be alphanumeric strings with length 9!",
+          "mistralai/Mistral-Nemo-Instruct-2407 and Mistral-Small-3.2-24B-Instruct-2506 chat_template "
+          "(raise_exception); the same rule as MI-4"),
+    _rule("JT-10", "role.developer", "Qwen3.5 chat template",
+          "Unexpected message role.",
+          "Qwen/Qwen3.5-4B chat_template (raise_exception for a role other than system, user, assistant, tool)"),
+    _rule("JT-11", "role.mistral_transitions", "Mistral chat templates (Mistral-Nemo, Mistral-Small-3.x)",
+          "After the optional system message, conversation roles must alternate user/assistant/user/assistant/...",
+          "mistralai/Mistral-Nemo-Instruct-2407 chat_template: tool messages and assistant messages with "
+          "tool_calls are skipped when counting, so a user right after a tool result breaks the alternation"),
     _rule("JT-5a", "tool.arguments_object", "HF templates used directly (Qwen3-Coder...)",
           "TypeError: Can only get item pairs from a mapping.",
           "QwenLM/Qwen3-Coder#444, huggingface/transformers#45419"),
+    _rule("JT-12", "tool.arguments_valid_json", "HF templates that read arguments as a mapping (Qwen3.5+)",
+          "TypeError: Can only get item pairs from a mapping.",
+          "as JT-5a: arguments cut off mid-JSON cannot be decoded into a mapping, so they stay a string"),
     _rule("JT-5b", "tool.arguments_object", "Ollama native /api/chat",
           "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
           "of type api.ToolCallFunctionArguments",
           "aliasrobotics/cai#76, neuron-core/neuron-ai#219"),
+    _rule("OL-3", "tool.arguments_valid_json", "Ollama native /api/chat",
+          "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
+          "of type api.ToolCallFunctionArguments",
+          "as JT-5b: arguments that are not JSON (cut off) cannot be decoded into an object, so they stayed a "
+          "string; closed where they were cut, else {} (the original kept in the report)"),
     _rule("OL-1", "content.string_only", "Ollama native /api/chat",
           "json: cannot unmarshal array into Go struct field ChatRequest.messages.content of type string",
           "BerriAI/litellm#11273, BerriAI/litellm#10127, google/adk-python#191"),
@@ -392,7 +484,7 @@ assert len(RULES) == len(_CATALOGUE), "duplicate rule id"
 assert all(k in KEYS for rule in _CATALOGUE for k in rule.keys), "rule with an unknown key"
 
 
-_PLACEHOLDER = re.compile(r"\{(i|j|n|c|id|ids|role|field|first|current|previous)\}")
+_PLACEHOLDER = re.compile(r"\{(i|j|n|c|id|ids|name|role|field|first|current|previous)\}")
 
 
 def render(text: str, values: Mapping[str, Any]) -> str:

@@ -74,10 +74,13 @@ class ProfileStage:
         self._prefix = p.trailing_assistant == "prefix"
         self._forbid = p.trailing_assistant == "forbid"
         self._rstrip = "content.final_assistant_trailing_ws" in keys and p.trailing_assistant == "allow"
+        # mistral-common v3 merges an assistant's text with the calls right after it, then rejects both in
+        # one message: that text cannot be sent (MI-12), and is dropped (kept whole in the report).
+        self._drop_text_before_calls = "content.text_then_calls" in keys
         self._system = p.system
         self.idle = not (
             self._alternate or self._first_user or self._requires_user or self._bridge or self._prefix
-            or self._forbid or self._rstrip or self._system != "anywhere"
+            or self._forbid or self._rstrip or self._system != "anywhere" or self._drop_text_before_calls
         )
         # state
         self._started = False  # a non-system message has been placed
@@ -89,6 +92,7 @@ class ProfileStage:
         self._merged = 0
         self._index: int | None = None  # input index of the message being placed (for errors)
         self._last: str | None = None  # role of the last non-system message placed
+        self._prev_last: str | None = None  # ... and the one before the held message
         self._last_calls = False  # ... and whether it was an assistant with calls
         self._seen_user = False
         self._placed = False
@@ -257,6 +261,11 @@ class ProfileStage:
                        [Note("bridge_assistant", "added an assistant message between a tool result and a user "
                          f"message: {self.profile.name} does not accept a user message right after a tool", [], None)],
                        out)
+        if (
+            self._drop_text_before_calls and role == "assistant" and m.get("tool_calls")
+            and self._held is not None and self._held[0]["role"] == "assistant"
+        ):
+            self._drop_held_text(out)
         if self._last == role and role in ("user", "assistant"):
             held = self._held
             # The core never emits two same-speaker users, or two same-speaker assistant
@@ -287,12 +296,26 @@ class ProfileStage:
         if role == "user" or (role == "assistant" and not m.get("tool_calls")):
             self._held = (m, notes)
             self._merged = 1
+            self._prev_last = self._last
             self._last, self._last_calls = role, False
             if role == "user":
                 self._seen_user = True
             self._placed = True
             return
         self._emit(m, notes, out)
+
+    def _drop_held_text(self, out: Out) -> None:
+        self._settle_held()
+        held = self._held
+        assert held is not None
+        self._held = None
+        text, notes = held
+        out.append((None, notes + [Note(
+            "drop_text_before_calls",
+            f"dropped the assistant text before its tool calls: {self.profile.name} merges it with the calls "
+            "and then rejects text and calls in one message, so it cannot be sent (kept here)", [], text,
+        )]))
+        self._last = self._prev_last
 
     def _merge_held(self, m: Message, notes: list[Note], out: Out) -> None:
         self._merged += 1

@@ -50,6 +50,7 @@ def derive(base: str, name: str, **changes: Any) -> Profile:
 
 
 ID9 = "abcdefghi"
+IMAGE = {"type": "image_url", "image_url": {"url": "http://x/a.png"}}
 LONG = "call_" + "x" * 40  # 45 characters
 Fixed = Callable[[list[Msg]], bool]
 
@@ -227,6 +228,55 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "MI-6a": ("mistral", [U(), A(None, [C(ID9)]), T(ID9), A(None, [C(ID9)]), T(ID9)],
               "Duplicate tool call id abcdefghi in assistant message",
               lambda out: out[1]["tool_calls"][0]["id"] != out[3]["tool_calls"][0]["id"]),
+    "MI-7": ("mistral", [A("hello")], "Conversation must start with a user message or system message",
+             lambda out: out == [U("."), A("hello", prefix=True)]),
+    "MI-8": ("mistral", [U([{"text": "hi"}, IMAGE])], "Content chunk must have a type field.",
+             lambda out: out == [U([{"text": "hi", "type": "text"}, IMAGE])]),
+    "MI-9": ("mistral", [U(), A([{"type": "text", "text": "see"}, IMAGE]), U("ok")],
+             "Unexpected content chunk types in assistant message",
+             lambda out: out == [U(), A("see\n[image_url omitted: only text can be sent here]"), U("ok")]),
+    "MI-13": ("mistral", [U(), A(None, [C(ID9)]), T(ID9, [IMAGE])], "Unexpected content chunk types in tool message",
+              lambda out: out[2] == T("P5gRZ3YvF", "[image_url omitted: only text can be sent here]")),
+    "MI-10": ("mistral", [U(None)], "2 validation errors for UserMessage content.str Input should be a valid string",
+              lambda out: out == [U("")]),
+    "MI-11": ("mistral", [U(), A("x", reasoning_content="hmm"), U("y")],
+              "Unexpected content chunk types in assistant message: ['ThinkChunk']",
+              lambda out: out == [U(), A("x"), U("y")]),
+    "MI-12": ("mistral-v3", [U(), A("let me look"), A(None, [C(ID9)]), T(ID9)],
+              "Cannot have tool calls and content defined in the same assistant message",
+              lambda out: out == [U(), A(None, [C("P5gRZ3YvF")]), T("P5gRZ3YvF")]),
+    "JT-4": ("llama3", [U(), A(None, [C("a"), C("b", name="g")]), T("a", "ra"), T("b", "rb")],
+             "This model only supports single tool-calls at once!",
+             lambda out: out == [U(), A("", [C("a")]), T("a", "ra"), A("", [C("b", name="g")]), T("b", "rb")]),
+    "JT-6": ("jinja-strict", [U([{"type": "text", "text": "see"}, IMAGE])],
+             'can only concatenate str (not "list") to str',
+             lambda out: out == [U("see\n[image_url omitted: only text can be sent here]")]),
+    "JT-7": ("jinja-strict", [U(None)], 'can only concatenate str (not "NoneType") to str',
+             lambda out: out == [U("")]),
+    "JT-8": ("jinja-strict", [S()], "No user query found in messages.", lambda out: out == [S(), U(".")]),
+    "JT-9": ("mistral-template", [U(), A(None, [C()]), T()],
+             "Tool call IDs should be alphanumeric strings with length 9!",
+             lambda out: out == [U(), A("", [C("P5gRZ3YvF")]), T("P5gRZ3YvF")]),
+    "JT-10": ("jinja-strict", [{"role": "developer", "content": "be brief"}, U()], "Unexpected message role.",
+              lambda out: out == [S(), U()]),
+    "JT-11": ("mistral-template", [U(), A(None, [C(ID9)]), T(ID9), U("next")],
+              "After the optional system message, conversation roles must alternate user/assistant/user/assistant/...",
+              lambda out: out == [U(), A("", [C("P5gRZ3YvF")]), T("P5gRZ3YvF"), A("Understood."), U("next")]),
+    "JT-12": ("qwen3.5", [U(), A(None, [C(args='{"path": "a.py", "text": "def f(')]), T()],
+              "TypeError: Can only get item pairs from a mapping.",
+              lambda out: out == [U(), A("", [C(args={"path": "a.py", "text": "def f("})]), T()]),
+    "AN-13": ("anthropic", [{"role": "developer", "content": "be brief"}, U()],
+              "Invalid Message passed in {'role': 'developer', ...}",
+              lambda out: out == [S(), U()]),
+    "AN-14": ("anthropic", [U(), A(None, [C("toolu_01A", args='{"q": [1, 2')]), T("toolu_01A")],
+              "Failed to parse tool call arguments for tool 'f' (Anthropic tool invoke).",
+              lambda out: out == [U(), A(None, [C("toolu_01A", args='{"q": [1, 2]}')]), T("toolu_01A")]),
+    "AN-15": ("anthropic", [S()], "Anthropic requires at least one non-system message.",
+              lambda out: out == [S(), U(".")]),
+    "AN-16": ("anthropic", [U([{"text": "hi"}])], "KeyError: 'type'",
+              lambda out: out == [U([{"text": "hi", "type": "text"}])]),
+    "BR-6": ("bedrock", [S()], "bedrock requires at least one non-system message",
+             lambda out: out == [S(), U(".")]),
     "GQ-1": ("groq", [U(), A("x", reasoning_content="hmm"), U("y")],
              "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
              "'reasoning_content' is unsupported)]",
@@ -288,6 +338,10 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
               "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
               "of type api.ToolCallFunctionArguments",
               lambda out: out[1]["tool_calls"][0]["function"]["arguments"] == {"a": 1}),
+    "OL-3": ("ollama", [U(), A(None, [C(args='{"a": [1')]), T()],
+             "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
+             "of type api.ToolCallFunctionArguments",
+             lambda out: out == [U(), A("", [C(args={"a": [1]})]), T()]),
     "OL-1": ("ollama", [U([{"type": "text", "text": "hi"}])],
              "json: cannot unmarshal array into Go struct field ChatRequest.messages.content of type string",
              lambda out: out == [U("hi")]),
@@ -419,8 +473,19 @@ def test_warning_severity_for_the_unsure_openai_id_limit() -> None:
 
 def test_opaque_messages_are_exempt_from_content_and_id_rules() -> None:
     opaque = A(None, [C("not valid for mistral")], codex_reasoning_items=[{"id": "rs_1"}])
-    found = check([U(), opaque, T("not valid for mistral")], profile="mistral")
+    found = check([U(), opaque, T("not valid for mistral")], profile="strict")
     assert [v.rule for v in found if v.index == 1] == []
+
+
+def test_a_profile_that_drops_opaque_state_checks_and_repairs_the_turn() -> None:
+    # mistral (opaque="plain"): the state means nothing there; the turn is an ordinary one.
+    opaque = A(None, [C("not valid for mistral")], codex_reasoning_items=[{"id": "rs_1"}])
+    history = [U(), opaque, T("not valid for mistral")]
+    assert [v.rule for v in check(history, profile="mistral") if v.index == 1] == ["MI-4"]
+    stream = normalizer.repair(history, profile="mistral")
+    assert list(stream) == [U(), A(None, [C("P5gRZ3YvF")]), T("P5gRZ3YvF")]
+    assert [r.dropped for r in stream.report.records if r.kind == "drop_opaque_state"] == [
+        {"codex_reasoning_items": [{"id": "rs_1"}]}]
 
 
 def test_opaque_turns_are_exempt_from_the_rules_about_their_own_fields() -> None:

@@ -181,11 +181,13 @@ def test_object_arguments_are_decoded_once_for_ollama() -> None:
                {"role": "tool", "tool_call_id": "e", "content": "t"}]
     stream = normalizer.repair(history, profile="ollama")
     out = list(stream)
-    assert [c["function"]["arguments"] for c in out[1]["tool_calls"]] == [{"a": 1}, {}, "not json"]
+    # "not json" cannot become an object (OL-3): it is sent as {}, and kept in the report
+    assert [c["function"]["arguments"] for c in out[1]["tool_calls"]] == [{"a": 1}, {}, {}]
     assert out[1]["content"] == ""
     assert [(r.kind, r.dropped) for r in stream.report.records] == [
         ("decode_arguments", {"id": "c", "arguments": '{"a": 1}'}),
         ("default_arguments", {"id": "d", "arguments": ""}),
+        ("repair_arguments", {"id": "e", "arguments": "not json"}),
         ("encode_tool_only_content", {"content": None}),
     ]
     assert list(normalizer.repair(out, profile="ollama")) == out
@@ -197,7 +199,7 @@ def test_object_arguments_are_decoded_once_for_ollama() -> None:
 UNTYPED_IMAGE = {"image_url": {"url": "http://x/cat.png"}}  # no type: an image all the same
 
 
-@pytest.mark.parametrize("profile", ["deepseek", "groq", "xai", "jinja-strict"])
+@pytest.mark.parametrize("profile", ["deepseek", "groq", "xai"])
 def test_an_untyped_image_part_is_never_flattened_away(profile: str) -> None:
     history = [{"role": "user", "content": [{"type": "text", "text": "look"}, UNTYPED_IMAGE]},
                {"role": "assistant", "content": "ok"}]
@@ -206,10 +208,11 @@ def test_an_untyped_image_part_is_never_flattened_away(profile: str) -> None:
     assert [r.kind for r in report.records] == (["pad_reasoning"] if profile == "deepseek" else [])
 
 
-def test_an_untyped_image_part_where_only_a_string_fits_is_replaced_and_kept_in_the_report() -> None:
+@pytest.mark.parametrize("profile", ["ollama", "jinja-strict"])  # OL-1; JT-6 (templates concatenate strings)
+def test_an_untyped_image_part_where_only_a_string_fits_is_replaced_and_kept_in_the_report(profile: str) -> None:
     history = [{"role": "user", "content": [{"type": "text", "text": "look"}, UNTYPED_IMAGE]},
                {"role": "assistant", "content": "ok"}]
-    out, report = _repair(history, profile="ollama")
+    out, report = _repair(history, profile=profile)
     assert out[0] == {"role": "user", "content": "look\n[image_url omitted: only text can be sent here]"}
     assert [(r.kind, r.dropped) for r in report.records] == [("replace_non_text_part", [UNTYPED_IMAGE])]
 

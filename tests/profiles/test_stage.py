@@ -141,7 +141,8 @@ def test_only_profiles_with_rules_across_messages_have_a_stage() -> None:
     # The encoding of each message is the core's (one pass); the stage is only for where
     # messages stand: system placement, alternation, boundaries.
     staged = sorted(n for n, p in PROFILES.items() if make_stage(p, Encoder(p)) is not None)
-    assert staged == ["anthropic", "bedrock", "gemini", "jinja-strict", "mistral", "qwen", "strict", "zhipu"]
+    assert staged == ["anthropic", "bedrock", "gemini", "gemma", "jinja-strict", "llama3", "mistral", "mistral-template",
+                      "mistral-v3", "qwen", "qwen3", "qwen3.5", "strict", "zhipu"]
 
 
 def _images(value: Any) -> int:
@@ -219,7 +220,8 @@ def test_mistral_text_then_text_and_calls_is_a_fixed_point() -> None:
     once = list(normalizer.repair(history, profile="mistral"))
     assert list(normalizer.repair(once, profile="mistral")) == once
     assert normalizer.check(once, profile="mistral") == []
-    assert once[0] == {"role": "assistant", "content": "hi\nhi"}
+    assert once[:2] == [{"role": "user", "content": "."},  # MI-7: a conversation starts with a user
+                        {"role": "assistant", "content": "hi\nhi"}]
 
 
 @pytest.mark.parametrize("profile", ["qwen", "zhipu", "qwen:thinking"])

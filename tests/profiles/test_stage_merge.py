@@ -43,7 +43,8 @@ print(len(rest), message["role"], len(notes))
     ("profile", "role", "printed"),
     [
         ("anthropic", "user", "0 user 3999"),  # users of different names merge under alternation
-        ("jinja-strict", "system", "0 system 7998"),  # leading systems merge into one (and names conflict)
+        # leading systems merge into one (and names conflict); then a user placeholder (JT-8: a user is required)
+        ("jinja-strict", "system", "1 system 7998"),
     ],
 )
 def test_4000_fragments_of_20kb_merge_in_linear_time(profile: str, role: str, printed: str) -> None:
