@@ -14,6 +14,8 @@ Exit status: 0 done; 1 some input failed or ``check`` found violations; 2 usage 
 
 from __future__ import annotations
 
+import functools
+
 import contextlib
 import os
 import signal
@@ -90,6 +92,26 @@ def cli() -> None:
     """
 
 
+def _model_option(f: Any) -> Any:
+    """``--model NAME``: the profile for that model (``normalizer.profile_for_model``), unless
+    ``--profile`` is given too (then ``--profile`` wins: it names the rules outright)."""
+
+    @functools.wraps(f)
+    def command(*args: Any, model: str | None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        if model is not None and ctx.get_parameter_source("profile") is click.core.ParameterSource.DEFAULT:
+            from ..profiles._models import profile_for_model
+
+            kwargs["profile"] = profile_for_model(model)
+        return f(*args, **kwargs)
+
+    return click.option(
+        "--model", default=None, metavar="NAME",
+        help="The model the history is sent to (e.g. mistral-small-2506, Llama-3.1-8B-Instruct): "
+             "picks its profile from the model table (README); --profile wins over it.",
+    )(command)
+
+
 # -- repair ---------------------------------------------------------------------------------------
 
 
@@ -133,6 +155,7 @@ def _core_options(f: Any) -> Any:
               help="A line or message that is not valid: fail the file, or skip it (kept in the report).")
 @_core_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
+@_model_option
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool,
            report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
            trailing_calls: str, stub_text: str, quiet: bool) -> None:
@@ -334,6 +357,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
               help="Distinct call ids remembered per conversation to find an id reused across turns "
                    "(~100 bytes each). Past it the check is incomplete (exit 3).")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@_model_option
 def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int, max_seen_ids: int,
           quiet: bool) -> None:
     """List what a provider would reject, changing nothing: for each violation the file,
@@ -383,6 +407,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int
               help="Columns of the side-by-side view (default: the terminal's, or 120).")
 @click.option("--max-chars", type=click.IntRange(min=20), default=400, show_default=True,
               help="Longer strings are shortened in the view (the repair itself never shortens).")
+@_model_option
 def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
             color: bool | None, width: int | None, max_chars: int) -> None:
     """Show what repair would change in INPUT, and why: per repair, the messages before

@@ -493,3 +493,17 @@ def test_report_over_many_inputs_keeps_few_files_open(tmp_path: Path, jobs: str)
     assert all(f["error"] is None and len(f["records"]) == 7 for f in data["files"])
     assert data["counts"]["merge_assistant"] == 300
     assert list(spools.iterdir()) == []  # the records' spool folder is gone
+
+
+def test_model_picks_the_profile_and_profile_wins_over_it(tmp_path: Path):
+    src = write_jsonl(tmp_path / "a.jsonl", [{"role": "assistant", "content": "hi"}])
+    done = run("repair", "-q", "--model", "mistral-small-2506", src)
+    assert done.returncode == 0, done.stderr
+    assert jsonl(done.stdout) == [{"role": "user", "content": "."},
+                                  {"role": "assistant", "content": "hi", "prefix": True}]
+    done = run("repair", "-q", "--model", "mistral-small-2506", "--profile", "default", src)
+    assert jsonl(done.stdout) == [{"role": "assistant", "content": "hi"}]
+    done = run("check", "--model", "Llama-3.1-8B-Instruct", src)
+    assert done.returncode == 1
+    assert [line.split(": ", 2)[-1].split(" [")[0] for line in done.stdout.decode().splitlines()] == ["JT-1", "JT-8"]
+    assert done.stderr.decode().splitlines()[-1] == "2 violations in 1 of 1 file(s) [profile llama3]"
