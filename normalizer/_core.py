@@ -497,7 +497,7 @@ class Normalizer:
             notes = self._user_notes
             inputs = self._user_inputs
             if len(inputs) > 1:
-                notes.insert(0, Note("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs))
+                notes.insert(0, Note("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs, None))
             if self._shapes:
                 user = self._encoder.shape(user, "user", inputs, notes)
             self._emit(user, notes)
@@ -900,7 +900,7 @@ class Normalizer:
             notes.insert(0, Note(
                 "merge_assistant",
                 f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
-                inputs,
+                inputs, None,
             ))
         if self._unanswered and policy == "drop" and not opaque:
             # Trailing calls were never run: remove them (kept whole in the report).
@@ -1013,7 +1013,7 @@ class Normalizer:
         self._emit(calls, [Note(
             "split_text_and_calls",
             f"the text and the tool calls of one assistant message became two messages: {self.profile.name} "
-            "accepts one or the other", list(inputs),
+            "accepts one or the other", list(inputs), None,
         )])
 
     def _emit_rounds(
@@ -1032,7 +1032,7 @@ class Normalizer:
                 message_notes = notes + [Note(
                     "split_parallel_calls", f"the {len(calls)} parallel tool calls of one assistant message became "
                     f"{len(calls)} call/result rounds: {self.profile.name} accepts one call per message",
-                    list(inputs),
+                    list(inputs), None,
                 )]
             else:
                 message = {"role": "assistant"}
@@ -1071,7 +1071,8 @@ class Normalizer:
         else:
             for call_id in self._calls:
                 self._emit_result(call_id, stub, inputs, ids)
-        self._record_reorder(inputs)
+        if len(self._arrival) > 1:  # (one result cannot be out of order: no call for it)
+            self._record_reorder(inputs)
 
     def _emit_result(self, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
         # One call's result (or its stub) in the provider's encoding.
@@ -1098,7 +1099,7 @@ class Normalizer:
         return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
 
     def _stub_note(self, call_id: str, inputs: list[int]) -> Note:
-        return Note("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs))
+        return Note("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs), None)
 
     def _encode_result(
         self, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]

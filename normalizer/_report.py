@@ -45,8 +45,9 @@ class Note(NamedTuple):
     """A short sentence for people (``Repair.detail``)."""
     inputs: list[int]
     """Input indices of the messages involved (``Repair.input``)."""
-    dropped: Any = None
-    """What was removed or overwritten, whole (``Repair.dropped``)."""
+    dropped: Any
+    """What was removed or overwritten, whole (``Repair.dropped``), else None. Always given:
+    a NamedTuple fills a default on a slow path (~0.7 us more per note)."""
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ def test_the_hot_modules_are_the_compiled_ones() -> None:
 
 def test_the_pure_python_modules_are_the_fallback_and_behave_the_same() -> None:
     # Both builds run this suite; the core's results do not depend on which one is loaded.
-    out = list(normalizer.repair([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}],
-                                 profile="mistral"))
-    assert out == [{"role": "assistant", "content": "a\nb", "prefix": True}]
+    history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+               {"role": "assistant", "content": "b"}]
+    out = list(normalizer.repair(history, profile="mistral"))
+    assert out == [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a\nb", "prefix": True}]

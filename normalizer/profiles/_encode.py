@@ -242,7 +242,7 @@ class Encoder:
                 if any(t is not p for t, p in zip(typed, content)):
                     new = typed
                     notes.append(Note("add_part_type", "gave content parts without a 'type' the type 'text'",
-                                      inputs))
+                                      inputs, None))
             if self._nonempty:
                 kept = [p for p in new if not is_blank_part(p)]
                 if len(kept) != len(new):
@@ -254,7 +254,7 @@ class Encoder:
             if all(is_text_part(p) for p in new):
                 if self._flatten or role in self._string_roles:
                     new = "".join(text_of(p) for p in new)
-                    notes.append(Note("flatten_content", "content parts (text only) sent as one string", inputs))
+                    notes.append(Note("flatten_content", "content parts (text only) sent as one string", inputs, None))
             elif role in self._string_roles:
                 new = self._text_only(new, role, inputs, notes)
         elif isinstance(content, str) and self._nonempty and content and not content.strip() and role != "user":
@@ -265,7 +265,7 @@ class Encoder:
         if new is None and self._null_to_empty and not calls:
             new = ""
             notes.append(Note("null_content_to_empty", "content null became '' (null only fits an assistant "
-                              "message with tool calls)", inputs))
+                              "message with tool calls)", inputs, None))
         if role == "user" and self._nonempty and not has_text(new):
             notes.append(Note("placeholder_content", f"empty user content became {self.profile.placeholder_user!r}",
                               inputs, {"content": content}))
@@ -325,11 +325,11 @@ class Encoder:
             real = m.get("reasoning")
             if isinstance(real, str) and real.strip():
                 m = {**m, "reasoning_content": real}
-                notes.append(Note("restore_reasoning", "reasoning_content restored from 'reasoning'", inputs))
+                notes.append(Note("restore_reasoning", "reasoning_content restored from 'reasoning'", inputs, None))
             else:
                 m = {**m, "reasoning_content": ""}
                 notes.append(Note("pad_reasoning", "added reasoning_content: '' (thinking mode requires the field "
-                                  "on assistant messages; the real reasoning was not stored)", inputs))
+                                  "on assistant messages; the real reasoning was not stored)", inputs, None))
         return m
 
     def _anthropic_id(self, text: str, n: int) -> str:
