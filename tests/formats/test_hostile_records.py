@@ -101,17 +101,24 @@ def test_files_of_arbitrary_records_read_or_fail_clearly(data, container, fmt, e
         assert exc.line is not None or exc.index is not None or exc.source is not None, str(exc)
 
 
+@pytest.mark.parametrize("raw", [b"", b"\xef\xbb\xbf", b"\n\n\n"])
+def test_files_with_no_record_give_no_message(raw):
+    assert list(read_messages(io.BytesIO(raw))) == []
+
+
 @pytest.mark.parametrize(
-    "raw",
-    [b"", b"\xef\xbb\xbf", b"\n\n\n", b"\xff\xfe{}", b"[", b'{"role": "user"', b"\x00" * 10],
+    ("raw", "where_and_what"),
+    [
+        (b"\xff\xfe{}", "<stream>:1:1: not UTF-8 text (byte 0xff)"),
+        (b"[", "<stream>:1:2: the JSON document ends too early (after record 0)"),
+        (b'{"role": "user"', "<stream>:1:16: not JSON: unexpected end of data"),
+        (b"\x00" * 10, "<stream>:1:1: not JSON: unexpected character"),
+    ],
 )
-def test_edge_files(raw):
-    try:
-        out = list(read_messages(io.BytesIO(raw)))
-    except InputError as exc:
-        assert "input" in str(exc) or ":" in str(exc)
-    else:
-        assert out == []
+def test_broken_files_are_errors_that_say_where_and_what(raw, where_and_what):
+    with pytest.raises(InputError) as caught:
+        list(read_messages(io.BytesIO(raw)))
+    assert str(caught.value).startswith(where_and_what)
 
 
 # -- regressions: one per bug the property tests found ------------------------------------------
