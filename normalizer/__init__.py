@@ -23,6 +23,7 @@ from ._errors import (
 from ._options import DEFAULT_STUB_TEXT, Options
 from ._report import Repair, Report
 from ._sync import Repaired, repair
+from ._types import ChatMessage, ProfileArg, ProfileName, RepairOptions
 from .formats import (
     ENCODERS,
     FORMATS,
@@ -99,6 +100,7 @@ __all__ = [
     "awrite_finetune",
     "awrite_json_array",
     "awrite_jsonl",
+    "ChatMessage",
     "check",
     "check_iter",
     "Checker",
@@ -120,6 +122,8 @@ __all__ = [
     "OrphanResultError",
     "Position",
     "Profile",
+    "ProfileArg",
+    "ProfileName",
     "profile_for_model",
     "PROFILES",
     "read_conversations",
@@ -128,6 +132,7 @@ __all__ = [
     "repair",
     "Repaired",
     "repairing",
+    "RepairOptions",
     "Report",
     "Rule",
     "RULES",

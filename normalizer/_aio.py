@@ -13,14 +13,18 @@ import inspect
 import weakref
 from types import AsyncGeneratorType
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, overload
+
+from typing_extensions import ParamSpec
 
 from anyio import CancelScope
+from typing_extensions import Unpack
 from anyio.lowlevel import checkpoint
 
 from ._core import Normalizer
 from ._errors import NormalizerError, UsageError
 from ._report import Report
+from ._types import ChatMessage, ProfileArg, RepairOptions
 from ._sync import Repaired, add_position_note
 
 __all__ = ["AsyncRepaired", "arepair", "repairing"]
@@ -30,9 +34,10 @@ __all__ = ["AsyncRepaired", "arepair", "repairing"]
 _CHECKPOINT_EVERY = 256
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
 
 
-class AsyncRepaired(AsyncIterator[dict[str, Any]]):
+class AsyncRepaired(AsyncIterator[ChatMessage]):
     """An async iterator of repaired messages; ``.report`` says what was repaired.
 
     Use it as ``async with arepair(src) as messages: async for m in messages: ...`` (or
@@ -64,14 +69,14 @@ class AsyncRepaired(AsyncIterator[dict[str, Any]]):
     def __aiter__(self) -> AsyncRepaired:
         return self
 
-    def __anext__(self) -> Awaitable[dict[str, Any]]:
+    def __anext__(self) -> Awaitable[ChatMessage]:
         messages = self._messages
         if messages.ag_running:  # (True while it awaits the source: another task is inside)
             raise UsageError(
                 "two tasks are iterating one arepair() stream at once; its messages are one "
                 "history in order: iterate it from one task (and create one Normalizer per history)"
             )
-        return messages.__anext__()
+        return messages.__anext__()  # type: ignore[return-value, unused-ignore]  # plain dicts: see _types.py
 
     async def aclose(self) -> None:
         """Stop early: closes the source (``aclose``/``close``) too."""
@@ -146,7 +151,11 @@ async def _close(source: Any) -> None:
 
 
 def arepair(
-    source: AsyncIterable[Any] | Iterable[Any], *, normalizer: Normalizer | None = None, **options: Any
+    source: AsyncIterable[Any] | Iterable[Any],
+    *,
+    normalizer: Normalizer | None = None,
+    profile: ProfileArg = "default",
+    **options: Unpack[RepairOptions],
 ) -> AsyncRepaired:
     """Repair a history from an async (or sync) iterable; returns an async iterator.
 
@@ -154,12 +163,31 @@ def arepair(
 
     Args:
         source: an async iterable of messages, or any iterable.
-        normalizer: a Normalizer to use; else one is made from ``options``.
+        normalizer: a Normalizer to use; else one is made from ``profile`` and ``options``.
     """
-    return AsyncRepaired(source, normalizer or Normalizer(**options))
+    return AsyncRepaired(source, normalizer or Normalizer(profile, **options))
 
 
-def repairing(func: F | None = None, /, **options: Any) -> Any:
+class _Decorator(Protocol):
+    """What ``repairing(**options)`` returns: a decorator that keeps the loader's colour."""
+
+    @overload
+    def __call__(self, loader: Callable[P, AsyncIterator[Any]], /) -> Callable[P, AsyncRepaired]: ...
+    @overload
+    def __call__(self, loader: Callable[P, Awaitable[Iterable[Any]]], /) -> Callable[P, AsyncRepaired]: ...
+    @overload
+    def __call__(self, loader: Callable[P, Iterable[Any]], /) -> Callable[P, Repaired]: ...
+
+
+@overload
+def repairing(func: Callable[P, AsyncIterator[Any]], /) -> Callable[P, AsyncRepaired]: ...
+@overload
+def repairing(func: Callable[P, Awaitable[Iterable[Any]]], /) -> Callable[P, AsyncRepaired]: ...
+@overload
+def repairing(func: Callable[P, Iterable[Any]], /) -> Callable[P, Repaired]: ...
+@overload
+def repairing(*, profile: ProfileArg = "default", **options: Unpack[RepairOptions]) -> _Decorator: ...
+def repairing(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Decorate a history loader so what it returns is already repaired.
 
     The result keeps the loader's colour: an async generator function or a coroutine

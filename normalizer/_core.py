@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import orjson
 from pydantic import ValidationError
+from typing_extensions import Unpack
 
 from ._content import (
     EVENT_OF_ROLE,
@@ -38,6 +39,7 @@ from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultErro
 from ._messages import MESSAGE, _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._report import Note, Report
+from ._types import ProfileArg, RepairOptions
 from ._dispatch import Dispatch, compile_table, reference_machine
 from ._state import CLOSED, IDLE
 from .profiles._encode import Encoder
@@ -80,9 +82,9 @@ class Normalizer:
     state: str
     _table: ClassVar[dict[str, dict[str, Dispatch]]]  # compiled from the machine, set below the class
 
-    def __init__(self, profile: Any = "default", **options: Any) -> None:
+    def __init__(self, profile: ProfileArg = "default", **options: Unpack[RepairOptions]) -> None:
         self.profile = get_profile(profile)
-        self.options: Options = make_options(self.profile.core_options(), options)
+        self.options: Options = make_options(self.profile.core_options(), dict(options))
         opts = self.options
         self._validate = opts.validate_messages
         self._max_held_bytes = opts.max_held_bytes  # read per result: plain attributes

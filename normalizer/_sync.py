@@ -6,14 +6,17 @@ import inspect
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
+from typing_extensions import Unpack
+
 from ._core import Normalizer
 from ._errors import NormalizerError
 from ._report import Report
+from ._types import ChatMessage, ProfileArg, RepairOptions
 
 __all__ = ["Repaired", "repair", "add_position_note"]
 
 
-class Repaired(Iterator[dict[str, Any]]):
+class Repaired(Iterator[ChatMessage]):
     """An iterator of repaired messages; ``.report`` says what was repaired.
 
     The report is complete once the iterator is exhausted.
@@ -29,12 +32,13 @@ class Repaired(Iterator[dict[str, Any]]):
     def report(self) -> Report:
         return self.normalizer.report
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        # The generator itself: a for-loop then skips one Python call per message.
-        return self._messages
+    def __iter__(self) -> Iterator[ChatMessage]:
+        # The generator itself: a for-loop then skips one Python call per message. (Its items
+        # are the core's plain dicts, in the shape ChatMessage describes: see _types.py.)
+        return self._messages  # type: ignore[return-value, unused-ignore]
 
-    def __next__(self) -> dict[str, Any]:
-        return next(self._messages)
+    def __next__(self) -> ChatMessage:
+        return next(self._messages)  # type: ignore[return-value, unused-ignore]
 
     def close(self) -> None:
         """Stop early: closes the source if it can be closed."""
@@ -76,7 +80,11 @@ class Repaired(Iterator[dict[str, Any]]):
 
 
 def repair(
-    source: Iterable[Any], *, normalizer: Normalizer | None = None, **options: Any
+    source: Iterable[Any],
+    *,
+    normalizer: Normalizer | None = None,
+    profile: ProfileArg = "default",
+    **options: Unpack[RepairOptions],
 ) -> Repaired:
     """Repair a history given as any iterable of messages; returns an iterator.
 
@@ -88,9 +96,9 @@ def repair(
     Args:
         source: messages (dicts, mappings, or pydantic models with ``model_dump``).
         normalizer: a Normalizer to use (its report is ``.report``); else one is made
-            from ``options`` (``profile=`` and the core's options).
+            from ``profile`` and ``options`` (see :class:`normalizer.Options`).
     """
-    return Repaired(source, normalizer or Normalizer(**options))
+    return Repaired(source, normalizer or Normalizer(profile, **options))
 
 
 def add_position_note(exc: BaseException, index: int) -> None:

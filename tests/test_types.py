@@ -1,0 +1,44 @@
+"""The typed API (``normalizer._types``): mypy --strict accepts a correct caller, passing the
+output to the OpenAI SDK without a cast, and rejects misspelled options and profile names."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+import normalizer
+from normalizer import PROFILES, ProfileName
+
+HERE = Path(__file__).parent / "typing"
+
+
+@pytest.fixture(scope="module")
+def mypy_output() -> str:
+    # One mypy run for both files: the OpenAI SDK's types take most of a minute to read.
+    api = pytest.importorskip("mypy.api")
+    pytest.importorskip("openai", reason="the OpenAI SDK is what the output must be assignable to")
+    stdout, stderr, _ = api.run(["--strict", "--no-incremental", "--show-error-codes", "--no-error-summary",
+                                 str(HERE / "usage_ok.py"), str(HERE / "usage_bad.py")])
+    return stdout + stderr
+
+
+def test_the_profile_literal_names_every_built_in_profile() -> None:
+    names = [n for n in typing.get_args(ProfileName) if ":" not in n]
+    assert names == list(PROFILES)
+
+
+def test_a_correct_caller_type_checks(mypy_output: str) -> None:
+    assert [line for line in mypy_output.splitlines() if "usage_ok.py" in line] == []
+
+
+def test_misspelled_options_and_profiles_are_type_errors(mypy_output: str) -> None:
+    lines = sorted({int(m.group(1)) for m in re.finditer(r"usage_bad\.py:(\d+): error", mypy_output)})
+    assert lines == [11, 12, 13, 14], mypy_output
+
+
+def test_at_run_time_messages_are_plain_dicts() -> None:
+    out = list(normalizer.repair([{"role": "user", "content": "hi"}]))
+    assert out == [{"role": "user", "content": "hi"}] and type(out[0]) is dict
