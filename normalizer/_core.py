@@ -107,13 +107,12 @@ class Normalizer:
         # Opaque continuation state (Codex interims) means something to OpenAI only: a profile
         # for another provider treats such a turn as plain, and its encoder drops the state.
         self._is_opaque: Callable[[Message], bool] = is_opaque if encoder.keeps_opaque else _never
-        self._stage = stage = make_stage(self.profile, encoder)
+        stage = make_stage(self.profile, encoder, self._append)
         # _emit is the sink itself (an attribute, not a method that calls it: one call less
-        # per message): the output list, or the stage in front of it.
-        self._emit: Callable[[Message, list[Note] | None], None] = (
-            self._append if stage is None else self._through_stage
-        )
-        self._stage_close: Callable[[], Any] = list if stage is None else stage.close
+        # per message): the output list, or the stage in front of it, which sends what is
+        # final on to the output list.
+        self._emit: Callable[[Message, list[Note] | None], None] = self._append if stage is None else stage.feed
+        self._stage_close: Callable[[], None] = _nothing if stage is None else stage.close
         # A stored result can go to the output as it is (no stage, shape, id or name to write).
         self._plain_results = stage is None and not (encoder.shapes or encoder.rewrites_ids or encoder.response_name)
         self._n_calls = 0  # calls emitted so far: id styles number them across the conversation
@@ -202,8 +201,10 @@ class Normalizer:
             self._table[self.state][event](self, msg)
             if self._replay:
                 self._run_replay()
-        except InputError:
+        except InputError as exc:
             self._broken = True
+            if exc.index is None:  # raised by the stage, which does not know the index
+                exc.located(index=self._index)
             raise
         except RecursionError:
             self._broken = True
@@ -247,8 +248,7 @@ class Normalizer:
                     self._run_replay()
                 else:  # pragma: no cover - the table always reaches CLOSED via replay
                     self._dispatch("eof", None)
-            for message, notes in self._stage_close():
-                self._append(message, notes)
+            self._stage_close()
         except BaseException:
             self._broken = True
             raise
@@ -335,11 +335,6 @@ class Normalizer:
         if notes:
             self._note(notes, self._n_out + len(self._out))
         self._out.append(message)
-
-    def _through_stage(self, message: Message, notes: list[Note] | None) -> None:
-        assert self._stage is not None  # the sink only when there is a stage
-        for msg, more in self._stage.feed(message, notes or [], self._index):
-            self._append(msg, more)
 
     def _note(self, notes: list[Note], output: int | None) -> None:
         add = self._report.add
@@ -1149,6 +1144,10 @@ class Normalizer:
 
 def _never(message: Message) -> bool:
     return False
+
+
+def _nothing() -> None:
+    pass
 
 
 def _call_id(call: Any) -> str | None:

@@ -74,7 +74,7 @@ class InputError(NormalizerError):
             parts.append(loc)
         if self.index is not None:
             parts.append(f"message {self.index}")
-        return " ".join(parts) if parts else "input"
+        return ": ".join(parts) if parts else "input"
 
     def _render(self) -> str:
         text = f"{self.where}: {self.what}"
@@ -83,9 +83,13 @@ class InputError(NormalizerError):
         return text
 
     def located(
-        self, *, source: str | None = None, line: int | None = None, column: int | None = None
+        self, *, source: str | None = None, line: int | None = None, column: int | None = None,
+        index: int | None = None,
     ) -> InputError:
-        """Add file position (readers know it, the core does not) and re-render."""
+        """Add file position (readers know it, the core does not) or the message index (the
+        core knows it, the profile stage does not) and re-render."""
+        if index is not None:
+            self.index = index
         if source is not None:
             self.source = source
         if line is not None:

@@ -41,6 +41,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ._rules import RULES
 from .._errors import UsageError
 from .._options import make_options
+from .._report import Note
 from ._encode import Encoder
 from ._stage import ProfileStage
 
@@ -560,7 +562,10 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def make_stage(profile: Profile, encoder: Encoder) -> ProfileStage | None:
-    """The profile's stage after the core, or None when it has nothing to do."""
-    stage = ProfileStage(profile, encoder)
+def make_stage(
+    profile: Profile, encoder: Encoder, out: Callable[[dict[str, Any] | None, list[Note]], None]
+) -> ProfileStage | None:
+    """The profile's stage after the core (sending what is final to ``out``), or None when
+    it has nothing to do."""
+    stage = ProfileStage(profile, encoder, out)
     return None if stage.idle else stage

@@ -31,7 +31,7 @@ Memory (bounded, documented):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._content import Conflict, Fold, has_text, is_opaque, join, merge, unfold
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["ProfileStage", "MAX_LEADING_SYSTEMS", "MAX_MERGED"]
 
 Message = dict[str, Any]
-Out = list[tuple["Message | None", list[Note]]]  # None: a message the stage dropped (its notes say why)
 
 #: Leading system messages held (merged) until the first non-system message. Real
 #: histories have one to three; this only stops a hostile stream of system messages.
@@ -63,8 +62,9 @@ class ProfileStage:
     (``make_stage`` then returns None and the core pays nothing).
     """
 
-    def __init__(self, profile: Profile, encoder: Encoder) -> None:
+    def __init__(self, profile: Profile, encoder: Encoder, out: Callable[[Message | None, list[Note]], None]) -> None:
         p = self.profile = profile
+        self._out = out  # where a final message goes (None: a message dropped, its notes say why)
         self._encoder = encoder  # to shape a system message that becomes a user message
         keys = p.keys()
         self._alternate = p.alternate or "role.alternate" in keys
@@ -90,7 +90,6 @@ class ProfileStage:
         self._held: tuple[Message, list[Note]] | None = None
         self._held_merge: _Merging | None = None  # set while messages merge into the held one
         self._merged = 0
-        self._index: int | None = None  # input index of the message being placed (for errors)
         self._last: str | None = None  # role of the last non-system message placed
         self._prev_last: str | None = None  # ... and the one before the held message
         self._last_calls = False  # ... and whether it was an assistant with calls
@@ -99,47 +98,43 @@ class ProfileStage:
 
     # ------------------------------------------------------------------ interface
 
-    def feed(self, message: Message, notes: list[Note], index: int | None = None) -> Out:
-        """Place one message the core emitted (with its notes); return what is final.
-
-        ``index``: the input index of the message the core is placing, named by a
-        ``LimitExceeded`` raised here (the README promises the message index)."""
-        self._index = index
-        out: Out = []
-        notes = list(notes)
+    def feed(self, message: Message, notes: list[Note] | None) -> None:
+        """Place one message the core emitted (with its notes); what is final goes to
+        the output at once. (A ``LimitExceeded`` raised here names no message: the core
+        adds the index of the message it was placing.)"""
+        notes = list(notes) if notes else []
         role = message.get("role")
         if role in ("system", "developer"):
             if not self._started:
                 if self._system in ("single", "fold"):
                     self._hold_system(message, notes)
                 else:
-                    self._emit(message, notes, out)
-                return out
+                    self._emit(message, notes)
+                return
             if self._system == "anywhere":
-                self._flush(out)
-                self._emit(message, notes, out)
-                return out
+                self._flush()
+                self._emit(message, notes)
+                return
             notes.append(Note(
                 "system_to_user",
                 f"a {role} message in mid-history became a user message: {self.profile.name} "
                 "accepts system messages only at the start",
-                [] if index is None else [index], {"role": role},
+                [], {"role": role},
             ))
             message = {**message, "role": "user"}
             if self._encoder.shapes:
-                message = self._encoder.shape(message, "user", [] if index is None else [index], notes)
-        self._place(message, notes, out)
-        return out
+                message = self._encoder.shape(message, "user", [], notes)
+        self._place(message, notes)
 
-    def close(self) -> Out:
-        out: Out = []
+    def close(self) -> None:
+        """End of input: place what is still held."""
         lead_held = self._take_leading()
         if not self._started and lead_held is not None:
             lead, notes = lead_held
             if self._system == "fold":
-                self._put(self._folded(lead, None), notes + [self._fold_note(lead)], out)
+                self._put(self._folded(lead, None), notes + [self._fold_note(lead)])
             else:
-                self._emit(lead, notes, out)
+                self._emit(lead, notes)
         self._settle_held()
         held = self._held
         if held is not None and held[0]["role"] == "assistant":
@@ -151,13 +146,12 @@ class ProfileStage:
             elif self._rstrip:
                 msg = self._rstripped(msg, notes)
             self._held = (msg, notes)
-        self._flush(out, final=True)
+        self._flush(final=True)
         if self._forbid and self._last == "assistant" and not self._last_calls:
             self._put(
                 {"role": "user", "content": self.profile.placeholder_continue},
                 [Note("placeholder_continue", "added a user message after the final assistant message: "
-                  f"{self.profile.name} does not accept a history that ends with the assistant", [], None)],
-                out,
+                  f"{self.profile.name} does not accept a history that ends with the assistant", [], None)]
             )
         # Not after calls left open (trailing_calls="keep"): a user message after them would
         # make the next pass stub them (the history is not sendable until they are answered
@@ -167,9 +161,8 @@ class ProfileStage:
         ):
             text = self.profile.placeholder_continue if self._last in ("assistant", "tool") else self.profile.placeholder_user
             self._put({"role": "user", "content": text},
-                      [Note("placeholder_user", "added a user message: the history had none", [], None)], out)
-        self._flush(out, final=True)
-        return out
+                      [Note("placeholder_user", "added a user message: the history had none", [], None)])
+        self._flush(final=True)
 
     # ------------------------------------------------------------------ per message
 
@@ -178,7 +171,7 @@ class ProfileStage:
         if self._leading_count > MAX_LEADING_SYSTEMS:
             raise LimitExceeded(
                 f"more than {MAX_LEADING_SYSTEMS} leading system messages", limit="MAX_LEADING_SYSTEMS",
-                value=MAX_LEADING_SYSTEMS, index=self._index,
+                value=MAX_LEADING_SYSTEMS,
                 hint="no real history has that many; is the input a history?",
             )
         if self._leading is None:
@@ -228,11 +221,11 @@ class ProfileStage:
         return Note("fold_system_into_user", f"the system message was folded into the first user message: "
                 f"{self.profile.name} has no system role", [], lead)
 
-    def _place(self, m: Message, notes: list[Note], out: Out) -> None:
+    def _place(self, m: Message, notes: list[Note]) -> None:
         role = m["role"]
         if role in ("system", "developer"):
-            self._flush(out)
-            self._emit(m, notes, out)
+            self._flush()
+            self._emit(m, notes)
             return
         if not self._started:
             self._started = True
@@ -243,29 +236,27 @@ class ProfileStage:
                     if role == "user":
                         m, notes = self._folded(lead_msg, m), lead_notes + notes + [self._fold_note(lead_msg)]
                     else:
-                        self._put(self._folded(lead_msg, None), lead_notes + [self._fold_note(lead_msg)], out)
+                        self._put(self._folded(lead_msg, None), lead_notes + [self._fold_note(lead_msg)])
                 else:
-                    self._emit(lead_msg, lead_notes, out)
+                    self._emit(lead_msg, lead_notes)
             if self._first_user and role != "user" and self._last is None:
                 self._put({"role": "user", "content": self.profile.placeholder_user},
                           [Note("placeholder_user", f"added a user message before the first {role} message: "
-                            f"{self.profile.name} requires the conversation to start with a user message", [], None)],
-                          out)
-        self._put(m, notes, out)
+                            f"{self.profile.name} requires the conversation to start with a user message", [], None)])
+        self._put(m, notes)
 
-    def _put(self, m: Message, notes: list[Note], out: Out) -> None:
+    def _put(self, m: Message, notes: list[Note]) -> None:
         role = m["role"]
         if self._bridge and self._last == "tool" and role == "user":
-            self._flush(out)
+            self._flush()
             self._emit({"role": "assistant", "content": self.profile.placeholder_bridge},
                        [Note("bridge_assistant", "added an assistant message between a tool result and a user "
-                         f"message: {self.profile.name} does not accept a user message right after a tool", [], None)],
-                       out)
+                         f"message: {self.profile.name} does not accept a user message right after a tool", [], None)])
         if (
             self._drop_text_before_calls and role == "assistant" and m.get("tool_calls")
             and self._held is not None and self._held[0]["role"] == "assistant"
         ):
-            self._drop_held_text(out)
+            self._drop_held_text()
         if self._last == role and role in ("user", "assistant"):
             held = self._held
             # The core never emits two same-speaker users, or two same-speaker assistant
@@ -283,15 +274,15 @@ class ProfileStage:
                     and (role == "user" or not m.get("tool_calls"))
                 ))
             ):
-                self._merge_held(m, notes, out)
+                self._merge_held(m, notes)
                 return
             if self._alternate:
-                self._flush(out)
+                self._flush()
                 if role == "assistant":
                     self._put({"role": "user", "content": self.profile.placeholder_user},
                               [Note("placeholder_user", "added a user message between two assistant messages that "
-                                "cannot be merged (opaque state)", [], None)], out)
-        self._flush(out)
+                                "cannot be merged (opaque state)", [], None)])
+        self._flush()
         # Hold what the next message may merge into, or may reveal as the final message.
         if role == "user" or (role == "assistant" and not m.get("tool_calls")):
             self._held = (m, notes)
@@ -302,26 +293,26 @@ class ProfileStage:
                 self._seen_user = True
             self._placed = True
             return
-        self._emit(m, notes, out)
+        self._emit(m, notes)
 
-    def _drop_held_text(self, out: Out) -> None:
+    def _drop_held_text(self) -> None:
         self._settle_held()
         held = self._held
         assert held is not None
         self._held = None
         text, notes = held
-        out.append((None, notes + [Note(
+        self._out(None, notes + [Note(
             "drop_text_before_calls",
             f"dropped the assistant text before its tool calls: {self.profile.name} merges it with the calls "
             "and then rejects text and calls in one message, so it cannot be sent (kept here)", [], text,
-        )]))
+        )])
         self._last = self._prev_last
 
-    def _merge_held(self, m: Message, notes: list[Note], out: Out) -> None:
+    def _merge_held(self, m: Message, notes: list[Note]) -> None:
         self._merged += 1
         if self._merged > MAX_MERGED:
             raise LimitExceeded(f"more than {MAX_MERGED} messages merge into one", limit="MAX_MERGED",
-                                value=MAX_MERGED, index=self._index,
+                                value=MAX_MERGED,
                                 hint="no real history has that many consecutive turns")
         merging = self._held_merge
         if merging is None:
@@ -355,7 +346,7 @@ class ProfileStage:
             held = self._held
             self._held = None
             assert held is not None
-            self._emit(held[0], held[1], out)
+            self._emit(held[0], held[1])
 
     def _settle_held(self) -> None:
         """Join the held message's merged content (once): before it is read or sent."""
@@ -363,7 +354,7 @@ class ProfileStage:
             self._held_merge.settle()
             self._held_merge = None
 
-    def _flush(self, out: Out, final: bool = False) -> None:
+    def _flush(self, final: bool = False) -> None:
         held = self._held
         if held is None:
             return
@@ -374,10 +365,10 @@ class ProfileStage:
             m = {k: v for k, v in m.items() if k != "prefix"}
             notes = notes + [Note("clear_prefix", "removed prefix: true from an assistant message that is not "
                               "the last one", [], {"prefix": True})]
-        out.append((m, notes))
+        self._out(m, notes)
 
-    def _emit(self, m: Message, notes: list[Note], out: Out) -> None:
-        out.append((m, notes))
+    def _emit(self, m: Message, notes: list[Note]) -> None:
+        self._out(m, notes)
         self._placed = True
         role = m["role"]
         if role in ("system", "developer"):

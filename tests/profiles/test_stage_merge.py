@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from normalizer._errors import LimitExceeded
-from normalizer.profiles._encode import Encoder
-from normalizer.profiles._profiles import PROFILES
-from normalizer.profiles._stage import MAX_LEADING_SYSTEMS, MAX_MERGED, ProfileStage
+from normalizer import Normalizer
+from normalizer.profiles._stage import MAX_LEADING_SYSTEMS, MAX_MERGED
 
 ROOT = Path(__file__).parents[2]
 
@@ -29,11 +28,14 @@ def _run_child(code: str) -> str:
 LINEAR = """
 from normalizer.profiles._encode import Encoder
 from normalizer.profiles._profiles import PROFILES, make_stage
-stage = make_stage(PROFILES[{profile!r}], Encoder(PROFILES[{profile!r}]))
+out = []
+stage = make_stage(PROFILES[{profile!r}], Encoder(PROFILES[{profile!r}]), lambda m, notes: out.append((m, notes)))
 text = "x" * 20_000
 for k in range(4_000):
-    assert stage.feed({{"role": {role!r}, "content": text, "name": f"n{{k % 2}}"}}, []) == []
-(message, notes), *rest = stage.close()
+    stage.feed({{"role": {role!r}, "content": text, "name": f"n{{k % 2}}"}}, [])
+    assert out == []
+stage.close()
+(message, notes), *rest = out
 assert message["content"] == "\\n".join([text] * 4_000), "joined"
 print(len(rest), message["role"], len(notes))
 """
@@ -52,19 +54,22 @@ def test_4000_fragments_of_20kb_merge_in_linear_time(profile: str, role: str, pr
 
 
 def test_merged_limit_names_the_message_index() -> None:
-    stage = ProfileStage(PROFILES["anthropic"], Encoder(PROFILES["anthropic"]))
+    # Users of two names alternate: the core keeps them apart (different speakers), the
+    # anthropic stage merges them (strict alternation) until the limit. The core holds each
+    # user until the next one comes, so the stage sees user k-1 while message k is placed.
+    core = Normalizer("anthropic")
     with pytest.raises(LimitExceeded) as caught:
-        for k in range(MAX_MERGED + 1):
-            stage.feed({"role": "user", "content": "x", "name": f"n{k % 2}"}, [], index=100 + k)
-    assert caught.value.index == 100 + MAX_MERGED and caught.value.limit == "MAX_MERGED"
-    assert str(caught.value) == (f"message {100 + MAX_MERGED}: more than {MAX_MERGED} messages merge into one. "
+        for k in range(MAX_MERGED + 2):
+            core.feed({"role": "user", "content": "x", "name": f"n{k % 2}"})
+    assert caught.value.index == MAX_MERGED + 1 and caught.value.limit == "MAX_MERGED"
+    assert str(caught.value) == (f"message {MAX_MERGED + 1}: more than {MAX_MERGED} messages merge into one. "
                                  "no real history has that many consecutive turns")
 
 
 def test_leading_systems_limit_names_the_message_index() -> None:
-    stage = ProfileStage(PROFILES["jinja-strict"], Encoder(PROFILES["jinja-strict"]))
+    core = Normalizer("jinja-strict")
     with pytest.raises(LimitExceeded) as caught:
         for k in range(MAX_LEADING_SYSTEMS + 1):
-            stage.feed({"role": "system", "content": "x"}, [], index=k)
+            core.feed({"role": "system", "content": "x"})
     assert caught.value.index == MAX_LEADING_SYSTEMS and caught.value.limit == "MAX_LEADING_SYSTEMS"
     assert str(caught.value).startswith(f"message {MAX_LEADING_SYSTEMS}: more than {MAX_LEADING_SYSTEMS} leading")
