@@ -31,6 +31,7 @@ import gc
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import platform
 import statistics
@@ -228,6 +229,29 @@ def _cli(d: Data) -> Thunk:
         return res
 
     return run
+
+
+def _compiled(python: str) -> Callable[[Data], Thunk]:
+    """The core row again, in the compiled build installed for ``python`` (see _compiled.py)."""
+
+    def make(d: Data) -> Thunk:
+        if not python:
+            raise Skip("skipped (no --compiled PYTHON: build one with .ci/compiled's steps)")
+        assert d.chat_file is not None
+        script = str(Path(__file__).parent / "_compiled.py")
+
+        def run() -> dict[str, Any]:
+            done = subprocess.run([python, "-P", script, str(d.chat_file)], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"compiled row failed: {done.stderr[-300:]}")
+            res: dict[str, Any] = json.loads(done.stdout)
+            if not res["compiled"]:
+                raise RuntimeError(f"{python} runs the pure-Python core, not the compiled build")
+            return res
+
+        return run
+
+    return make
 
 
 def _copy(d: Data) -> Thunk:
@@ -538,7 +562,9 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
         if core and r["group"] == "profile":
             r["note"] = (r["note"] + "; " if r["note"] else "") + f"{r['us_per_unit'] / core['us_per_unit']:.2f} × default core"
         lc = by.get(("langchain", r["workload"], r["size"]))
-        if lc and r["unit"] == "message" and r["group"] in ("core", "peer", "floor", "profile"):
+        if core and r["group"] == "compiled":
+            r["note"] = (r["note"] + "; " if r["note"] else "") + f"{r['us_per_unit'] / core['us_per_unit']:.2f} × pure-Python core"
+        if lc and r["unit"] == "message" and r["group"] in ("core", "peer", "floor", "profile", "compiled"):
             r["speed_vs_langchain"] = lc["us_per_unit"] / r["us_per_unit"]
 
 
@@ -737,6 +763,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--mix", default="", help='defect rates, e.g. "split=0.2,orphan=0" or "none"')
     ap.add_argument("--workloads", default="bench", help="comma-separated: bench, short, real (default bench)")
     ap.add_argument("--profiles", default="all", help='profile rows: "all", "none" or comma-separated names')
+    ap.add_argument("--compiled", default="", metavar="PYTHON",
+                    help="an interpreter with the compiled build installed (HATCH_BUILD_HOOK_ENABLE_MYPYC=1 "
+                         "pip install .): adds its core row")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="directory for bench.json/.md/.png")
     args = ap.parse_args(argv)
     args.sizes = [int(s.replace("_", "")) for s in (args.sizes or ("2000" if args.quick else "10000,100000,1000000")).split(",")]
@@ -761,6 +790,10 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     cases = [c for c in CASES if not (args.no_peers and c.group in ("peer", "responses") and not c.key.startswith("core"))]
     cases += profile_cases(args.profiles)
+    if args.compiled:
+        cases.append(Case("core_compiled", "core repair, compiled build (mypyc)", "compiled", "message",
+                          _compiled(args.compiled), rss=True,
+                          note="timed in a child that holds the history as a list (its RSS)"))
     t_start = time.time()
     mem_sizes = [] if args.no_memory else [s for s in args.sizes if s >= args.mem_min]
     est = sum(s * 35e-6 for s in mem_sizes)  # ~8 + 12 + 7 + 8 µs/message over the four probes
@@ -772,7 +805,8 @@ def main(argv: list[str] | None = None) -> int:
         for workload, size in ((w, s) for w in args.workloads for s in args.sizes):
             inproc = size <= args.inproc_max
             files = size <= args.file_max
-            chosen = [c for c in cases if (c.group == "cli" and files) or (c.group != "cli" and inproc)]
+            chosen = [c for c in cases if (c.group == "cli" and files) or (c.group == "compiled" and files and inproc)
+                      or (c.group not in ("cli", "compiled") and inproc)]
             if workload != "bench":  # the Responses rendering is of the bench workload only
                 chosen = [c for c in chosen if c.unit != "item"]
             if not chosen:
