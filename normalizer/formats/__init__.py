@@ -49,12 +49,16 @@ from ._records import Position
 from ._responses import ResponsesConverter
 from ._writers import (
     WRITERS,
+    awrite_anthropic,
     awrite_finetune,
     awrite_json_array,
     awrite_jsonl,
+    awrite_responses,
+    write_anthropic,
     write_finetune,
     write_json_array,
     write_jsonl,
+    write_responses,
 )
 
 __all__ = [
@@ -65,9 +69,13 @@ __all__ = [
     "write_jsonl",
     "write_json_array",
     "write_finetune",
+    "write_responses",
+    "write_anthropic",
     "awrite_jsonl",
     "awrite_json_array",
     "awrite_finetune",
+    "awrite_responses",
+    "awrite_anthropic",
     "detect_format",
     "read_messages",
     "aread_messages",
