@@ -12,7 +12,9 @@ layer sans-I/O but the last:
   file and fetch its bytes (``read_messages``, ``aread_messages``...).
 
 Writing is one table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that
-the writers (``_writers``) and the command line pump into files.
+the writers (``_writers``) and the command line pump into files. A Claude Code session or a
+Codex rollout can also be repaired in its own format (``_sessions``: bytes in, the same
+session out with the fewest edits, :class:`SessionRepairer`).
 
 ===============  =================================================================
 ``chat``         Chat Completions messages: a JSON array, JSONL, or an object with
@@ -47,6 +49,7 @@ from ._read import (
 )
 from ._records import Position
 from ._responses import ResponsesConverter
+from ._sessions import SESSION_FORMATS, SessionRepairer, repair_session
 from ._writers import (
     WRITERS,
     awrite_anthropic,
@@ -76,6 +79,9 @@ __all__ = [
     "awrite_finetune",
     "awrite_responses",
     "awrite_anthropic",
+    "SESSION_FORMATS",
+    "SessionRepairer",
+    "repair_session",
     "detect_format",
     "read_messages",
     "aread_messages",
