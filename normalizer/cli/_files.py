@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from typing import IO
 
 __all__ = [
     "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
+    "keep_backup",
 ]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
@@ -420,3 +422,17 @@ def open_output(path: str, *, mode_from: str | None = None) -> AtomicOutput | _S
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "is a folder", path)
     return _StreamOutput(path)
+
+
+def keep_backup(path: str, suffix: str) -> str:
+    """Keep the file at ``path`` as ``path + suffix`` before it is replaced (``--backup``):
+    a hard link to it when the file system allows (the original bytes, no copy), else a
+    copy. A backup already there is replaced. Returns the backup's path."""
+    backup = path + suffix
+    if os.path.lexists(backup):
+        os.unlink(backup)
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup

@@ -90,26 +90,141 @@ class JsonlEncoder(Encoder):
         self.message = functools.partial(orjson.dumps, option=_LINE)
 
 
-class JsonArrayEncoder(Encoder):
-    """One JSON array of chat messages, one per line: ``[``, then ``\\n`` + message and
-    ``,\\n`` + message..., then ``\\n]`` (``[]`` when empty)."""
+# -- JSON documents ---------------------------------------------------------------------------------
 
-    name = "json"
+#: How the records of a JSON output are laid out: a JSON array, the list under one key of a
+#: JSON object that also holds the conversation's other keys (a request body: ``model``,
+#: ``tools``...; a hermes session snapshot), or JSONL, one record per line.
+Container = Literal["array", "object", "lines"]
 
-    def __init__(self) -> None:
-        self._separator = b"\n"  # before the first message; ",\n" before each of the others
-        self.message = self._message
 
-    def start(self) -> bytes:
-        return b"["
+class _Layout:
+    """A list of JSON records written in a :data:`Container`: the array and the object one
+    record per line (``[`` or ``{...,"KEY":[`` first, ``\\n]`` last), JSONL one per line.
 
-    def _message(self, message: Message) -> bytes:
-        data = self._separator + orjson.dumps(message)
+    An object holds the conversation's other keys, in their order: those known when it opens
+    go before the list, those that arrive while it is written (a streamed document's keys
+    that follow its list) after it. ``values`` given to :meth:`open` are written in place of
+    the key of that name (a hoisted system prompt, repaired), or first when there is none;
+    ``skip`` keys are not written (a key whose value a record now holds). Keys a reader read
+    from inside a nested object (``request.body.model``) cannot be put back where they
+    were: an object refuses them.
+    """
+
+    def __init__(self, container: Container, key: str, skip: tuple[str, ...] = ()) -> None:
+        if container not in ("array", "object", "lines"):
+            raise UsageError(f"container must be 'array', 'object' or 'lines', not {container!r}")
+        self.container = container
+        self.key = key
+        self.opened = False
+        self._skip = frozenset((key, *skip))
+        self._extra: Mapping[str, Any] = {}
+        self._values: dict[str, Any] = {}
+        self._placed: set[str] = set()  # values written in place of their key
+        self._written: set[str] = set()
+        self._separator = b"\n"  # before the first record; ",\n" before each of the others
+
+    def open(self, values: dict[str, Any], extra: Mapping[str, Any]) -> bytes:
+        self.opened = True
+        if self.container == "lines":
+            return b""
+        if self.container == "array":
+            return b"["
+        self._extra, self._values = extra, values
+        pairs = [_pair(k, v) for k, v in values.items() if k not in extra]
+        self._placed.update(k for k in values if k not in extra)
+        pairs += self._pairs()
+        pairs.append(orjson.dumps(self.key) + b":[")
+        return b"{" + b",".join(pairs)
+
+    def record(self, value: Any) -> bytes:
+        if self.container == "lines":
+            return orjson.dumps(value, option=_LINE)
+        data = self._separator + orjson.dumps(value)
         self._separator = b",\n"
         return data
 
+    def empty(self) -> bytes:
+        """The whole output of a run that had no conversation at all (an empty input)."""
+        return b"" if self.opened else self.open({}, {}) + self.close()
+
+    def close(self) -> bytes:
+        if self.container == "lines":
+            return b""
+        if self.container == "array":
+            return b"]\n" if self._separator == b"\n" else b"\n]\n"
+        # An object's list always ends on a line of its own: an empty one on one line
+        # ({"messages":[]}) would read back as a JSONL record.
+        return b"\n]" + b"".join(b"," + pair for pair in self._pairs()) + b"}\n"
+
+    def _pairs(self) -> list[bytes]:
+        pairs = []
+        for key, value in list(self._extra.items()):
+            if key in self._values:
+                if key not in self._placed:
+                    self._placed.add(key)
+                    pairs.append(_pair(key, self._values[key]))
+                continue
+            if key in self._skip or key in self._written:
+                continue
+            if "." in key:
+                raise InputError(
+                    f"the records of this document are nested (its key {key!r}); it cannot be written "
+                    "back in its own shape",
+                    hint="Write the records alone (a JSON array) or to chat JSONL",
+                )
+            self._written.add(key)
+            pairs.append(_pair(key, value))
+        return pairs
+
+
+def _pair(key: str, value: Any) -> bytes:
+    return orjson.dumps(key) + b":" + orjson.dumps(value)
+
+
+class JsonArrayEncoder(Encoder):
+    """One JSON array of chat messages, one per line: ``[``, then ``\\n`` + message and
+    ``,\\n`` + message..., then ``\\n]`` (``[]`` when empty).
+
+    ``container="object"`` writes the conversation's other keys around the array, as
+    ``{..., "messages": [...], ...}``: a request body or a hermes session snapshot written
+    back as it was. A snapshot's ``system_prompt``, which the reader made the first message,
+    goes back to its key.
+    """
+
+    name = "json"
+
+    def __init__(self, *, container: Container = "array") -> None:
+        if container == "lines":
+            raise UsageError("chat messages one per line are --to jsonl")
+        self._layout = _Layout(container, "messages")
+        self._extra: Mapping[str, Any] = {}
+        self._values: dict[str, Any] = {}
+        self.message = self._layout.record if container == "array" else self._message
+
+    def begin(self, extra: Mapping[str, Any]) -> bytes:
+        if self._layout.container == "array":
+            return self._layout.open({}, extra)
+        self._extra = extra  # the object opens at the first message (see _message)
+        return b""
+
+    def _message(self, message: Message) -> bytes:
+        if self._layout.opened:
+            return self._layout.record(message)
+        prompt = self._extra.get("system_prompt")
+        if message.get("role") == "system" and isinstance(prompt, str) and prompt and not self._values:
+            # the snapshot's system_prompt, which the reader made the first message; the object
+            # opens at the next one (the snapshot's keys before its messages are known then)
+            self._values = {"system_prompt": message.get("content")}
+            return b""
+        return self._layout.open(self._values, self._extra) + self._layout.record(message)
+
+    def end(self) -> bytes:
+        opened = b"" if self._layout.opened else self._layout.open(self._values, self._extra)
+        return opened + self._layout.close()
+
     def finish(self) -> bytes:
-        return b"]\n" if self._separator == b"\n" else b"\n]\n"
+        return self._layout.empty()
 
 
 class FinetuneEncoder(Encoder):
@@ -139,11 +254,6 @@ class FinetuneEncoder(Encoder):
 
 # -- Responses input items and Anthropic Messages ---------------------------------------------------
 
-#: How the records of a Responses or Anthropic output are laid out: a JSON array, the list
-#: under one key of a JSON object that also holds the conversation's other keys (a request
-#: body: ``model``, ``tools``...), or JSONL, one record per line.
-Container = Literal["array", "object", "lines"]
-
 #: The id the OpenAI Agents SDK gives an item that has none (``FAKE_RESPONSES_ID`` in
 #: ``agents.models.fake_id``; the SDK removes it before any request to OpenAI). An assistant
 #: message item needs an id for the SDK to keep its text and its calls in one turn.
@@ -153,7 +263,7 @@ PLACEHOLDER_ITEM_ID = "__fake_id__"
 # Responses item nor an Anthropic message has a place for them, so neither writer writes them.
 _CHAT_ONLY = frozenset({
     "name", "finish_reason", "reasoning", "reasoning_content", "reasoning_details", "function_call",
-    "audio", "prefix", "partial", "tool_call_id", "thinking_blocks",
+    "audio", "annotations", "prefix", "partial", "tool_call_id", "thinking_blocks",
 })
 # Keys the readers of one format put on a Chat message or call; the other format leaves them out.
 _RESPONSES_ONLY = frozenset({
@@ -194,71 +304,6 @@ def _arguments(call: Mapping[str, Any]) -> tuple[Any, Any]:
     return function.get("name"), function.get("arguments")
 
 
-class _Layout:
-    """A list of JSON records written in a :data:`Container`: the array and the object one
-    record per line (``[`` or ``{...,"KEY":[`` first, ``\\n]`` last), JSONL one per line.
-
-    An object holds the conversation's other keys: those known when it opens go before the
-    list, those that arrive while it is written (a streamed document's keys that follow its
-    list) after it. Keys a reader read from inside a nested object (``request.body.model``)
-    cannot be put back where they were: an object refuses them.
-    """
-
-    def __init__(self, container: Container, key: str, skip: tuple[str, ...] = ()) -> None:
-        if container not in ("array", "object", "lines"):
-            raise UsageError(f"container must be 'array', 'object' or 'lines', not {container!r}")
-        self.container = container
-        self.key = key
-        self.opened = False
-        self._skip = frozenset((key, *skip))
-        self._extra: Mapping[str, Any] = {}
-        self._written: set[str] = set()
-        self._separator = b"\n"  # before the first record; ",\n" before each of the others
-
-    def open(self, head: list[tuple[str, Any]], extra: Mapping[str, Any]) -> bytes:
-        self.opened = True
-        if self.container == "lines":
-            return b""
-        if self.container == "array":
-            return b"["
-        self._extra = extra
-        pairs = [orjson.dumps(k) + b":" + orjson.dumps(v) for k, v in head]
-        pairs += self._pairs()
-        pairs.append(orjson.dumps(self.key) + b":[")
-        return b"{" + b",".join(pairs)
-
-    def record(self, value: Any) -> bytes:
-        if self.container == "lines":
-            return orjson.dumps(value, option=_LINE)
-        data = self._separator + orjson.dumps(value)
-        self._separator = b",\n"
-        return data
-
-    def close(self) -> bytes:
-        if self.container == "lines":
-            return b""
-        if self.container == "array":
-            return b"]\n" if self._separator == b"\n" else b"\n]\n"
-        # An object's list always ends on a line of its own: an empty one on one line
-        # ({"messages":[]}) would read back as a JSONL record.
-        return b"\n]" + b"".join(b"," + pair for pair in self._pairs()) + b"}\n"
-
-    def _pairs(self) -> list[bytes]:
-        pairs = []
-        for key, value in list(self._extra.items()):
-            if key in self._skip or key in self._written:
-                continue
-            if "." in key:
-                raise InputError(
-                    f"the records of this document are nested (its key {key!r}); it cannot be written "
-                    "back in its own shape",
-                    hint="Write the records alone (a JSON array) or to chat JSONL",
-                )
-            self._written.add(key)
-            pairs.append(orjson.dumps(key) + b":" + orjson.dumps(value))
-        return pairs
-
-
 class ResponsesEncoder(Encoder):
     """OpenAI Responses input items: what a Responses request's ``input`` and an OpenAI Agents
     SDK session hold. A Chat message becomes:
@@ -294,10 +339,13 @@ class ResponsesEncoder(Encoder):
         self.message = self._message
 
     def begin(self, extra: Mapping[str, Any]) -> bytes:
-        return self._layout.open([], extra)
+        return self._layout.open({}, extra)
 
     def end(self) -> bytes:
         return self._layout.close()
+
+    def finish(self) -> bytes:
+        return self._layout.empty()
 
     def _message(self, message: Message) -> bytes:
         role = message.get("role")
@@ -513,14 +561,14 @@ class AnthropicEncoder(Encoder):
     def end(self) -> bytes:
         return self._flush() + self._open() + self._layout.close()
 
+    def finish(self) -> bytes:
+        return self._layout.empty()
+
     def _open(self) -> bytes:
         if self._layout.opened:
             return b""
-        head: list[tuple[str, Any]] = []
         system = _system_value(self._system)
-        if system is not None:
-            head.append(("system", system))
-        return self._layout.open(head, self._extra)
+        return self._layout.open({"system": system} if system is not None else {}, self._extra)
 
     def _message(self, message: Message) -> bytes:
         role = message.get("role")
