@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import normalizer
-from normalizer.formats import read_messages
+from normalizer.formats import read_conversations, read_messages
 from tests.cli.conftest import EXAMPLE, SAMPLES, jsonl, needs_samples, run, write_jsonl
 
 STUB = normalizer.DEFAULT_STUB_TEXT
@@ -21,8 +21,9 @@ STUB = normalizer.DEFAULT_STUB_TEXT
 
 def format_read(path: Path) -> str | None:
     """The format our reader reads the file as."""
-    stream = read_messages(path)
-    list(stream)
+    stream = read_conversations(path)
+    for conversation in stream:
+        list(conversation.messages)
     return stream.format
 
 
@@ -222,3 +223,63 @@ def test_stdout_file_modes_are_untouched_by_in_place(tmp_path: Path):
     assert run("repair", "-q", "--in-place", "--backup", path).returncode == 0
     assert path.stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "s.jsonl.bak").read_bytes() == EXAMPLE.read_bytes()
+
+
+# -- acceptance on the real samples ---------------------------------------------------------------
+
+CUT_SAMPLES = [
+    ("real/claude_code/codemie_v2.0.76_session-196820da_first27lines.jsonl", "after a call"),
+    ("real/claude_code/codemie_v2.0.76_session-196820da_first27lines.jsonl", "mid-batch"),
+    ("real/claude_code/codemie_v2.1.7_e9fb405b_turn-2.jsonl", "after a call"),
+    ("real/claude_code/codemie_v2.1.7_e9fb405b_turn-2.jsonl", "mid-batch"),
+    ("real/codex/codemie_rollout-2026-05-11T13-28-45_v0.128.0-alpha.1_first38lines.jsonl", "after a call"),
+    ("real/codex/codemie_rollout-2026-05-11T13-28-45_v0.128.0-alpha.1_first38lines.jsonl", "mid-batch"),
+]
+
+
+@needs_samples
+@pytest.mark.parametrize("sample, cut", CUT_SAMPLES, ids=lambda x: x.rsplit("/", 1)[-1][:24])
+def test_a_cut_real_session_repaired_in_place(tmp_path: Path, sample: str, cut: str):
+    from session_checks import anthropic_violations, assert_chain_whole, cuts, lines_of
+
+    source = SAMPLES / sample
+    data = b"".join(source.read_bytes().splitlines(keepends=True)[: cuts(source)[cut]])
+    path = tmp_path / source.name
+    path.write_bytes(data)
+    result = run("repair", "--in-place", path)
+    assert result.returncode == 0, result.stderr
+    after = path.read_bytes()
+    assert after.startswith(data) and after != data  # untouched lines byte for byte, results added
+    fmt = "codex" if "/codex/" in sample else "claude-code"
+    assert format_read(path) == fmt
+    if fmt == "claude-code":
+        assert_chain_whole(lines_of(after))
+    request = io.BytesIO()
+    normalizer.write_anthropic(list(read_messages(path)), request)  # what the tool sends, as is
+    assert anthropic_violations(orjson.loads(request.getvalue())["messages"]) == []
+
+
+def _samples() -> list[Path]:
+    from realdata import sample_files
+
+    return [p for p in sample_files("", "**/*.json*") if p.suffix in (".json", ".jsonl")]
+
+
+@needs_samples
+@pytest.mark.parametrize("source", _samples(), ids=lambda p: p.name[:36])
+def test_every_sample_in_place_keeps_its_format_and_then_stays_as_it_is(tmp_path: Path, source: Path):
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes())
+    fmt = format_read(path) if "glaive" not in source.name else "sharegpt"
+    first = run("repair", "-q", "--in-place", path)
+    if fmt == "sharegpt":  # no writer for ShareGPT: refused, untouched
+        assert first.returncode == 1 and path.read_bytes() == source.read_bytes()
+        return
+    assert first.returncode == 0, first.stderr
+    if fmt in ("claude-code", "codex") and "lines714-884" not in source.name:
+        assert path.read_bytes() == source.read_bytes()  # a clean session comes back byte for byte
+    assert format_read(path) == fmt
+    once = path.read_bytes()
+    again = run("repair", "--in-place", path)
+    assert path.read_bytes() == once
+    assert again.stderr.decode().splitlines()[0].endswith("; no repairs")

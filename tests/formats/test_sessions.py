@@ -23,6 +23,7 @@ from normalizer.formats import read_messages
 from normalizer.formats._sessions import SessionRepairer, repair_session
 
 from realdata import sample_files
+from session_checks import anthropic_violations, assert_chain_whole, calls_of, cuts, lines_of, results_of
 
 STUB = normalizer.DEFAULT_STUB_TEXT
 CLAUDE = sample_files("", "**/claude_code/*.jsonl")
@@ -278,68 +279,7 @@ def test_every_sample_comes_back_byte_for_byte(path: Path) -> None:
         assert not report.changed
 
 
-def _values(data: bytes) -> list[Any]:
-    return [orjson.loads(line) for line in data.splitlines()]
-
-
-def _calls(value: Any) -> list[str]:
-    if value.get("type") == "assistant" and isinstance(value.get("message"), dict) and isinstance(value["message"].get("content"), list):
-        return [b["id"] for b in value["message"]["content"] if b.get("type") == "tool_use"]
-    payload = value.get("payload")
-    if value.get("type") == "response_item" and payload.get("type") in ("function_call", "custom_tool_call"):
-        return [payload["call_id"]]
-    return []
-
-
-def _results(value: Any) -> list[str]:
-    message = value.get("message")
-    if value.get("type") == "user" and isinstance(message, dict) and isinstance(message.get("content"), list):
-        return [b["tool_use_id"] for b in message["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
-    payload = value.get("payload")
-    if value.get("type") == "response_item" and str(payload.get("type")).endswith("_output"):
-        return [payload["call_id"]]
-    return []
-
-
-def cuts(path: Path) -> dict[str, int]:
-    """Where to cut a sample: right after its first call, and after the first result of its
-    first parallel batch (calls of one turn, some answered), as 1-based line counts."""
-    values = _values(path.read_bytes())
-    found: dict[str, int] = {}
-    open_calls: list[str] = []
-    for n, value in enumerate(values, 1):
-        calls = _calls(value)
-        if calls and "after a call" not in found:
-            found["after a call"] = n
-        open_calls += calls
-        answered = [r for r in _results(value) if r in open_calls]
-        if answered and len(open_calls) >= 2 and len(open_calls) > len(answered) and "mid-batch" not in found:
-            found["mid-batch"] = n
-        for r in answered:
-            open_calls.remove(r)
-    return found
-
-
 CUT_CASES = [(p, name) for p in CLAUDE + CODEX for name in cuts(p)]
-
-
-def assert_chain_whole(lines: list[Any]) -> None:
-    """Every parentUuid names an earlier line (null only where the thread starts or a
-    compaction boundary restarts it), and the chain from the last line reaches the first."""
-    side = next(bool(v.get("isSidechain")) for v in lines if v.get("type") in ("user", "assistant"))
-    thread = [v for v in lines if "uuid" in v and bool(v.get("isSidechain")) == side]
-    seen: dict[str, Any] = {}
-    for n, v in enumerate(thread):
-        parent = v.get("parentUuid")
-        if parent is None:
-            assert n == 0 or v.get("subtype") == "compact_boundary", v["uuid"]
-        elif not (side and n == 0):  # a sub-agent transcript's first line hangs from the main thread
-            assert parent in seen, (v["uuid"], parent)
-        seen[v["uuid"]] = v
-    at = thread[-1]
-    while at.get("parentUuid") in seen:
-        at = seen[at["parentUuid"]]
-    assert at is thread[0] or at.get("subtype") == "compact_boundary"
 
 
 @pytest.mark.parametrize("path, cut", CUT_CASES, ids=lambda x: x.name[:32] if isinstance(x, Path) else x)
@@ -348,16 +288,16 @@ def test_a_cut_sample_is_repaired_in_its_own_format(path: Path, cut: str) -> Non
     out, report = repaired(data)
     # the same file, plus one synthetic line per unanswered call, nothing else
     assert out[: len(data)] == data
-    added = _values(out[len(data):])
-    before = _values(data)
-    open_calls = [c for v in before for c in _calls(v)]
+    added = lines_of(out[len(data):])
+    before = lines_of(data)
+    open_calls = [c for v in before for c in calls_of(v)]
     for v in before:
-        for r in _results(v):
+        for r in results_of(v):
             open_calls.remove(r)
-    assert [r for v in added for r in _results(v)] == open_calls and open_calls
+    assert [r for v in added for r in results_of(v)] == open_calls and open_calls
     assert [r.kind for r in report.records] == ["stub_missing_result"] * len(open_calls)
     # in the tool's own shape
-    by_call = {c: v for v in before for c in _calls(v)}
+    by_call = {c: v for v in before for c in calls_of(v)}
     stamp = next(v["timestamp"] for v in reversed(before) if "timestamp" in v)
     for line, call_id in zip(added, open_calls):
         source = by_call[call_id]
@@ -372,12 +312,18 @@ def test_a_cut_sample_is_repaired_in_its_own_format(path: Path, cut: str) -> Non
         else:
             assert line["type"] == "response_item" and line["payload"]["output"] == STUB
     if report.format == "claude-code":
-        assert_chain_whole(_values(out))
-    # our reader reads it back as the same format, and the core finds nothing to pair
+        assert_chain_whole(lines_of(out))
+    # our reader reads it back as the same format, every call answered in the next user turn
+    # (what the tool sends: the file's messages as they are, not repaired again)...
     stream = read_messages(io.BytesIO(out))
-    fixed = normalizer.repair(stream)
-    list(fixed)
+    sent = list(stream)
     assert stream.format == report.format
+    request = io.BytesIO()
+    normalizer.write_anthropic(sent, request)
+    assert anthropic_violations(orjson.loads(request.getvalue())["messages"]) == []
+    # ... and the core finds nothing to pair
+    fixed = normalizer.repair(sent)
+    list(fixed)
     assert not PAIRING & set(fixed.report.counts)
 
 
@@ -386,7 +332,7 @@ def test_a_real_session_whose_user_went_on_after_an_interrupted_tool() -> None:
     next line from the tool_use line (18 -> 16). The repair puts a result between them."""
     (path,) = [p for p in CLAUDE if p.name.startswith("codemie_v2.0.64")]
     lines = path.read_bytes().splitlines(keepends=True)
-    values = _values(path.read_bytes())
+    values = lines_of(path.read_bytes())
     nxt = {**values[17], "parentUuid": values[15]["uuid"]}
     data = b"".join(lines[:16]) + orjson.dumps(nxt) + b"\n" + b"".join(lines[18:])
     out, report = repaired(data)
@@ -396,7 +342,7 @@ def test_a_real_session_whose_user_went_on_after_an_interrupted_tool() -> None:
     assert orjson.loads(out_lines[17]) == {**nxt, "parentUuid": stub["uuid"]}
     assert stub["parentUuid"] == values[15]["uuid"]
     assert records(report) == [("stub_missing_result", 16, 16, None), ("repoint_parent", 17, 17, {"parentUuid": values[15]["uuid"]})]
-    assert_chain_whole(_values(out))
+    assert_chain_whole(lines_of(out))
 
 
 def test_repair_session_on_files(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ spelling (the Anthropic SDK's) round-trips equal as JSON.
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,12 @@ from normalizer import InvalidMessage, awrite_anthropic, write_anthropic
 from normalizer.formats import read_messages
 
 from realdata import sample_files
+from session_checks import anthropic_violations
 
 SESSIONS = [
     p for p in sample_files("", "**/*.json*")
     if "chat_training" not in p.parts and p.suffix in (".json", ".jsonl")
 ]
-TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 THINKING = {"type": "thinking", "thinking": "Read the file first.", "signature": "EqQBCkgIARABGAIiQL/opaque=="}
 
 
@@ -45,52 +44,6 @@ def written(messages: list[dict[str, Any]], **kwargs: Any) -> bytes:
 
 def call(call_id: str, arguments: str = '{"path": "a.txt"}') -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": "read", "arguments": arguments}}
-
-
-def anthropic_violations(messages: list[dict[str, Any]]) -> list[str]:
-    """What Anthropic's Messages API refuses in ``messages`` (providers.md §5, AN-1..AN-16):
-    each violation as ``"messages.N: <the API's words>"``."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for i, m in enumerate(messages):
-        content = m["content"]
-        blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if content else [])
-        before = messages[i - 1] if i else None
-        if m["role"] not in ("user", "assistant"):
-            out.append(f'messages.{i}: Unexpected role "{m["role"]}"')  # AN-12
-        if before is not None and before["role"] == m["role"]:
-            out.append(f"messages.{i}: roles must alternate")  # AN-10
-        if not blocks and not (m["role"] == "assistant" and i == len(messages) - 1):
-            out.append(f"messages.{i}: all messages must have non-empty content")  # AN-8
-        for block in blocks:
-            if block.get("type") == "text" and not block["text"].strip():
-                out.append(f"messages.{i}: text content blocks must contain non-whitespace text")  # AN-7
-        kinds = [b.get("type") for b in blocks]
-        if m["role"] == "assistant":
-            if {"thinking", "redacted_thinking"} & set(kinds) and kinds[0] not in ("thinking", "redacted_thinking"):
-                out.append(f"messages.{i}.content.0: the first block must be thinking")  # AN-15
-            if kinds and kinds[-1] == "thinking":
-                out.append(f"messages.{i}: The final block in an assistant message cannot be `thinking`")  # AN-16
-            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            for use in uses:
-                if use in seen:
-                    out.append(f"messages.{i}: `tool_use` ids must be unique")  # AN-4
-                if not TOOL_ID.match(use):
-                    out.append(f"messages.{i}: tool_use.id {use!r} should match '^[a-zA-Z0-9_-]+$'")  # AN-5
-                seen.add(use)
-            after = messages[i + 1]["content"] if i + 1 < len(messages) else []
-            answered = [b.get("tool_use_id") for b in after if b.get("type") == "tool_result"] if isinstance(after, list) else []
-            missing = [u for u in uses if u not in answered]
-            if missing:
-                out.append(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing)}")  # AN-1
-        else:
-            results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
-            if kinds[: len(results)] != ["tool_result"] * len(results):
-                out.append(f"messages.{i}: Did not find {len(results)} `tool_result` block(s) at the beginning of this message")  # AN-2
-            previous = before["content"] if before is not None and before["role"] == "assistant" and isinstance(before["content"], list) else []
-            uses = {b.get("id") for b in previous if b.get("type") == "tool_use"}
-            out += [f"messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: {r}" for r in results if r not in uses]  # AN-3
-    return out
 
 
 # -- exact requests ---------------------------------------------------------------------------------
