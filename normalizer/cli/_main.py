@@ -169,7 +169,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     _check_output_options(fmt, to, in_place, backup, profile, orphan_results, trailing_calls)
     try:
         plan = plan_jobs(items, output=output, in_place=in_place, to=to)
-        check_paths(plan, items, report_path)
+        check_paths(plan, items, report_path, backup if in_place else None)
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,

@@ -109,6 +109,9 @@ def test_backup_keeps_the_original_and_symlinks_are_followed(tmp_path: Path):
     refused = run("repair", "--backup", path)
     assert refused.returncode == 2
     assert "--backup keeps the original of a file repaired --in-place" in refused.stderr.decode()
+    clash = run("repair", "--in-place", "--backup=.orig", path, tmp_path / "3f2a.jsonl.orig")
+    assert clash.returncode == 2
+    assert f"the backup of {path} ({path}.orig) is the input {path}.orig" in clash.stderr.decode()
 
 
 @needs_samples
