@@ -102,20 +102,39 @@ def cuts(path: Path) -> dict[str, int]:
 
 
 
-def assert_chain_whole(lines: list[Any]) -> None:
+def _outside(lines: list[Any]) -> set[str]:
+    """Parents a file names that are not earlier lines of it (a sub-agent transcript hangs
+    from lines of the main session's file)."""
+    seen: set[str] = set()
+    outside = set()
+    for v in lines:
+        parent = v.get("parentUuid")
+        if isinstance(parent, str) and parent not in seen:
+            outside.add(parent)
+        if isinstance(v.get("uuid"), str):
+            seen.add(v["uuid"])
+    return outside
+
+
+def assert_chain_whole(lines: list[Any], before: list[Any] | None = None) -> None:
     """Every parentUuid names an earlier line (null only where the thread starts or a
-    compaction boundary restarts it), and the chain from the last line reaches the first."""
-    side = next(bool(v.get("isSidechain")) for v in lines if v.get("type") in ("user", "assistant"))
-    thread = [v for v in lines if "uuid" in v and bool(v.get("isSidechain")) == side]
+    compaction boundary restarts it; outside the file only where ``before``, the input, had
+    it so), and the chain from the last line reaches the first line of the thread (or, in a
+    file that hangs from another, a line that hangs from it)."""
+    sides = [bool(v.get("isSidechain")) for v in lines if v.get("type") in ("user", "assistant")]
+    if not sides:
+        return  # no conversation yet: no chain to keep
+    thread = [v for v in lines if "uuid" in v and bool(v.get("isSidechain")) == sides[0]]
+    outside = _outside(before if before is not None else lines)
     seen: dict[str, Any] = {}
     for n, v in enumerate(thread):
         parent = v.get("parentUuid")
         if parent is None:
             assert n == 0 or v.get("subtype") == "compact_boundary", v["uuid"]
-        elif not (side and n == 0):  # a sub-agent transcript's first line hangs from the main thread
-            assert parent in seen, (v["uuid"], parent)
+        else:
+            assert parent in seen or parent in outside, (v["uuid"], parent)
         seen[v["uuid"]] = v
     at = thread[-1]
     while at.get("parentUuid") in seen:
         at = seen[at["parentUuid"]]
-    assert at is thread[0] or at.get("subtype") == "compact_boundary"
+    assert at is thread[0] or at.get("subtype") == "compact_boundary" or at.get("parentUuid") in outside

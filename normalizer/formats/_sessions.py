@@ -144,9 +144,6 @@ class _Dialect:
     def classify(self, value: Any) -> _Info:
         raise NotImplementedError
 
-    def recognised(self, value: Any) -> bool:
-        raise NotImplementedError
-
     def continues(self, turn: _Turn, info: _Info) -> bool:
         raise NotImplementedError
 
@@ -163,9 +160,6 @@ class _ClaudeCode(_Dialect):
 
     def __init__(self) -> None:
         self.side: bool | None = None  # isSidechain of the thread being repaired (its first line's)
-
-    def recognised(self, value: Any) -> bool:
-        return isinstance(value, dict) and value.get("type") in ("user", "assistant") and isinstance(value.get("message"), dict)
 
     def classify(self, value: Any) -> _Info:
         info = _Info()
@@ -248,9 +242,6 @@ _CODEX_CALLS = {"function_call": "function_call", "custom_tool_call": "custom_to
 
 class _Codex(_Dialect):
     name = "codex"
-
-    def recognised(self, value: Any) -> bool:
-        return isinstance(value, dict) and value.get("type") == "response_item"
 
     def classify(self, value: Any) -> _Info:
         info = _Info()
@@ -355,7 +346,8 @@ class SessionRepairer:
         self.source = source
         #: The format repaired: given, or detected from the first lines (None until then).
         self.format: str | None = None
-        #: Lines of the session's conversation seen (user/assistant lines, response items).
+        #: Lines read that are lines of the format (what detection tells it by: a Claude Code
+        #: line type with a uuid or a session id, a Codex line type with a payload).
         self.recognised = 0
         self._dialect: _Dialect | None = None
         self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
@@ -467,7 +459,7 @@ class SessionRepairer:
     def _take_line(self, line: _Line) -> None:
         dialect = self._dialect
         assert dialect is not None
-        if dialect.recognised(line.value):
+        if guess(line.value)[0] == dialect.name:
             self.recognised += 1
         info = line.info = dialect.classify(line.value)
         if info.chain:

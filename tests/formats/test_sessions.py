@@ -351,3 +351,25 @@ def test_repair_session_on_files(tmp_path: Path) -> None:
     report = repair_session(src, tmp_path / "fixed.jsonl")
     assert report.counts == {"stub_missing_result": 1}
     assert (tmp_path / "fixed.jsonl").read_bytes() == src.read_bytes() + dumps(cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+
+
+@pytest.mark.parametrize("path", CLAUDE + CODEX, ids=lambda p: p.name[:40])
+def test_every_cut_of_every_sample_is_repaired(path: Path) -> None:
+    """Cut after each line in turn: the prefix comes back whole, followed only by results,
+    and what the tool would send has every call answered in the next user turn. (A cut right
+    after a thinking line also leaves a turn that ends on thinking, which Anthropic refuses
+    too; the repair in the session's own format adds results and nothing else.)"""
+    lines = path.read_bytes().splitlines(keepends=True)
+    for n in range(1, len(lines) + 1):
+        data = b"".join(lines[:n])
+        out, report = repaired(data)
+        assert out.startswith(data), n
+        added = lines_of(out[len(data):])
+        assert all(results_of(v) and not calls_of(v) for v in added), n
+        assert set(report.counts) <= {"stub_missing_result"}, n
+        if report.format == "claude-code":
+            assert_chain_whole(lines_of(out), lines_of(data))
+        request = io.BytesIO()
+        normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
+        violations = anthropic_violations(orjson.loads(request.getvalue())["messages"])
+        assert [v for v in violations if "tool_use" in v or "tool_result" in v] == [], n
