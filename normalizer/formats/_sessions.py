@@ -495,8 +495,8 @@ class SessionRepairer:
             if turn is not None:
                 turn.accepting = False
         elif kind == "user":
-            if info.results and not self._answer(line, turn):
-                return  # cannot happen: a user line is never removed (it has other content)
+            if info.results:
+                self._answer(line, turn)  # a user line is never removed: it has other content
             if turn is not None and turn.unanswered():
                 # The turn is over, but its results may still come: hold what follows.
                 self._held, self._held_bytes, self._held_stamp = [line], len(line.body), self._stamp

@@ -373,3 +373,25 @@ def test_every_cut_of_every_sample_is_repaired(path: Path) -> None:
         normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
         violations = anthropic_violations(orjson.loads(request.getvalue())["messages"])
         assert [v for v in violations if "tool_use" in v or "tool_result" in v] == [], n
+
+
+@pytest.mark.parametrize("path", CLAUDE + CODEX, ids=lambda p: p.name[:40])
+def test_damaged_samples_repair_to_a_fixed_point(path: Path) -> None:
+    """Lines taken out at random (a result, a call, a prompt...): the repair leaves every call
+    answered in the next user turn, keeps the chain whole, and repairing again changes nothing."""
+    import random
+
+    lines = path.read_bytes().splitlines(keepends=True)
+    rng = random.Random(path.name)
+    for _ in range(25):
+        keep = sorted(rng.sample(range(len(lines)), k=max(1, len(lines) - rng.randint(1, 4))))
+        data = b"".join(lines[i] for i in keep)
+        out, report = repaired(data)
+        again, second = repaired(out)
+        assert again == out and not second.changed
+        if report.format == "claude-code":
+            assert_chain_whole(lines_of(out), lines_of(data))
+        request = io.BytesIO()
+        normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
+        violations = anthropic_violations(orjson.loads(request.getvalue())["messages"])
+        assert [v for v in violations if "tool_use" in v or "tool_result" in v] == []
