@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from typing import IO
 
 __all__ = [
     "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
+    "keep_backup",
 ]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
@@ -205,10 +207,11 @@ def _stream_identity(stream: object) -> tuple[object, ...] | None:
     return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
-def check_paths(jobs: list[Job], inputs: list[str], report: str | None) -> None:
+def check_paths(jobs: list[Job], inputs: list[str], report: str | None, backup: str | None = None) -> None:
     """Refuse, before anything is written, any output that is an input or another output.
 
-    Outputs are every job's output, the report, and stdout when it is a file and is written
+    Outputs are every job's output, the report, each ``--backup`` of an in-place file, and
+    stdout when it is a file and is written
     to; inputs are every file read (stdin too, when it is a file) and every folder given.
     ``--in-place`` outputs are their own inputs by design, but each may be written once
     only, and nothing else may land on them. Temporary files need no check: ``mkstemp``
@@ -233,6 +236,8 @@ def check_paths(jobs: list[Job], inputs: list[str], report: str | None) -> None:
     for job in jobs:
         if job.output != "-":
             outputs.append((_identity(job.output), f"the output of {job.name} ({job.output})", job.in_place))
+        if backup is not None and job.in_place:
+            outputs.append((_identity(job.output + backup), f"the backup of {job.name} ({job.output + backup})", False))
     if any(job.output == "-" for job in jobs):
         outputs.append((_stream_identity(sys.stdout), "stdout", False))
     if report is not None and report != "-":
@@ -420,3 +425,17 @@ def open_output(path: str, *, mode_from: str | None = None) -> AtomicOutput | _S
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "is a folder", path)
     return _StreamOutput(path)
+
+
+def keep_backup(path: str, suffix: str) -> str:
+    """Keep the file at ``path`` as ``path + suffix`` before it is replaced (``--backup``):
+    a hard link to it when the file system allows (the original bytes, no copy), else a
+    copy. A backup already there is replaced. Returns the backup's path."""
+    backup = path + suffix
+    if os.path.lexists(backup):
+        os.unlink(backup)
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup

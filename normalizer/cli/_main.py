@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["main", "cli"]
 
 _FROM = ["auto", "chat", "responses", "codex", "claude-code", "anthropic", "sharegpt", "finetune"]
-_TO = ["auto", "jsonl", "json", "finetune"]
+_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "claude-code", "codex"]
 
 
 def _profile_names() -> list[str]:
@@ -140,13 +140,19 @@ def _core_options(f: Any) -> Any:
               help="Input format (auto: detected from the first records).")
 @click.option("--to", "to", type=click.Choice(_TO), default="auto", show_default=True,
               help="Output: jsonl (chat messages, one per line), json (one array), finetune "
-                   "({\"messages\": [...]} per line). auto: jsonl, or finetune for inputs holding "
-                   "several conversations.")
+                   "({\"messages\": [...]} per line), responses (OpenAI Responses input items), anthropic "
+                   "(an Anthropic Messages request), claude-code / codex (the session repaired in its own "
+                   "format, with the fewest edits). auto: a Claude Code or Codex session in its own format "
+                   "(unless --profile asks for a provider's chat messages); with --in-place every file in its "
+                   "own format; else jsonl, or finetune for inputs holding several conversations.")
 @click.option("-o", "--output", type=str, default=None, metavar="PATH",
               help="Output file, or a folder mirroring the inputs (several inputs or a folder). "
                    "Default: stdout.")
-@click.option("--in-place", is_flag=True, help="Replace each input file with its repaired version "
-                                               "(only once the new file is complete).")
+@click.option("--in-place", is_flag=True, help="Replace each input file with its repaired version, in its own "
+                                               "format unless --to says otherwise (only once the new file is "
+                                               "complete; a file in which nothing was recognised is left as it is).")
+@click.option("--backup", "backup", default=None, metavar="[=SUFFIX]",
+              help="With --in-place: keep each original next to it, as FILE.bak (--backup=SUFFIX: FILE + SUFFIX).")
 @click.option("--report", "report_path", type=str, default=None, metavar="PATH",
               help="Write the JSON report (every repair, with what it removed) here; '-' for stderr.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -156,7 +162,7 @@ def _core_options(f: Any) -> Any:
 @_core_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 @_model_option
-def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool,
+def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool, backup: str | None,
            report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
            trailing_calls: str, stub_text: str, quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
@@ -170,7 +176,9 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     \b
     Examples:
       chatnorm repair examples/split-turns.jsonl
-      chatnorm repair --from codex rollout.jsonl --report report.json > chat.jsonl
+      chatnorm repair --in-place ~/.claude/projects/<project>/<session>.jsonl
+      chatnorm repair --from codex --to jsonl rollout.jsonl --report report.json > chat.jsonl
+      chatnorm repair --to anthropic history.json -o request.json
       cat session.jsonl | chatnorm repair - | head
       chatnorm repair sessions/ -o repaired/ --jobs 4
       chatnorm repair --in-place --trailing-calls keep sessions/
@@ -181,9 +189,10 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
 
     items = list(inputs) or ["-"]
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
+    _check_output_options(fmt, to, in_place, backup, profile, orphan_results, trailing_calls)
     try:
         plan = plan_jobs(items, output=output, in_place=in_place, to=to)
-        check_paths(plan, items, report_path)
+        check_paths(plan, items, report_path, backup if in_place else None)
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,
@@ -193,8 +202,33 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     _validate_core(profile, options)
     with _spool_folder(report_path is not None) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
-                            spool_dir=spool_dir)
+                            spool_dir=spool_dir, backup=backup)
         _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path)
+
+
+def _check_output_options(fmt: str, to: str, in_place: bool, backup: str | None, profile: Profile,
+                          orphan_results: str, trailing_calls: str | None) -> None:
+    """Usage errors of the output options, before any file is touched."""
+    from ..formats import SESSION_FORMATS
+    from ..profiles._profiles import PROFILES
+
+    if backup is not None and not in_place:
+        raise click.UsageError("--backup keeps the original of a file repaired --in-place; give --in-place too")
+    if backup is not None and (not backup or "/" in backup or backup in (".", "..")):
+        raise click.UsageError(f"--backup={backup!r}: give a suffix for the original's name, such as .bak")
+    if to not in SESSION_FORMATS:
+        return
+    if fmt not in ("auto", to):
+        raise click.UsageError(f"a {fmt} file cannot be written as a {to} session; give --to jsonl (or another format)")
+    if profile != PROFILES["default"]:
+        raise click.UsageError(f"--profile shapes chat messages for a provider; --to {to} repairs the session in its own "
+                               "format. Give --to jsonl to write the provider's chat messages")
+    if orphan_results == "keep_as_user":
+        raise click.UsageError(f"--orphan-results keep_as_user would write a result as user text; --to {to} keeps the "
+                               "session's own lines (drop or error)")
+    if trailing_calls == "drop":
+        raise click.UsageError(f"--trailing-calls drop would edit the calls' lines; --to {to} answers them (stub) "
+                               "or leaves them open (keep)")
 
 
 @contextlib.contextmanager
@@ -480,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_signal)
         signal.signal(signal.SIGTERM, _on_signal)
-    status = _run(argv)
+    status = _run(_bare_backup(sys.argv[1:] if argv is None else argv))
     try:
         sys.stdout.flush()  # what is still buffered is output too: its failure is one
     except BrokenPipeError:
@@ -490,6 +524,15 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         pass  # stdout was closed by someone (a test harness): nothing is pending there
     return status
+
+
+def _bare_backup(argv: list[str]) -> list[str]:
+    """``--backup`` alone means ``--backup=.bak``: its value is optional, and only ever given
+    with ``=`` (``--backup FILE`` must not take the file as a suffix, as click would)."""
+    if "repair" not in argv:
+        return argv
+    end = argv.index("--") if "--" in argv else len(argv)
+    return [("--backup=.bak" if arg == "--backup" and i < end else arg) for i, arg in enumerate(argv)]
 
 
 def _stdout_failed(exc: OSError) -> int:

@@ -3,7 +3,15 @@
 
 The per-file pipe is ``read_conversations`` -> one ``Normalizer`` per conversation -> the
 ``--to`` format's encoder (``formats.ENCODERS``) -> a byte buffer written in blocks of
-:data:`FLUSH_BYTES`. Nothing in it grows with the input: the reader holds a chunk, the core
+:data:`FLUSH_BYTES`; or, for a Claude Code session or a Codex rollout written in its own
+format, the bytes -> a ``SessionRepairer`` -> the buffer (:func:`_pump_session`).
+
+Which output a file gets (:func:`_session_format`, :func:`_own_format`): ``--to`` when it is
+given; else a session in its own format (unless a ``--profile`` asks for a provider's chat
+messages), with ``--in-place`` every file in its own format (a format that cannot be written
+back as it was is refused, and the file left as it is), otherwise chat JSONL, or fine-tuning
+JSONL for inputs of several conversations. With ``--from auto`` the first lines say whether
+the input is a session (:func:`_peek_format`); they are then read again from the start. Nothing in it grows with the input: the reader holds a chunk, the core
 one turn, the buffer one block; report records go to a spool file (``--report``) or nowhere
 (``max_records=0``), not to memory. The profile is resolved once per run (``Settings``),
 never per file or conversation.
@@ -31,15 +39,17 @@ from typing import IO, Any
 
 import orjson
 
-from ._files import Job, open_output
+from ._files import Job, keep_backup, open_output
 from ._progress import Tracker
 from ._text import error_text
 from .._core import Normalizer
-from .._errors import InputError
-from ..profiles._profiles import Profile, get_profile
+from .._errors import InputError, UsageError
+from ..profiles._profiles import PROFILES, Profile, get_profile
 from .._report import Report, Repair
-from ..formats import ENCODERS, FORMATS, ConversationStream, Encoder, read_conversations
+from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder, SessionRepairer, read_conversations
+from ..formats._detect import DETECT_RECORDS, detect_format, guess
 from ..formats._encode import FLUSH_BYTES
+from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, sniff
 
 __all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "run_jobs", "FLUSH_BYTES", "STOP"]
 
@@ -69,6 +79,8 @@ class Settings:
     options: dict[str, Any] = field(default_factory=dict)
     #: --report: every record is spooled to a file in this (private, temporary) folder.
     spool_dir: str | None = None
+    #: --backup: with --in-place, the original is kept next to the file, under its name + this.
+    backup: str | None = None
 
 
 @dataclass
@@ -103,8 +115,13 @@ class _Input:
         self.bytes = 0
         self._before = before_read
         self._read1 = getattr(raw, "read1", raw.read)
+        self._again = b""  # bytes read ahead (to tell the format) and given back
 
     def read(self, n: int = -1) -> bytes:
+        if self._again:
+            again, self._again = self._again, b""
+            self.bytes += len(again)
+            return again
         if self._before is not None:
             self._before()
         data: bytes = self._read1(n if n > 0 else 1 << 20)
@@ -120,10 +137,16 @@ class _Input:
         except (AttributeError, OSError, ValueError):
             return False
 
+    def unread(self, data: bytes) -> None:
+        """Give back bytes read ahead: the next read returns them first."""
+        self._again = data + self._again
+        self.bytes -= len(data)
+
     def tell(self) -> int:
-        return int(self.raw.tell())
+        return int(self.raw.tell()) - len(self._again)
 
     def seek(self, pos: int, whence: int = 0) -> int:
+        self._again = b""
         return int(self.raw.seek(pos, whence))
 
     def close(self) -> None:
@@ -187,6 +210,8 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
             _pump(src, out, job, settings, tracker, result)
             out.drain()
             if atomic is not None:
+                if job.in_place and settings.backup is not None:
+                    keep_backup(job.output, settings.backup)
                 atomic.commit()
             elif job.output == "-":
                 sys.stdout.buffer.flush()
@@ -249,7 +274,11 @@ def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Trac
 
     spool = _Spool(settings.spool_dir, result)
     try:
-        _pump_records(src, out, job, settings, tracker, result, on_record, conv_index)
+        session = _session_format(src, job, settings)
+        if session is not None:
+            _pump_session(src, out, job, settings, tracker, result, on_record, session)
+        else:
+            _pump_records(src, out, job, settings, tracker, result, on_record, conv_index)
     except BaseException:
         spool.close(quiet=True)  # the failure on the way out is the one to report
         raise
@@ -315,7 +344,7 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
 
     for conv in conversations:
         if encoder is None:
-            encoder, multi = _encoder(settings, conversations, result)
+            encoder, multi = _encoder(settings, job, conversations, result)
             buf += encoder.start()
         elif not encoder.multi:
             position = conversations.position
@@ -354,25 +383,142 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
             for key, value in report.counts.items():
                 result.counts[key] = result.counts.get(key, 0) + value
     if encoder is None:  # an empty input: still a valid (empty) output
-        encoder, multi = _encoder(settings, conversations, result)
+        encoder, multi = _encoder(settings, job, conversations, result)
         buf += encoder.start()
     buf += encoder.finish()
     for key, value in reader_report.counts.items():
         result.counts[key] = result.counts.get(key, 0) + value
+    if job.in_place and result.messages_in == 0 and reader_report.counts:
+        raise InputError(
+            f"nothing in this file was recognised as {result.format or settings.fmt}; it was left as it is",
+            source=job.name, hint="Is it in another format? Name it with --from",
+        )
     tracker.advance(result.messages_in - done[0], src.bytes - done[1])
 
 
 # How each single-conversation output is called in the error that refuses a second one.
-_ONE_CONVERSATION = {"jsonl": "chat JSONL", "json": "a JSON array of chat messages"}
+_ONE_CONVERSATION = {
+    "jsonl": "chat JSONL", "json": "a JSON array of chat messages",
+    "responses": "a list of Responses items", "anthropic": "an Anthropic request",
+}
+# A document's container, as an output in the same format keeps it.
+_CONTAINERS = {"jsonl": "lines", "array": "array", "object": "object"}
 
 
-def _encoder(settings: Settings, conversations: ConversationStream, result: FileResult) -> tuple[Encoder, bool]:
+def _encoder(settings: Settings, job: Job, conversations: ConversationStream, result: FileResult) -> tuple[Encoder, bool]:
     """The output's encoder, once the format read is known; and whether that format holds
     several conversations (``--to auto`` then writes fine-tuning JSONL)."""
-    result.format = conversations.format
-    multi = bool(getattr(FORMATS.get(result.format or ""), "multi", False))
-    kind = settings.to if settings.to != "auto" else ("finetune" if multi else "jsonl")
+    fmt = result.format = conversations.format
+    multi = bool(getattr(FORMATS.get(fmt or ""), "multi", False))
+    kind = settings.to
+    own = False
+    if kind == "auto":
+        own = job.in_place
+        kind = _own_format(fmt, conversations.container, job) if own else ("finetune" if multi else "jsonl")
+    if (own or kind == fmt) and kind in ("json", "responses", "anthropic") and conversations.container in _CONTAINERS:
+        # Written back in its own format: in its own container too.
+        return ENCODERS[kind](container=_CONTAINERS[conversations.container]), multi  # type: ignore[call-arg]
     return ENCODERS[kind](), multi
+
+
+def _own_format(fmt: str | None, container: str | None, job: Job) -> str:
+    """The output format that writes a file back as it was (``--in-place`` without ``--to``)."""
+    if fmt in ("responses", "anthropic", "finetune"):
+        return fmt
+    if fmt == "chat" or fmt is None:
+        return "jsonl" if container in ("jsonl", None) else "json"
+    raise InputError(
+        f"a {fmt} file cannot be written back in its own format",
+        source=job.name, hint="Give --to finetune (or another --to) to convert it in place",
+    )
+
+
+def _session_format(src: _Input, job: Job, settings: Settings) -> str | None:
+    """The session format to repair the file in (``--to claude-code|codex``, or ``--to
+    auto`` on a session), else None: the file goes through the chat pipe."""
+    if settings.to in SESSION_FORMATS:
+        return settings.to if settings.fmt == "auto" else settings.fmt
+    if settings.to != "auto":
+        return None
+    fmt = settings.fmt if settings.fmt != "auto" else _peek_format(src)
+    if fmt not in SESSION_FORMATS:
+        return None
+    if settings.profile != PROFILES["default"] and not job.in_place:
+        return None  # a provider's profile asks for its chat messages
+    return fmt
+
+
+def _peek_format(src: _Input) -> str | None:
+    """The format of a JSONL input, from its first lines (read ahead, then given back to
+    ``src``); None for a JSON document, an empty input, or lines that say nothing (the chat
+    reader then decides, and says what is wrong)."""
+    head = b""
+    try:
+        while True:
+            chunk = src.read(CHUNK_BYTES)
+            head += chunk
+            kind = sniff(head, not chunk)
+            if kind in ("document", "empty"):
+                return None
+            if kind == "jsonl":
+                text = head[3:] if head.startswith(BOM) else head
+                lines = text.split(b"\n")
+                if chunk:
+                    lines.pop()  # not complete yet
+                values = []
+                for raw in lines[:DETECT_RECORDS]:
+                    try:
+                        value = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        if raw.strip():
+                            return None
+                        continue
+                    name, decisive = guess(value)
+                    if decisive:
+                        return name
+                    values.append(value)
+                if len(values) >= DETECT_RECORDS or not chunk or len(head) > DEFAULT_MAX_LINE_BYTES:
+                    try:
+                        return detect_format(values) if values else None
+                    except InputError:
+                        return None
+            elif not chunk:
+                return None
+    finally:
+        src.unread(head)
+
+
+def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
+                  on_record: Callable[[Repair], None], fmt: str) -> None:
+    """A session repaired in its own format (``formats._sessions``): bytes in, bytes out."""
+    if settings.profile != PROFILES["default"]:
+        raise InputError(
+            f"--profile {settings.profile.name} shapes chat messages for a provider; a session repaired in its own "
+            "format keeps its own", source=job.name, hint="Give --to jsonl to write the provider's chat messages",
+        )
+    options = {k: v for k, v in settings.options.items() if k in ("trailing_calls", "orphan_results", "stub_text")}
+    report = Report(max_records=0, on_record=on_record)
+    try:
+        repairer = SessionRepairer(fmt, report=report, on_invalid=settings.on_invalid, source=job.name, **options)
+    except UsageError as exc:
+        raise InputError(f"{exc}", source=job.name, hint="Give --to jsonl to repair it as chat messages") from None
+    buf = out.buf
+    done = 0
+    while True:
+        chunk = src.read(CHUNK_BYTES)
+        buf += repairer.feed(chunk) if chunk else repairer.close()
+        if len(buf) >= FLUSH_BYTES or not chunk:
+            out.drain()
+            tracker.advance(report.messages_in - result.messages_in, src.bytes - done)
+            result.messages_in, done = report.messages_in, src.bytes
+            if STOP.is_set():
+                raise Interrupted(0)
+        if not chunk:
+            break
+    result.format = repairer.format
+    result.conversations = 1 if repairer.format is not None else 0
+    result.messages_in, result.messages_out = report.messages_in, report.messages_out
+    result.counts.update(report.counts)
 
 
 def _locate(exc: InputError, job: Job, conversations: ConversationStream, core: Normalizer | None, multi: bool) -> None:

@@ -12,7 +12,9 @@ layer sans-I/O but the last:
   file and fetch its bytes (``read_messages``, ``aread_messages``...).
 
 Writing is one table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that
-the writers (``_writers``) and the command line pump into files.
+the writers (``_writers``) and the command line pump into files. A Claude Code session or a
+Codex rollout can also be repaired in its own format (``_sessions``: bytes in, the same
+session out with the fewest edits, :class:`SessionRepairer`).
 
 ===============  =================================================================
 ``chat``         Chat Completions messages: a JSON array, JSONL, or an object with
@@ -47,14 +49,19 @@ from ._read import (
 )
 from ._records import Position
 from ._responses import ResponsesConverter
+from ._sessions import SESSION_FORMATS, SessionRepairer, repair_session
 from ._writers import (
     WRITERS,
+    awrite_anthropic,
     awrite_finetune,
     awrite_json_array,
     awrite_jsonl,
+    awrite_responses,
+    write_anthropic,
     write_finetune,
     write_json_array,
     write_jsonl,
+    write_responses,
 )
 
 __all__ = [
@@ -65,9 +72,16 @@ __all__ = [
     "write_jsonl",
     "write_json_array",
     "write_finetune",
+    "write_responses",
+    "write_anthropic",
     "awrite_jsonl",
     "awrite_json_array",
     "awrite_finetune",
+    "awrite_responses",
+    "awrite_anthropic",
+    "SESSION_FORMATS",
+    "SessionRepairer",
+    "repair_session",
     "detect_format",
     "read_messages",
     "aread_messages",

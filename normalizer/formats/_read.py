@@ -242,6 +242,12 @@ class _Stream:
         return self._reader.format
 
     @property
+    def container(self) -> str | None:
+        """How the file holds its records: ``"jsonl"``, ``"array"`` or ``"object"`` (a JSON
+        document), once its first bytes are read, else None."""
+        return self._reader.container
+
+    @property
     def position(self) -> Position | None:
         """Where the last message yielded came from: its record's JSONL line (column 1), or
         where the record begins in a JSON document; for a message a converter assembled from

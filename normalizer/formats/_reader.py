@@ -177,6 +177,9 @@ class Reader:
         self.options = options
         #: The format read: given, or detected from the first records (None until then).
         self.format: str | None = None
+        #: How the file holds its records, once its first bytes are read: ``"jsonl"``, or a
+        #: JSON document that is an ``"array"`` or an ``"object"`` (None until then).
+        self.container: str | None = None
         #: The driver must hand over a Codex plan (:meth:`plan_scan`, :meth:`set_plan`).
         self.wants_plan = False
         #: Everything was given out: nothing is fed any more.
@@ -260,6 +263,7 @@ class Reader:
         self._sniffer = None
         if head.startswith(BOM):
             head = head[3:]
+        self.container = "jsonl" if kind != "document" else "array" if head.lstrip()[:1] == b"[" else "object"
         if kind == "document":
             self._doc = DocReader(self.source, max_depth=self.limits.max_depth, max_record_bytes=self.limits.max_record_bytes)
             return self._document(self._doc.feed(head))

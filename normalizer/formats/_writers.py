@@ -1,4 +1,5 @@
-"""Chat messages out: chat JSONL (the default), a JSON array, fine-tuning JSONL.
+"""Chat messages out: chat JSONL (the default), a JSON array, fine-tuning JSONL, OpenAI
+Responses input items, Anthropic Messages.
 
 Every writer streams: what an encoder of ``_encode.ENCODERS`` makes of one message (or one
 conversation, for fine-tuning JSONL) is gathered and written in blocks of about
@@ -17,7 +18,8 @@ from typing import IO, Any, Union
 
 import orjson
 
-from ._encode import ENCODERS, FLUSH_BYTES, Encoder, encode_conversation, unwritable
+from .._errors import InvalidMessage
+from ._encode import ENCODERS, FLUSH_BYTES, AnthropicEncoder, Container, Encoder, ResponsesEncoder, encode_conversation, unwritable
 
 __all__ = [
     "FLUSH_BYTES",
@@ -25,9 +27,13 @@ __all__ = [
     "write_jsonl",
     "write_json_array",
     "write_finetune",
+    "write_responses",
+    "write_anthropic",
     "awrite_jsonl",
     "awrite_json_array",
     "awrite_finetune",
+    "awrite_responses",
+    "awrite_anthropic",
     "encode_conversation",
 ]
 
@@ -77,15 +83,25 @@ def _pump(f: Any, conversations: Pairs, encoder: Encoder, per_message: bool) -> 
         buf += encoder.finish()
     except orjson.JSONEncodeError as exc:
         raise unwritable(exc, messages_done if per_message else conversations_done) from None
+    except InvalidMessage as exc:
+        raise _placed(exc, messages_done if per_message else conversations_done) from None
     if buf:
         f.write(bytes(buf))
     return messages_done if per_message else conversations_done
 
 
-def _write(conversations: Pairs, dest: Dest, kind: str, per_message: bool) -> int:
+def _placed(exc: InvalidMessage, index: int) -> InvalidMessage:
+    """An encoder's refusal of the message at ``index`` (encoders do not count messages)."""
+    if exc.index is None:
+        exc.index = index
+        exc.located()
+    return exc
+
+
+def _write(conversations: Pairs, dest: Dest, kind: str | Encoder, per_message: bool) -> int:
     f, owned = _open(dest)
     try:
-        count = _pump(f, conversations, ENCODERS[kind](), per_message)
+        count = _pump(f, conversations, ENCODERS[kind]() if isinstance(kind, str) else kind, per_message)
         f.flush()
     finally:
         if owned:
@@ -113,8 +129,25 @@ def write_finetune(conversations: Iterable[Any], dest: Dest) -> int:
     return _write(map(_conversation_parts, conversations), dest, "finetune", False)
 
 
+def write_responses(messages: Iterable[Mapping[str, Any]], dest: Dest, *, container: Container = "array") -> int:
+    """OpenAI Responses input items (what an OpenAI Agents SDK session stores), one per line
+    of a JSON array (``container="lines"``: JSONL); see :class:`~._encode.ResponsesEncoder`.
+    Returns the number of chat messages written."""
+    return _write([(messages, {})], dest, ResponsesEncoder(container=container), True)
+
+
+def write_anthropic(messages: Iterable[Mapping[str, Any]], dest: Dest, *, container: Container = "object") -> int:
+    """An Anthropic Messages request, ``{"system": ..., "messages": [...]}`` (``container=
+    "array"``: the messages list alone); see :class:`~._encode.AnthropicEncoder`. Returns
+    the number of chat messages written."""
+    return _write([(messages, {})], dest, AnthropicEncoder(container=container), True)
+
+
 #: Output format name -> sync writer (for the CLI's ``--to``).
-WRITERS = {"jsonl": write_jsonl, "json": write_json_array, "finetune": write_finetune}
+WRITERS = {
+    "jsonl": write_jsonl, "json": write_json_array, "finetune": write_finetune,
+    "responses": write_responses, "anthropic": write_anthropic,
+}
 
 
 async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
@@ -148,12 +181,14 @@ async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, An
         buf += encoder.finish()
     except orjson.JSONEncodeError as exc:
         raise unwritable(exc, messages_done if per_message else conversations_done) from None
+    except InvalidMessage as exc:
+        raise _placed(exc, messages_done if per_message else conversations_done) from None
     if buf:
         await f.write(bytes(buf))
     return messages_done if per_message else conversations_done
 
 
-async def _awrite(conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], dest: Dest, kind: str, per_message: bool) -> int:
+async def _awrite(conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], dest: Dest, kind: str | Encoder, per_message: bool) -> int:
     import anyio
 
     f: Any
@@ -166,7 +201,7 @@ async def _awrite(conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], d
     else:
         f, owned = dest, False
     try:
-        count = await _apump(f, conversations, ENCODERS[kind](), per_message)
+        count = await _apump(f, conversations, ENCODERS[kind]() if isinstance(kind, str) else kind, per_message)
         if hasattr(f, "flush"):
             await f.flush()
     finally:
@@ -203,3 +238,17 @@ async def awrite_json_array(messages: Iterable[Mapping[str, Any]] | AsyncIterabl
 async def awrite_finetune(conversations: Iterable[Any] | AsyncIterable[Any], dest: Dest) -> int:
     """The async twin of :func:`write_finetune` (a conversation's messages may be async)."""
     return await _awrite(_pairs(conversations), dest, "finetune", False)
+
+
+async def awrite_responses(
+    messages: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]], dest: Dest, *, container: Container = "array"
+) -> int:
+    """The async twin of :func:`write_responses`."""
+    return await _awrite(_one(messages), dest, ResponsesEncoder(container=container), True)
+
+
+async def awrite_anthropic(
+    messages: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]], dest: Dest, *, container: Container = "object"
+) -> int:
+    """The async twin of :func:`write_anthropic`."""
+    return await _awrite(_one(messages), dest, AnthropicEncoder(container=container), True)

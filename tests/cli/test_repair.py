@@ -100,7 +100,7 @@ def test_finetune_input_keeps_one_conversation_per_line():
     "hermes/session_20260420_134110_b27c28.json",
 ])
 def test_real_sessions_repair_and_then_check_clean(sample: str):
-    repaired = run("repair", SAMPLES / sample)
+    repaired = run("repair", "--to", "jsonl", SAMPLES / sample)
     assert repaired.returncode == 0, repaired.stderr
     assert jsonl(repaired.stdout)
     checked = run("check", "-", input=repaired.stdout)

@@ -1,0 +1,681 @@
+"""Session files repaired in their own format (sans-I/O): a Claude Code session or a Codex
+rollout in, the same file out, with the fewest edits that let the tool resume it.
+
+``claude --resume`` fails for good on a session with a ``tool_use`` that no ``tool_result``
+answers (a crash or an interrupt mid-tool: ``messages.N: tool_use ids were found without
+tool_result blocks immediately after``); a Codex rollout cut after a ``function_call`` has
+the same hole. Converting such a file to chat messages does not help its user: the tool
+reads only its own format. :class:`SessionRepairer` repairs the file as it is:
+
+* **Every line no repair touches is written byte for byte**, terminator included: nothing is
+  re-encoded. Snapshots, summaries, progress, hook and meta lines, compaction boundaries,
+  Claude Code sidechains (and Codex's ``event_msg`` / ``turn_context`` lines) pass through.
+* **An unanswered call gets a synthetic result line in the tool's own shape**, where the turn
+  ends (before the line that starts the next turn, or at the end of the file): for Claude
+  Code a ``user`` line with a ``tool_result`` block (``is_error: true``, the stub text; the
+  envelope -- ``sessionId``, ``cwd``, ``version``, ``gitBranch``... -- of the ``tool_use``
+  line, a fresh ``uuid``, the timestamp of the line before it, ``toolUseResult``); for Codex
+  a ``response_item`` ``function_call_output`` (``custom_tool_call_output`` for a custom
+  call). Results that come after the user's next message move up to their call **as whole
+  lines**. A result that answers no call of its turn, or answers one twice, is removed; the
+  whole line is kept in the report.
+* **The ``parentUuid`` chain stays whole** (Claude Code rebuilds a conversation by walking
+  it from the last line). A line whose parent was the line before it in the file keeps
+  pointing at the line before it after an insertion, a move or a removal: those lines, and
+  only those, are re-pointed (one record each, the old value kept). A synthetic result
+  hangs where Claude Code would have hung it: from its ``tool_use`` line (with
+  ``sourceToolAssistantUUID``) from version 2.1 on, from the line before it before that.
+
+Theory of operation. Lines are read one at a time (:class:`~._records.LineSplitter`: the
+same line limit as the readers); each is classified by the format's :class:`_Dialect` as
+calls, other assistant content, results, a user message, a compaction boundary, or
+something else, and the pairing rules of the core are applied to them: a turn's calls wait
+for their results until the turn ends (Claude Code: the next assistant line of another
+``message.id``; Codex: the next assistant item after a result or a user message). When a
+user message ends a turn with calls still open, the lines from it on are held (up to
+``max_held_bytes``) until the next turn starts, so that results written after it can move
+up; then the held lines are written after the moved results and the synthetic ones. A
+compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
+with nothing added: what came before it is no longer sent. Memory holds one line, one
+turn's call ids and, while a turn waits, its held lines.
+
+Why not the core itself: its unit is a chat message, which in these files is assembled from
+several lines (a Claude Code turn is one line per block); its other repairs (merging split
+turns, encodings) are things these tools do themselves on load. The pairing decisions are
+the core's, with its options (``stub_text``, ``trailing_calls``, ``orphan_results``) and its
+record kinds; the tests read every repaired file back through the chat reader and the core,
+which then finds nothing to pair.
+
+Limits. A result line that also carries user text is never split: when it comes after the
+turn's end it stays where it is. An inline sidechain of a Claude Code 1.0 file is passed
+through unrepaired (its own calls are not paired). A ``summary`` or ``last-prompt`` line
+that names a removed line as its leaf is not re-pointed. Codex lines with an ``ordinal``
+keep theirs; a synthetic line has none.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from .._errors import InputError, InvalidMessage, UsageError
+from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
+from .._report import Report
+from ._detect import DETECT_RECORDS, detect_format, guess
+from ._read import open_source
+from ._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, line_error
+from ._writers import _open
+
+__all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session"]
+
+#: The formats a session file can be repaired in (``--to claude-code``, ``--to codex``).
+SESSION_FORMATS = ("claude-code", "codex")
+
+# What a line is to the pairing rules.
+Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
+
+#: Synthetic Claude Code lines get a uuid derived from the session and the call (uuid5 in
+#: this namespace): fresh, and the same for the same repair (the output is reproducible).
+_NAMESPACE = uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f")
+
+
+@dataclass
+class _Info:
+    """A line as the pairing rules see it."""
+
+    kind: Kind = "other"
+    key: Any = None  # Claude Code: the assistant turn's message.id
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (call id, call kind)
+    results: list[str] = field(default_factory=list)  # call ids answered
+    chain: bool = False  # Claude Code: a line of the thread's parentUuid chain
+    uuid: str | None = None
+    parent: str | None = None
+
+
+class _Line:
+    """A line read: its bytes (terminator apart), its value, where it was, what it is."""
+
+    __slots__ = ("body", "end", "value", "number", "info", "linear", "synthetic", "record")
+
+    def __init__(self, body: bytes, end: bytes, value: Any, number: int, info: _Info) -> None:
+        self.body = body
+        self.end = end
+        self.value = value
+        self.number = number
+        self.info = info
+        self.linear = False  # its parent was the chain line before it (re-pointed with it)
+        self.synthetic: _Call | None = None  # a synthetic result, for this call
+        self.record: tuple[str, str] | None = None  # (kind, detail) to record when written
+
+
+@dataclass
+class _Call:
+    id: str
+    kind: str
+    line: _Line
+
+
+class _Turn:
+    __slots__ = ("key", "calls", "answered", "accepting")
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        self.calls: dict[str, _Call] = {}  # in call order
+        self.answered: set[str] = set()
+        self.accepting = True  # Codex: assistant items still join this turn
+
+    def unanswered(self) -> list[_Call]:
+        return [c for i, c in self.calls.items() if i not in self.answered]
+
+
+# -- the formats ---------------------------------------------------------------------------------
+
+
+class _Dialect:
+    """What one format's lines mean, and how it writes a synthetic result."""
+
+    name: str
+
+    def classify(self, value: Any) -> _Info:
+        raise NotImplementedError
+
+    def continues(self, turn: _Turn, info: _Info) -> bool:
+        raise NotImplementedError
+
+    def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def without_results(self, value: Any, ids: set[str]) -> Any:
+        """The line's value without its results for ``ids``."""
+        raise NotImplementedError
+
+
+class _ClaudeCode(_Dialect):
+    name = "claude-code"
+
+    def __init__(self) -> None:
+        self.side: bool | None = None  # isSidechain of the thread being repaired (its first line's)
+
+    def classify(self, value: Any) -> _Info:
+        info = _Info()
+        if not isinstance(value, dict):
+            return info
+        kind = value.get("type")
+        message = value.get("message")
+        side = bool(value.get("isSidechain"))
+        if self.side is None and kind in ("user", "assistant") and isinstance(message, dict):
+            self.side = side  # a sub-agent file is all sidechain: its thread is the sidechain
+        if side != self.side:
+            return info  # another thread (an inline sidechain): untouched
+        line_uuid = value.get("uuid")
+        if isinstance(line_uuid, str):
+            parent = value.get("parentUuid")
+            info.chain, info.uuid, info.parent = True, line_uuid, parent if isinstance(parent, str) else None
+        if kind == "system" and value.get("subtype") == "compact_boundary":
+            info.kind = "reset"
+            return info
+        if not isinstance(message, dict):
+            return info
+        content = message.get("content")
+        if kind == "assistant":
+            if message.get("model") == "<synthetic>" or value.get("isApiErrorMessage"):
+                return info  # a harness error line: not a model turn
+            info.key = message.get("id") or value.get("requestId") or line_uuid
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                        info.calls.append((block["id"], "tool_use"))
+            info.kind = "calls" if info.calls else "assistant"
+        elif kind == "user" and not value.get("isMeta"):
+            blocks = content if isinstance(content, list) else [content]
+            other = False
+            for block in blocks:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    if isinstance(block.get("tool_use_id"), str):
+                        info.results.append(block["tool_use_id"])
+                elif block is not None:
+                    other = True
+            info.kind = "user" if other or not info.results else "results"
+        return info
+
+    def continues(self, turn: _Turn, info: _Info) -> bool:
+        return info.key is not None and info.key == turn.key
+
+    def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
+        source = call.line.value
+        tree = _version(source.get("version")) >= (2, 1)  # results hang from their tool_use
+        line: dict[str, Any] = {"parentUuid": source.get("uuid") if tree else None}
+        for key, value in source.items():  # the envelope: the keys before "message"
+            if key == "message":
+                break
+            if key != "parentUuid":
+                line[key] = value
+        line["type"] = "user"
+        line["message"] = {"role": "user", "content": [
+            {"tool_use_id": call.id, "type": "tool_result", "content": text, "is_error": True}]}
+        line["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{source.get('sessionId')}/{call.id}"))
+        if timestamp is not None:
+            line["timestamp"] = timestamp
+        line["toolUseResult"] = f"Error: {text}"
+        if tree:
+            line["sourceToolAssistantUUID"] = source.get("uuid")
+        return line
+
+    def without_results(self, value: Any, ids: set[str]) -> Any:
+        message = value["message"]
+        content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids)]
+        return {**value, "message": {**message, "content": content}}
+
+
+def _version(value: Any) -> tuple[int, int]:
+    match = re.match(r"(\d+)\.(\d+)", value) if isinstance(value, str) else None
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+_CODEX_CALLS = {"function_call": "function_call", "custom_tool_call": "custom_tool_call", "local_shell_call": "local_shell_call"}
+
+
+class _Codex(_Dialect):
+    name = "codex"
+
+    def classify(self, value: Any) -> _Info:
+        info = _Info()
+        if not isinstance(value, dict):
+            return info
+        if value.get("type") == "compacted":
+            info.kind = "reset"
+            return info
+        payload = value.get("payload")
+        if value.get("type") != "response_item" or not isinstance(payload, dict):
+            return info
+        kind = payload.get("type")
+        if kind in _CODEX_CALLS:
+            call_id = payload.get("call_id") or payload.get("id")
+            if isinstance(call_id, str):
+                info.kind = "calls"
+                info.calls.append((call_id, kind))
+        elif kind == "reasoning" or (kind == "message" and payload.get("role") == "assistant"):
+            info.kind = "assistant"
+        elif kind == "message":
+            info.kind = "user"
+        elif isinstance(kind, str) and kind.endswith("_output") and isinstance(payload.get("call_id"), str):
+            info.kind = "results"
+            info.results.append(payload["call_id"])
+        return info
+
+    def continues(self, turn: _Turn, info: _Info) -> bool:
+        return turn.accepting
+
+    def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
+        kind = "custom_tool_call_output" if call.kind == "custom_tool_call" else "function_call_output"
+        line: dict[str, Any] = {}
+        if timestamp is not None:
+            line["timestamp"] = timestamp
+        line["type"] = "response_item"
+        line["payload"] = {"type": kind, "call_id": call.id, "output": text}
+        return line
+
+    def without_results(self, value: Any, ids: set[str]) -> Any:
+        raise AssertionError("a Codex output line holds one result")  # pragma: no cover
+
+
+_DIALECTS: dict[str, Callable[[], _Dialect]] = {"claude-code": _ClaudeCode, "codex": _Codex}
+
+
+# -- the repairer ------------------------------------------------------------------------------
+
+
+class SessionRepairer:
+    """A Claude Code session or a Codex rollout in (bytes, in chunks), the same session out,
+    repaired in its own format (see the module docstring). Sans-I/O.
+
+    Args:
+        fmt: ``"auto"`` (detected from the first lines), ``"claude-code"`` or ``"codex"``.
+        report: where every change is recorded (a new one if None); ``report.format`` is set,
+            ``messages_in`` / ``messages_out`` count lines.
+        stub_text: the content of a synthetic result.
+        trailing_calls: calls still unanswered at the end of the file: ``"stub"`` answers
+            them, ``"keep"`` leaves them open (the tool may still be running them).
+        orphan_results: a result for no call of its turn: ``"drop"`` removes it (the whole
+            line is kept in the report), ``"error"`` raises.
+        on_invalid: a line that is not JSON: ``"error"`` raises, ``"skip"`` removes it (kept
+            in the report).
+        max_line_bytes: the longest line accepted.
+        max_held_bytes: what a turn that waits for late results may hold; past it the turn's
+            open calls are answered and the lines written.
+        source: how errors name the file.
+
+    Raises:
+        UsageError: an option this repair cannot honour (at construction).
+        InputError: bad input, a file of another format, or one in which nothing was
+            recognised (at :meth:`close`).
+    """
+
+    def __init__(
+        self,
+        fmt: str = "auto",
+        *,
+        report: Report | None = None,
+        stub_text: str = DEFAULT_STUB_TEXT,
+        trailing_calls: str = "stub",
+        orphan_results: str = "drop",
+        on_invalid: str = "error",
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
+        source: str = "<input>",
+    ) -> None:
+        if fmt != "auto" and fmt not in SESSION_FORMATS:
+            raise UsageError(f"a session is repaired in its own format: claude-code or codex, not {fmt!r}")
+        if trailing_calls not in ("stub", "keep"):
+            raise UsageError(f"trailing_calls={trailing_calls!r} cannot be applied to a session in its own format; use 'stub' or 'keep'")
+        if orphan_results not in ("drop", "error"):
+            raise UsageError(f"orphan_results={orphan_results!r} cannot be applied to a session in its own format; use 'drop' or 'error'")
+        if on_invalid not in ("error", "skip"):
+            raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
+        self.report = report if report is not None else Report()
+        self.stub_text = stub_text
+        self.trailing_calls = trailing_calls
+        self.orphan_results = orphan_results
+        self.on_invalid = on_invalid
+        self.max_held_bytes = max_held_bytes
+        self.source = source
+        #: The format repaired: given, or detected from the first lines (None until then).
+        self.format: str | None = None
+        #: Lines read that are lines of the format (what detection tells it by: a Claude Code
+        #: line type with a uuid or a session id, a Codex line type with a payload).
+        self.recognised = 0
+        self._dialect: _Dialect | None = None
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
+        self._waiting: list[_Line] = []  # lines read before the format is known
+        self._turn: _Turn | None = None
+        self._held: list[_Line] | None = None  # lines after a user message that ended a turn with open calls
+        self._held_bytes = 0
+        self._held_stamp: Any = None  # the timestamp before the first held line
+        self._moved: list[_Line] = []  # late results, to be written before the held lines
+        self._stamp: Any = None  # the timestamp of the last line read
+        self._orig_prev: str | None = None  # the chain line before, as read
+        self._out_prev: str | None = None  # the chain line before, as written
+        self._removed: dict[str, str | None] = {}  # removed chain line -> its parent
+        self._out = bytearray()
+        self._unterminated = False  # the last line written had no newline (the file's last)
+        self._closed = False
+        if fmt != "auto":
+            self._choose(fmt)
+
+    # -- the surface ----------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The output bytes a chunk of the file completes."""
+        if self._closed:
+            raise UsageError("SessionRepairer.feed() after close()")
+        number = self._lines.line
+        for body in self._lines.feed(chunk):
+            number += 1
+            self._read(body, b"\n", number)
+        return self._take()
+
+    def close(self) -> bytes:
+        """The end of the file: the rest of the output."""
+        if self._closed:
+            raise UsageError("SessionRepairer.close() called twice")
+        self._closed = True
+        number = self._lines.line
+        for body in self._lines.close():
+            self._read(body, b"", number + 1)
+        if self._dialect is None:
+            if not self._waiting:
+                return b""  # an empty file: nothing to repair, in any format
+            self._detect(final=True)
+        self._resolve()
+        turn, self._turn = self._turn, None
+        if turn is not None and self.trailing_calls == "stub":
+            for stub in self._stubs(turn, self._stamp):
+                self._emit(stub)
+        if self.recognised == 0 and self.report.messages_in:
+            assert self._dialect is not None
+            raise InputError(
+                f"nothing in this file was recognised as a {self._dialect.name} session",
+                source=self.source,
+                hint="Is it in another format? Name it with --from",
+            )
+        return self._take()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _take(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def _read(self, body: bytes, end: bytes, number: int) -> None:
+        self.report.messages_in += 1
+        text = body[3:] if number == 1 and body.startswith(BOM) else body
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            if not text.strip():
+                value = None  # a blank line: carried through as it is
+            else:
+                error = line_error(text, exc, source=self.source, line=number, max_depth=DEFAULT_MAX_DEPTH)
+                if self.on_invalid != "skip":
+                    raise error from None
+                self.report.add("skip_invalid", str(error), line=number, dropped=body.decode("utf-8", "backslashreplace"))
+                return
+        line = _Line(body, end, value, number, _Info())
+        if self._dialect is None:
+            self._waiting.append(line)
+            self._detect(final=False, decisive=guess(value)[1])
+            return
+        self._take_line(line)
+
+    def _detect(self, *, final: bool, decisive: bool = False) -> None:
+        if not (decisive or final or len(self._waiting) >= DETECT_RECORDS):
+            return
+        values = [line.value for line in self._waiting if line.value is not None]
+        try:
+            fmt = detect_format(values)
+        except InputError as exc:
+            raise exc.located(source=self.source) from None
+        if fmt not in SESSION_FORMATS:
+            raise InputError(
+                f"this is a {fmt} file, not a Claude Code session or a Codex rollout",
+                source=self.source,
+                hint="Only those are repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from",
+            )
+        self._choose(fmt)
+        waiting, self._waiting = self._waiting, []
+        for line in waiting:
+            self._take_line(line)
+
+    def _choose(self, fmt: str) -> None:
+        self.format = self.report.format = fmt
+        self._dialect = _DIALECTS[fmt]()
+
+    def _take_line(self, line: _Line) -> None:
+        dialect = self._dialect
+        assert dialect is not None
+        if guess(line.value)[0] == dialect.name:
+            self.recognised += 1
+        info = line.info = dialect.classify(line.value)
+        if info.chain:
+            line.linear = info.parent is not None and info.parent == self._orig_prev
+            self._orig_prev = info.uuid
+        stamp = line.value.get("timestamp") if isinstance(line.value, dict) else None
+        if self._held is not None:
+            self._while_held(line)
+        else:
+            self._step(line)
+        if stamp is not None:
+            self._stamp = stamp
+
+    # -- the pairing rules ------------------------------------------------------------------------
+
+    def _step(self, line: _Line) -> None:
+        info = line.info
+        kind = info.kind
+        turn = self._turn
+        if kind in ("calls", "assistant"):
+            assert self._dialect is not None
+            if turn is None or not self._dialect.continues(turn, info):
+                if turn is not None:
+                    for stub in self._stubs(turn, self._stamp):
+                        self._emit(stub)
+                turn = self._turn = _Turn(info.key)
+            for call_id, call_kind in info.calls:
+                turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
+            self._emit(line)
+        elif kind == "results":
+            if self._answer(line, turn):
+                self._emit(line)
+            if turn is not None:
+                turn.accepting = False
+        elif kind == "user":
+            if info.results:
+                self._answer(line, turn)  # a user line is never removed: it has other content
+            if turn is not None and turn.unanswered():
+                # The turn is over, but its results may still come: hold what follows.
+                self._held, self._held_bytes, self._held_stamp = [line], len(line.body), self._stamp
+                turn.accepting = False
+                if self._held_bytes > self.max_held_bytes:
+                    self._resolve()
+                return
+            self._turn = None
+            self._emit(line)
+        elif kind == "reset":
+            self._turn = None  # what came before is no longer sent: nothing to add
+            self._emit(line)
+        else:
+            self._emit(line)
+
+    def _while_held(self, line: _Line) -> None:
+        assert self._held is not None and self._turn is not None
+        info = line.info
+        turn = self._turn
+        if info.kind == "user":
+            # Results on a line with user text are never split off it: they stay where they
+            # are (see Limits), but they do answer their calls.
+            turn.answered.update(r for r in info.results if r in turn.calls)
+        elif info.kind == "results" and any(r in turn.calls and r not in turn.answered for r in info.results):
+            if self._answer(line, turn):
+                line.record = ("move_result", f"result(s) {', '.join(info.results)} moved up to their call, before line {self._held[0].number}")
+                self._moved.append(line)
+            if not turn.unanswered():
+                self._resolve()
+            return
+        if info.kind in ("calls", "assistant", "reset"):
+            self._resolve()
+            self._step(line)
+            return
+        self._held.append(line)
+        self._held_bytes += len(line.body)
+        if self._held_bytes > self.max_held_bytes or not turn.unanswered():
+            self._resolve()
+
+    def _resolve(self) -> None:
+        """End a wait: the moved results, the synthetic ones, then the held lines."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        turn, self._turn = self._turn, None
+        for line in self._moved:
+            self._emit(line)
+        self._moved = []
+        if turn is not None:
+            for stub in self._stubs(turn, self._held_stamp):
+                self._emit(stub)
+        for line in held:
+            self._step_held(line)
+
+    def _step_held(self, line: _Line) -> None:
+        # A held line after the wait: results in it answer nothing any more.
+        if line.info.kind == "results":
+            if self._answer(line, None):
+                self._emit(line)
+        else:
+            self._emit(line)
+
+    def _answer(self, line: _Line, turn: _Turn | None) -> bool:
+        """Mark the line's results answered; remove (or edit) what answers nothing. Whether
+        the line is still to be written."""
+        bad: dict[str, str] = {}
+        for call_id in line.info.results:
+            if turn is not None and call_id in turn.calls and call_id not in turn.answered:
+                turn.answered.add(call_id)
+            else:
+                bad[call_id] = "drop_duplicate_result" if turn is not None and call_id in turn.answered else "drop_orphan_result"
+        if not bad:
+            return True
+        if self.orphan_results == "error":
+            raise InvalidMessage(
+                f"a result for {', '.join(bad)}, which no call of its turn awaits",
+                source=self.source, line=line.number,
+                hint="Drop such results with orphan_results='drop' (--orphan-results drop)",
+            )
+        what = "answers a call already answered" if set(bad.values()) == {"drop_duplicate_result"} else "answers no call of its turn"
+        if len(bad) == len(line.info.results) and line.info.kind == "results":
+            kind = next(iter(bad.values()))
+            self.report.add(kind, f"line {line.number} {what} ({', '.join(bad)}); removed, kept here whole",
+                            line=line.number, dropped=line.body.decode("utf-8", "backslashreplace"))
+            if line.info.chain and line.info.uuid is not None:
+                self._removed[line.info.uuid] = line.info.parent
+            return False
+        assert self._dialect is not None
+        value = self._dialect.without_results(line.value, set(bad))
+        dropped = [b for b in line.value["message"]["content"] if isinstance(b, dict) and b.get("tool_use_id") in bad]
+        self.report.add(next(iter(bad.values())), f"line {line.number}: tool_result block(s) for {', '.join(bad)} {what}; removed from the line, kept here",
+                        line=line.number, dropped=dropped)
+        line.value = value
+        line.body = orjson.dumps(value)
+        line.info.results = [r for r in line.info.results if r not in bad]
+        return True
+
+    def _stubs(self, turn: _Turn, stamp: Any) -> list[_Line]:
+        assert self._dialect is not None
+        stubs = []
+        for call in turn.unanswered():
+            value = self._dialect.stub(call, self.stub_text, stamp)
+            info = _Info(kind="results", results=[call.id])
+            if self._dialect.name == "claude-code":
+                info.chain, info.uuid, info.parent = True, value["uuid"], value["parentUuid"]
+            line = _Line(orjson.dumps(value), b"\n", value, call.line.number, info)
+            line.linear = info.chain and info.parent is None  # hangs from the line before it
+            line.synthetic = call
+            line.record = ("stub_missing_result", f"call {call.id} (line {call.line.number}) was not answered; a synthetic {'tool_result' if info.chain else call.kind + '_output'} line was added")
+            stubs.append(line)
+            turn.answered.add(call.id)
+        return stubs
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _emit(self, line: _Line) -> None:
+        info = line.info
+        if info.chain:
+            new = info.parent
+            if line.linear:
+                new = self._out_prev
+            else:
+                while new is not None and new in self._removed:
+                    new = self._removed[new]
+            if new != info.parent:
+                if line.synthetic is not None:
+                    line.value["parentUuid"] = new
+                    line.body = orjson.dumps(line.value)
+                else:
+                    old = info.parent
+                    line.body = _repoint(line.body, line.value, new)
+                    self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
+                                    line=line.number, output=self.report.messages_out, dropped={"parentUuid": old})
+                info.parent = new
+            self._out_prev = info.uuid
+        if line.record is not None:
+            kind, detail = line.record
+            self.report.add(kind, detail, line=line.number, output=self.report.messages_out)
+        if self._unterminated:
+            self._out += b"\n"  # a last line without a newline is no longer the last
+        self._out += line.body + line.end
+        self._unterminated = line.end == b""
+        self.report.messages_out += 1
+
+
+def _repoint(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
+    """The line's bytes with only its ``parentUuid`` changed: spliced in place when the old
+    value stands once (Claude Code writes it first), else the line written anew."""
+    old = b'"parentUuid":' + orjson.dumps(value.get("parentUuid"))
+    new = b'"parentUuid":' + orjson.dumps(parent)
+    if body.count(old) == 1:
+        candidate = body.replace(old, new)
+        try:
+            if orjson.loads(candidate) == {**value, "parentUuid": parent}:
+                return candidate
+        except orjson.JSONDecodeError:
+            pass
+    return orjson.dumps({**value, "parentUuid": parent})
+
+
+def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:
+    """Repair a Claude Code session or a Codex rollout in its own format (see
+    :class:`SessionRepairer`, whose keyword options this takes): ``source`` a path or a
+    binary file, ``dest`` a path or a binary file (not the source itself: for that, the
+    command line's ``--in-place`` writes a temporary file and renames it). Returns the report.
+    """
+    f, name, owned = open_source(source)
+    try:
+        repairer = SessionRepairer(fmt, report=report, source=name, **options)
+        out, owned_out = _open(dest)
+        try:
+            while chunk := f.read(CHUNK_BYTES):
+                out.write(repairer.feed(chunk))
+            out.write(repairer.close())
+            out.flush()
+        finally:
+            if owned_out:
+                out.close()
+    finally:
+        if owned:
+            f.close()
+    return repairer.report

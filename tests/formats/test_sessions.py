@@ -1,0 +1,397 @@
+"""Claude Code sessions and Codex rollouts repaired in their own format.
+
+Pinned exactly on hand-made sessions (every byte of the output), and on the real samples:
+each clean sample comes back byte-identical; each sample cut right after a call, and in the
+middle of a parallel batch, comes back as the same file plus synthetic result lines in the
+tool's own shape, which our reader reads back as the same format, whose calls are all
+answered (the core then finds nothing to pair), and whose ``parentUuid`` chain is whole.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import normalizer
+from normalizer import InputError, InvalidMessage, LimitExceeded, UsageError
+from normalizer.formats import read_messages
+from normalizer.formats._sessions import SessionRepairer, repair_session
+
+from realdata import sample_files
+from session_checks import anthropic_violations, assert_chain_whole, calls_of, cuts, lines_of, results_of
+
+STUB = normalizer.DEFAULT_STUB_TEXT
+CLAUDE = sample_files("", "**/claude_code/*.jsonl")
+CODEX = sample_files("", "**/codex*/*.jsonl")
+PAIRING = {"stub_missing_result", "drop_orphan_result", "drop_duplicate_result", "move_result", "reorder_results"}
+
+
+def repaired(data: bytes, **options: Any) -> tuple[bytes, normalizer.Report]:
+    repairer = SessionRepairer(**options)
+    return repairer.feed(data) + repairer.close(), repairer.report
+
+
+def records(report: normalizer.Report) -> list[tuple[str, int | None, int | None, Any]]:
+    return [(r.kind, r.line, r.output, r.dropped) for r in report.records]
+
+
+def dumps(*values: dict[str, Any]) -> bytes:
+    return b"".join(orjson.dumps(v) + b"\n" for v in values)
+
+
+# -- a hand-made Claude Code session -------------------------------------------------------------
+
+ENV = {"isSidechain": False, "userType": "external", "cwd": "/repo", "sessionId": "s-1", "gitBranch": "main"}
+
+
+def cc_user(u: str, parent: str | None, text: Any, version: str = "2.0.64", **extra: Any) -> dict[str, Any]:
+    return {"parentUuid": parent, **ENV, "version": version, "type": "user", "message": {"role": "user", "content": text},
+            "uuid": u, "timestamp": f"2026-01-01T00:00:0{u[-1]}.000Z", **extra}
+
+
+def cc_call(u: str, parent: str | None, call_id: str, version: str = "2.0.64", msg: str = "msg_1") -> dict[str, Any]:
+    return {"parentUuid": parent, **ENV, "version": version, "message": {
+        "model": "claude-sonnet-4-5", "id": msg, "type": "message", "role": "assistant",
+        "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": "ls"}}]},
+        "type": "assistant", "uuid": u, "timestamp": f"2026-01-01T00:00:0{u[-1]}.000Z"}
+
+
+def cc_text(u: str, parent: str | None, text: str, version: str = "2.0.64", msg: str = "msg_9") -> dict[str, Any]:
+    return {"parentUuid": parent, **ENV, "version": version, "message": {
+        "model": "claude-sonnet-4-5", "id": msg, "type": "message", "role": "assistant",
+        "content": [{"type": "text", "text": text}]}, "type": "assistant", "uuid": u,
+        "timestamp": f"2026-01-01T00:00:0{u[-1]}.000Z"}
+
+
+def cc_result(u: str, parent: str | None, call_id: str, version: str = "2.0.64") -> dict[str, Any]:
+    return cc_user(u, parent, [{"tool_use_id": call_id, "type": "tool_result", "content": "a.txt"}], version)
+
+
+def stub_uuid(call_id: str) -> str:
+    return str(uuid.uuid5(uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f"), f"s-1/{call_id}"))
+
+
+def cc_stub(parent: str | None, call_id: str, timestamp: str, version: str = "2.0.64", tree: bool = False) -> dict[str, Any]:
+    line = {"parentUuid": parent, **ENV, "version": version, "type": "user", "message": {"role": "user", "content": [
+        {"tool_use_id": call_id, "type": "tool_result", "content": STUB, "is_error": True}]},
+        "uuid": stub_uuid(call_id), "timestamp": timestamp, "toolUseResult": f"Error: {STUB}"}
+    if tree:
+        line["sourceToolAssistantUUID"] = parent
+    return line
+
+
+def test_a_clean_session_comes_back_byte_for_byte() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_result("u3", "u2", "t1"), cc_text("u4", "u3", "done"))
+    out, report = repaired(data)
+    assert out == data and not report.changed and report.format == "claude-code"
+
+
+def test_a_session_cut_after_a_tool_use_gets_a_synthetic_result() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"))
+    out, report = repaired(data)
+    assert out == data + dumps(cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+    assert records(report) == [("stub_missing_result", 2, 2, None)]
+    assert report.records[0].detail == "call t1 (line 2) was not answered; a synthetic tool_result line was added"
+    again, report = repaired(out)
+    assert again == out and not report.changed
+
+
+def test_from_version_2_1_a_synthetic_result_hangs_from_its_tool_use_line() -> None:
+    v = "2.1.38"
+    data = dumps(cc_user("u1", None, "hi", v), cc_call("u2", "u1", "t1", v, "m"), cc_call("u3", "u2", "t2", v, "m"),
+                 cc_result("u4", "u2", "t1", v))
+    out, _ = repaired(data)
+    assert out == data + dumps(cc_stub("u3", "t2", "2026-01-01T00:00:04.000Z", v, tree=True))
+
+
+def test_a_prompt_after_an_interrupted_tool_use_is_re_pointed_at_the_synthetic_result() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_user("u3", "u2", "go on"), cc_text("u4", "u3", "ok"))
+    out, report = repaired(data)
+    stub = cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z")
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), stub,
+                        cc_user("u3", stub["uuid"], "go on"), cc_text("u4", "u3", "ok"))
+    assert records(report) == [("stub_missing_result", 2, 2, None), ("repoint_parent", 3, 3, {"parentUuid": "u2"})]
+
+
+def test_a_late_result_moves_up_as_a_whole_line_and_the_chain_follows() -> None:
+    late = cc_result("u4", "u3", "t1")
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_user("u3", "u2", "and?"), late, cc_text("u5", "u4", "ok"))
+    out, report = repaired(data)
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), {**late, "parentUuid": "u2"},
+                        cc_user("u3", "u4", "and?"), cc_text("u5", "u3", "ok"))
+    assert records(report) == [
+        ("repoint_parent", 4, 2, {"parentUuid": "u3"}),
+        ("move_result", 4, 2, None),
+        ("repoint_parent", 3, 3, {"parentUuid": "u2"}),
+        ("repoint_parent", 5, 4, {"parentUuid": "u4"}),
+    ]
+
+
+def test_orphan_and_duplicate_results_are_removed_whole() -> None:
+    orphan, duplicate = cc_result("u4", "u3", "gone"), cc_result("u5", "u4", "t1")
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_result("u3", "u2", "t1"), orphan, duplicate,
+                 cc_text("u6", "u5", "ok"))
+    out, report = repaired(data)
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_result("u3", "u2", "t1"),
+                        cc_text("u6", "u3", "ok"))
+    assert records(report) == [
+        ("drop_orphan_result", 4, None, orjson.dumps(orphan).decode()),
+        ("drop_duplicate_result", 5, None, orjson.dumps(duplicate).decode()),
+        ("repoint_parent", 6, 3, {"parentUuid": "u5"}),
+    ]
+
+
+def test_what_is_not_the_conversation_passes_through_untouched() -> None:
+    snapshot = {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}, "isSnapshotUpdate": False}
+    side = {**cc_user("s1", None, "sub-agent prompt"), "isSidechain": True}
+    meta = cc_user("u3", "u2", "Caveat: local command", isMeta=True)
+    boundary = {"parentUuid": None, "logicalParentUuid": "u3", **ENV, "type": "system", "subtype": "compact_boundary",
+                "uuid": "u4", "timestamp": "t"}
+    data = dumps(snapshot, cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), side, meta, boundary,
+                 cc_user("u5", "u4", "summary", isCompactSummary=True)) + b"\n"
+    out, report = repaired(data)
+    assert out == data and not report.changed  # the boundary ended the turn: nothing before it is sent
+
+
+def test_trailing_calls_keep_and_orphan_results_error() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"))
+    assert repaired(data, trailing_calls="keep")[0] == data
+    with pytest.raises(InvalidMessage) as exc:
+        repaired(dumps(cc_user("u1", None, "hi"), cc_result("u2", "u1", "gone")), orphan_results="error")
+    assert str(exc.value) == ("<input>:2: a result for gone, which no call of its turn awaits. "
+                              "Drop such results with orphan_results='drop' (--orphan-results drop)")
+    for bad in ({"trailing_calls": "drop"}, {"orphan_results": "keep_as_user"}, {"fmt": "chat"}):
+        with pytest.raises(UsageError):
+            SessionRepairer(**bad)
+
+
+def test_a_line_that_is_not_json_is_refused_or_removed() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + b'{"parentUuid": "u2", "type": "us'
+    with pytest.raises(InvalidMessage, match=r"^<input>:3:33: not JSON: unexpected end of data"):
+        repaired(data)
+    out, report = repaired(data, on_invalid="skip")
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+    assert [(r.kind, r.line, r.dropped) for r in report.records][0] == ("skip_invalid", 3, '{"parentUuid": "u2", "type": "us')
+
+
+def test_a_last_line_without_a_newline_gets_one_when_a_line_follows_it() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"))[:-1]
+    out, _ = repaired(data)
+    assert out == data + b"\n" + dumps(cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+
+
+def test_the_output_does_not_depend_on_how_the_input_is_chunked() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_user("u3", "u2", "and?"),
+                 cc_result("u4", "u3", "t1"), cc_text("u5", "u4", "ok"))
+    whole, _ = repaired(data)
+    repairer = SessionRepairer()
+    pieces = b"".join(repairer.feed(data[i : i + 1]) for i in range(len(data))) + repairer.close()
+    assert pieces == whole
+
+
+def test_a_wait_is_bounded_by_max_held_bytes() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_user("u3", "u2", "x" * 500),
+                 cc_result("u4", "u3", "t1"))
+    out, report = repaired(data, max_held_bytes=100)
+    # the wait ended at the long prompt: the call was answered there, and the late result is an orphan
+    assert [r.kind for r in report.records] == ["stub_missing_result", "repoint_parent", "drop_orphan_result"]
+    with pytest.raises(LimitExceeded):
+        repaired(data, max_line_bytes=200)
+
+
+def test_files_of_other_formats_are_refused() -> None:
+    with pytest.raises(InputError) as exc:
+        repaired(b'{"role": "user", "content": "hi"}\n')
+    assert str(exc.value) == ("<input>: this is a chat file, not a Claude Code session or a Codex rollout. Only those are "
+                              "repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from")
+    with pytest.raises(InputError) as exc:
+        repaired(dumps(cc_user("u1", None, "hi")), fmt="codex")
+    assert str(exc.value) == ("<input>: nothing in this file was recognised as a codex session. "
+                              "Is it in another format? Name it with --from")
+    assert repaired(b"") == (b"", normalizer.Report())
+
+
+# -- a hand-made Codex rollout ---------------------------------------------------------------------
+
+
+def cx(kind: str, payload: dict[str, Any], ts: str = "2025-11-13T01:00:00.000Z") -> dict[str, Any]:
+    return {"timestamp": ts, "type": kind, "payload": payload}
+
+
+META = cx("session_meta", {"id": "r-1", "cwd": "/repo", "cli_version": "0.57.0"})
+USER = cx("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]})
+CALL = cx("response_item", {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "call_1"}, "2025-11-13T01:00:01.000Z")
+PATCH = cx("response_item", {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin", "call_id": "call_2",
+                             "status": "completed"}, "2025-11-13T01:00:02.000Z")
+OUT = cx("response_item", {"type": "function_call_output", "call_id": "call_1", "output": "ok"})
+
+
+def cx_stub(call_id: str, ts: str, kind: str = "function_call_output") -> dict[str, Any]:
+    return cx("response_item", {"type": kind, "call_id": call_id, "output": STUB}, ts)
+
+
+def test_a_rollout_cut_after_its_calls_gets_their_outputs() -> None:
+    data = dumps(META, USER, CALL, PATCH)
+    out, report = repaired(data)
+    assert out == data + dumps(cx_stub("call_1", "2025-11-13T01:00:02.000Z"),
+                               cx_stub("call_2", "2025-11-13T01:00:02.000Z", "custom_tool_call_output"))
+    assert report.format == "codex"
+    assert [r.detail for r in report.records] == [
+        "call call_1 (line 3) was not answered; a synthetic function_call_output line was added",
+        "call call_2 (line 4) was not answered; a synthetic custom_tool_call_output line was added",
+    ]
+
+
+def test_a_rollout_s_late_output_moves_up_and_an_orphan_goes() -> None:
+    event = cx("event_msg", {"type": "user_message", "message": "and?"})
+    orphan = cx("response_item", {"type": "function_call_output", "call_id": "call_9", "output": "?"})
+    data = dumps(META, USER, CALL, event, USER, OUT, orphan)
+    out, report = repaired(data)
+    assert out == dumps(META, USER, CALL, event, OUT, USER)
+    assert records(report) == [("move_result", 6, 4, None), ("drop_orphan_result", 7, None, orjson.dumps(orphan).decode())]
+
+
+def test_a_rollout_s_compaction_ends_the_turn() -> None:
+    data = dumps(META, USER, CALL, cx("compacted", {"message": "summary"}), USER)
+    assert repaired(data) == (data, normalizer.Report(format="codex", messages_in=5, messages_out=5))
+
+
+# -- the real samples -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", CLAUDE + CODEX, ids=lambda p: p.name[:40])
+def test_every_sample_comes_back_byte_for_byte(path: Path) -> None:
+    data = path.read_bytes()
+    out, report = repaired(data)
+    if path.name.startswith("spotter_v2.1.39_8463c716_lines714"):
+        # The window ends on a Read call whose result is past the cut.
+        (stub,) = out[len(data):].splitlines()
+        assert out[: len(data)] == data
+        assert [r.kind for r in report.records] == ["stub_missing_result"]
+        assert orjson.loads(stub)["message"]["content"][0]["tool_use_id"] == "toolu_01FYLhVTXJUJeJ4EQmtvFTn2"
+    else:
+        assert out == data
+        assert not report.changed
+
+
+CUT_CASES = [(p, name) for p in CLAUDE + CODEX for name in cuts(p)]
+
+
+@pytest.mark.parametrize("path, cut", CUT_CASES, ids=lambda x: x.name[:32] if isinstance(x, Path) else x)
+def test_a_cut_sample_is_repaired_in_its_own_format(path: Path, cut: str) -> None:
+    data = b"".join(path.read_bytes().splitlines(keepends=True)[: cuts(path)[cut]])
+    out, report = repaired(data)
+    # the same file, plus one synthetic line per unanswered call, nothing else
+    assert out[: len(data)] == data
+    added = lines_of(out[len(data):])
+    before = lines_of(data)
+    open_calls = [c for v in before for c in calls_of(v)]
+    for v in before:
+        for r in results_of(v):
+            open_calls.remove(r)
+    assert [r for v in added for r in results_of(v)] == open_calls and open_calls
+    assert [r.kind for r in report.records] == ["stub_missing_result"] * len(open_calls)
+    # in the tool's own shape
+    by_call = {c: v for v in before for c in calls_of(v)}
+    stamp = next(v["timestamp"] for v in reversed(before) if "timestamp" in v)
+    for line, call_id in zip(added, open_calls):
+        source = by_call[call_id]
+        assert line["timestamp"] == stamp
+        if report.format == "claude-code":
+            assert [line[k] for k in ("sessionId", "cwd", "version", "isSidechain")] == [
+                source[k] for k in ("sessionId", "cwd", "version", "isSidechain")]
+            assert line["type"] == "user" and line["uuid"] not in {v.get("uuid") for v in before}
+            assert line["message"] == {"role": "user", "content": [
+                {"tool_use_id": call_id, "type": "tool_result", "content": STUB, "is_error": True}]}
+            assert line["toolUseResult"] == f"Error: {STUB}"
+        else:
+            assert line["type"] == "response_item" and line["payload"]["output"] == STUB
+    if report.format == "claude-code":
+        assert_chain_whole(lines_of(out))
+    # our reader reads it back as the same format, every call answered in the next user turn
+    # (what the tool sends: the file's messages as they are, not repaired again)...
+    stream = read_messages(io.BytesIO(out))
+    sent = list(stream)
+    assert stream.format == report.format
+    request = io.BytesIO()
+    normalizer.write_anthropic(sent, request)
+    assert anthropic_violations(orjson.loads(request.getvalue())["messages"]) == []
+    # ... and the core finds nothing to pair
+    fixed = normalizer.repair(sent)
+    list(fixed)
+    assert not PAIRING & set(fixed.report.counts)
+
+
+def test_a_real_session_whose_user_went_on_after_an_interrupted_tool() -> None:
+    """codemie 2.0.64 with the result of line 17 never written: Claude Code then hangs the
+    next line from the tool_use line (18 -> 16). The repair puts a result between them."""
+    (path,) = [p for p in CLAUDE if p.name.startswith("codemie_v2.0.64")]
+    lines = path.read_bytes().splitlines(keepends=True)
+    values = lines_of(path.read_bytes())
+    nxt = {**values[17], "parentUuid": values[15]["uuid"]}
+    data = b"".join(lines[:16]) + orjson.dumps(nxt) + b"\n" + b"".join(lines[18:])
+    out, report = repaired(data)
+    out_lines = out.splitlines(keepends=True)
+    stub = orjson.loads(out_lines[16])
+    assert out_lines[:16] == lines[:16] and out_lines[18:] == lines[18:]
+    assert orjson.loads(out_lines[17]) == {**nxt, "parentUuid": stub["uuid"]}
+    assert stub["parentUuid"] == values[15]["uuid"]
+    assert records(report) == [("stub_missing_result", 16, 16, None), ("repoint_parent", 17, 17, {"parentUuid": values[15]["uuid"]})]
+    assert_chain_whole(lines_of(out))
+
+
+def test_repair_session_on_files(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")))
+    report = repair_session(src, tmp_path / "fixed.jsonl")
+    assert report.counts == {"stub_missing_result": 1}
+    assert (tmp_path / "fixed.jsonl").read_bytes() == src.read_bytes() + dumps(cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+
+
+@pytest.mark.parametrize("path", CLAUDE + CODEX, ids=lambda p: p.name[:40])
+def test_every_cut_of_every_sample_is_repaired(path: Path) -> None:
+    """Cut after each line in turn: the prefix comes back whole, followed only by results,
+    and what the tool would send has every call answered in the next user turn. (A cut right
+    after a thinking line also leaves a turn that ends on thinking, which Anthropic refuses
+    too; the repair in the session's own format adds results and nothing else.)"""
+    lines = path.read_bytes().splitlines(keepends=True)
+    for n in range(1, len(lines) + 1):
+        data = b"".join(lines[:n])
+        out, report = repaired(data)
+        assert out.startswith(data), n
+        added = lines_of(out[len(data):])
+        assert all(results_of(v) and not calls_of(v) for v in added), n
+        assert set(report.counts) <= {"stub_missing_result"}, n
+        if report.format == "claude-code":
+            assert_chain_whole(lines_of(out), lines_of(data))
+        request = io.BytesIO()
+        normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
+        violations = anthropic_violations(orjson.loads(request.getvalue())["messages"])
+        assert [v for v in violations if "tool_use" in v or "tool_result" in v] == [], n
+
+
+@pytest.mark.parametrize("path", CLAUDE + CODEX, ids=lambda p: p.name[:40])
+def test_damaged_samples_repair_to_a_fixed_point(path: Path) -> None:
+    """Lines taken out at random (a result, a call, a prompt...): the repair leaves every call
+    answered in the next user turn, keeps the chain whole, and repairing again changes nothing."""
+    import random
+
+    lines = path.read_bytes().splitlines(keepends=True)
+    rng = random.Random(path.name)
+    for _ in range(25):
+        keep = sorted(rng.sample(range(len(lines)), k=max(1, len(lines) - rng.randint(1, 4))))
+        data = b"".join(lines[i] for i in keep)
+        out, report = repaired(data)
+        again, second = repaired(out)
+        assert again == out and not second.changed
+        if report.format == "claude-code":
+            assert_chain_whole(lines_of(out), lines_of(data))
+        request = io.BytesIO()
+        normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
+        violations = anthropic_violations(orjson.loads(request.getvalue())["messages"])
+        assert [v for v in violations if "tool_use" in v or "tool_result" in v] == []

@@ -1,0 +1,140 @@
+"""Checks on what a repair writes in a tool's own format: Anthropic's rules for a request, the
+parentUuid chain of a Claude Code session, and where to cut a sample to break it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def anthropic_violations(messages: list[dict[str, Any]]) -> list[str]:
+    """What Anthropic's Messages API refuses in ``messages`` (providers.md §5, AN-1..AN-16):
+    each violation as ``"messages.N: <the API's words>"``."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        content = m["content"]
+        blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if content else [])
+        before = messages[i - 1] if i else None
+        if m["role"] not in ("user", "assistant"):
+            out.append(f'messages.{i}: Unexpected role "{m["role"]}"')  # AN-12
+        if before is not None and before["role"] == m["role"]:
+            out.append(f"messages.{i}: roles must alternate")  # AN-10
+        if not blocks and not (m["role"] == "assistant" and i == len(messages) - 1):
+            out.append(f"messages.{i}: all messages must have non-empty content")  # AN-8
+        for block in blocks:
+            if block.get("type") == "text" and not block["text"].strip():
+                out.append(f"messages.{i}: text content blocks must contain non-whitespace text")  # AN-7
+        kinds = [b.get("type") for b in blocks]
+        if m["role"] == "assistant":
+            if {"thinking", "redacted_thinking"} & set(kinds) and kinds[0] not in ("thinking", "redacted_thinking"):
+                out.append(f"messages.{i}.content.0: the first block must be thinking")  # AN-15
+            if kinds and kinds[-1] == "thinking":
+                out.append(f"messages.{i}: The final block in an assistant message cannot be `thinking`")  # AN-16
+            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            for use in uses:
+                if use in seen:
+                    out.append(f"messages.{i}: `tool_use` ids must be unique")  # AN-4
+                if not TOOL_ID.match(use):
+                    out.append(f"messages.{i}: tool_use.id {use!r} should match '^[a-zA-Z0-9_-]+$'")  # AN-5
+                seen.add(use)
+            after = messages[i + 1]["content"] if i + 1 < len(messages) else []
+            answered = [b.get("tool_use_id") for b in after if b.get("type") == "tool_result"] if isinstance(after, list) else []
+            missing = [u for u in uses if u not in answered]
+            if missing:
+                out.append(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing)}")  # AN-1
+        else:
+            results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+            if kinds[: len(results)] != ["tool_result"] * len(results):
+                out.append(f"messages.{i}: Did not find {len(results)} `tool_result` block(s) at the beginning of this message")  # AN-2
+            previous = before["content"] if before is not None and before["role"] == "assistant" and isinstance(before["content"], list) else []
+            uses = {b.get("id") for b in previous if b.get("type") == "tool_use"}
+            out += [f"messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: {r}" for r in results if r not in uses]  # AN-3
+    return out
+
+
+def lines_of(data: bytes) -> list[Any]:
+    return [orjson.loads(line) for line in data.splitlines()]
+
+
+def calls_of(value: Any) -> list[str]:
+    if value.get("type") == "assistant" and isinstance(value.get("message"), dict) and isinstance(value["message"].get("content"), list):
+        return [b["id"] for b in value["message"]["content"] if b.get("type") == "tool_use"]
+    payload = value.get("payload")
+    if value.get("type") == "response_item" and payload.get("type") in ("function_call", "custom_tool_call"):
+        return [payload["call_id"]]
+    return []
+
+
+def results_of(value: Any) -> list[str]:
+    message = value.get("message")
+    if value.get("type") == "user" and isinstance(message, dict) and isinstance(message.get("content"), list):
+        return [b["tool_use_id"] for b in message["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    payload = value.get("payload")
+    if value.get("type") == "response_item" and str(payload.get("type")).endswith("_output"):
+        return [payload["call_id"]]
+    return []
+
+
+def cuts(path: Path) -> dict[str, int]:
+    """Where to cut a sample: right after its first call, and after the first result of its
+    first parallel batch (calls of one turn, some answered), as 1-based line counts."""
+    values = lines_of(path.read_bytes())
+    found: dict[str, int] = {}
+    open_calls: list[str] = []
+    for n, value in enumerate(values, 1):
+        calls = calls_of(value)
+        if calls and "after a call" not in found:
+            found["after a call"] = n
+        open_calls += calls
+        answered = [r for r in results_of(value) if r in open_calls]
+        if answered and len(open_calls) >= 2 and len(open_calls) > len(answered) and "mid-batch" not in found:
+            found["mid-batch"] = n
+        for r in answered:
+            open_calls.remove(r)
+    return found
+
+
+
+
+def _outside(lines: list[Any]) -> set[str]:
+    """Parents a file names that are not earlier lines of it (a sub-agent transcript hangs
+    from lines of the main session's file)."""
+    seen: set[str] = set()
+    outside = set()
+    for v in lines:
+        parent = v.get("parentUuid")
+        if isinstance(parent, str) and parent not in seen:
+            outside.add(parent)
+        if isinstance(v.get("uuid"), str):
+            seen.add(v["uuid"])
+    return outside
+
+
+def assert_chain_whole(lines: list[Any], before: list[Any] | None = None) -> None:
+    """Every parentUuid names an earlier line (null only where the thread starts or a
+    compaction boundary restarts it; outside the file only where ``before``, the input, had
+    it so), and the chain from the last line reaches the first line of the thread (or, in a
+    file that hangs from another, a line that hangs from it)."""
+    sides = [bool(v.get("isSidechain")) for v in lines if v.get("type") in ("user", "assistant")]
+    if not sides:
+        return  # no conversation yet: no chain to keep
+    thread = [v for v in lines if "uuid" in v and bool(v.get("isSidechain")) == sides[0]]
+    outside = _outside(before if before is not None else lines)
+    seen: dict[str, Any] = {}
+    for n, v in enumerate(thread):
+        parent = v.get("parentUuid")
+        if parent is None:
+            assert n == 0 or v.get("subtype") == "compact_boundary", v["uuid"]
+        else:
+            assert parent in seen or parent in outside, (v["uuid"], parent)
+        seen[v["uuid"]] = v
+    at = thread[-1]
+    while at.get("parentUuid") in seen:
+        at = seen[at["parentUuid"]]
+    assert at is thread[0] or at.get("subtype") == "compact_boundary" or at.get("parentUuid") in outside
