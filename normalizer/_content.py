@@ -313,17 +313,20 @@ def merge(held: Message, new: Message, folds: dict[str, Fold], owned: set[str] |
             continue
         if old == value or value is None:
             continue
-        if old is None:
-            held[key] = value
-        elif isinstance(old, list) and isinstance(value, list):
+        if isinstance(old, list) and isinstance(value, list):
             if owned is not None and key in owned:
                 old.extend(value)
             else:
                 held[key] = old + value
                 if owned is not None:
                     owned.add(key)
-        else:
-            held[key] = value
+            continue
+        # The later value replaces the earlier one: the key holds the caller's object again,
+        # no longer a list of ours to extend.
+        held[key] = value
+        if owned is not None:
+            owned.discard(key)
+        if old is not None:
             conflicts.append((key, old, value))
     return conflicts
 

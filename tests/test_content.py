@@ -7,7 +7,7 @@ import functools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from normalizer._content import (
@@ -138,6 +138,7 @@ _other = st.one_of(st.integers(0, 2), st.just({"k": 1}), st.lists(st.integers(0,
 
 
 @settings(max_examples=500, deadline=None)
+@example([{"y": [{"type": "text", "text": ""}]}, {"y": []}, {"y": ""}, {"y": []}, {"y": [{"type": "text", "text": ""}]}])
 @given(st.lists(st.dictionaries(st.sampled_from(["content", "reasoning_content", "name", "x", "y"]),
                                 st.one_of(_values, _other), max_size=4), min_size=1, max_size=6))
 def test_merging_in_place_equals_merging_pair_by_pair(messages: list[dict[str, Any]]) -> None:
