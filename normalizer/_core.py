@@ -528,6 +528,11 @@ class Normalizer:
         # (the tool-block state was reset by _end_block when the previous turn ended)
         if self._is_opaque(message):
             self._turn_opaque = True
+            if "tool_calls" in message and not message["tool_calls"]:
+                # An empty call list is no continuation state (OpenAI: "[] is too short";
+                # Llama templates: "only supports single tool-calls"): the one edit an
+                # opaque turn gets.
+                message = self._clean_calls(message, index)
             for call in message.get("tool_calls") or ():
                 call_id = _call_id(call)
                 if call_id:

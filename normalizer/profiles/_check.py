@@ -329,8 +329,8 @@ class Checker:
 
     def _check_assistant(self, msg: Mapping[str, Any], index: int, opaque: bool, out: list[Violation]) -> None:
         emit = self._emit
-        # An opaque turn is replayed exactly as stored (no repair may touch it): the rules
-        # about its fields -- reasoning present or absent, an empty call list -- do not apply.
+        # An opaque turn is replayed exactly as stored (no repair may touch it but the removal
+        # of an empty call list): the rules about its reasoning fields do not apply.
         if not opaque:
             for field in REASONING_KEYS:
                 if field in msg:
@@ -344,8 +344,7 @@ class Checker:
         if calls is None or "tool_calls" not in msg:
             return
         if isinstance(calls, list) and not calls:
-            if not opaque:
-                emit(out, "tool.empty_tool_calls", index)
+            emit(out, "tool.empty_tool_calls", index)  # opaque or not: an empty list is no state
             return
         if not isinstance(calls, list):
             return

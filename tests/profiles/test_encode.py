@@ -227,11 +227,14 @@ def test_an_assistant_blank_once_typed_at_the_end_is_dropped_and_recorded() -> N
     assert [(r.kind, r.input) for r in report.records] == [("add_part_type", [3]), ("drop_empty_assistant", [3])]
 
 
-def test_an_opaque_turn_with_empty_tool_calls_is_replayed_as_stored() -> None:
+def test_an_opaque_turn_loses_only_its_empty_tool_calls() -> None:
+    # An empty list is no continuation state, and OpenAI and the Llama templates reject it.
     history = [{"role": "user", "content": "q"},
                {"role": "assistant", "content": "partial", "tool_calls": [], "finish_reason": "incomplete"}]
+    assert [v.rule for v in check(history)] == ["OA-4"]
     out, report = _repair(history)
-    assert out == history and not report.changed
+    assert out == [history[0], {"role": "assistant", "content": "partial", "finish_reason": "incomplete"}]
+    assert [(r.kind, r.input) for r in report.records] == [("remove_empty_tool_calls", [1])]
     assert check(out) == []
 
 
