@@ -44,6 +44,7 @@ __all__ = [
     "text_of",
     "part_kind",
     "join",
+    "join_text",
     "joinable",
     "merge",
     "Fold",
@@ -204,6 +205,16 @@ def join(a: Any, b: Any) -> Any:
         return a
     joined = _as_parts(a) + _as_parts(b)
     return joined if joined else a
+
+
+def join_text(texts: list[str]) -> str:
+    """Texts as one string, as :func:`join` joins two: non-blank ones with a newline, blank
+    ones skipped (all blank: the first, as :class:`Fold` keeps it). Flattening text parts
+    and merging messages must join alike: ``["Hello", "World"]`` is ``"Hello\nWorld"``."""
+    kept = [t for t in texts if t.strip()]
+    if kept:
+        return kept[0] if len(kept) == 1 else "\n".join(kept)
+    return texts[0] if texts else ""
 
 
 class Fold:

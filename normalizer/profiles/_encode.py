@@ -77,6 +77,7 @@ from .._content import (
     has_text,
     is_blank_part,
     is_text_part,
+    join_text,
     part_kind,
     text_of,
 )
@@ -200,8 +201,9 @@ class Encoder:
                 new = self._one_text_part(new, inputs, notes)
             if all(is_text_part(p) for p in new):
                 if self._flatten or role in self._string_roles:
-                    new = "".join(text_of(p) for p in new)
-                    notes.append(Note("flatten_content", "content parts (text only) sent as one string", inputs))
+                    new = join_text([text_of(p) for p in new])
+                    notes.append(Note("flatten_content", "content parts (text only) sent as one string, joined "
+                                      "with newlines", inputs))
             elif role in self._string_roles:
                 new = self._text_only(new, role, inputs, notes)
         elif isinstance(content, str) and self._nonempty and content and not content.strip() and role != "user":
@@ -226,7 +228,7 @@ class Encoder:
         at = [i for i, part in enumerate(parts) if is_text_part(part)]
         if len(at) < 2:
             return parts
-        text = "".join(text_of(parts[i]) for i in at)
+        text = join_text([text_of(parts[i]) for i in at])
         first = parts[at[0]]
         joined = {**first, "text": text} if isinstance(first, Mapping) else {"type": "text", "text": text}
         rest = set(at[1:])
@@ -245,13 +247,13 @@ class Encoder:
                 run.append(text_of(part))
                 continue
             removed.append(part)
-            if "".join(run):
-                pieces.append("".join(run))
+            if run and join_text(run):
+                pieces.append(join_text(run))
             run = []
             pieces.append(self.profile.placeholder_part.replace("{kind}", part_kind(part))
                           .replace("{profile}", self.profile.name))
-        if "".join(run):
-            pieces.append("".join(run))
+        if run and join_text(run):
+            pieces.append(join_text(run))
         notes.append(Note(
             "replace_non_text_part",
             f"{len(removed)} part(s) that are not text ({', '.join(part_kind(p) for p in removed)}) replaced by a "

@@ -248,7 +248,7 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
              lambda out: out[1]["content"] == ""),
     "XA-2": ("xai", [U([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])],
              "The model expects a single `text` element per message.",
-             lambda out: out == [U("ab")]),
+             lambda out: out == [U("a\nb")]),
     "XA-3": ("xai", [U(), A(None, [C(args="")]), T()],
              "The arguments to a tool_call with ID 'call_1' are not a valid JSON string. Parsing error: "
              'Error("EOF while parsing a value", line: 1, column: 0)',
