@@ -115,3 +115,49 @@ def test_a_placeholder_stands_between_text_runs_on_their_own_lines() -> None:
     out, report = repaired(history, profile="deepseek")
     assert out[2]["content"] == "one\ntwo\n[image_url omitted: only text can be sent here]\nthree"
     assert report.records[-1].dropped == [image]
+
+
+# -- 9. the openai profile and image parts in tool messages ---------------------------------------
+
+IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/image.png"}}
+IMAGE_RESULT = [
+    {"role": "user", "content": "Take a screenshot."},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "somecall", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "somecall", "content": [{"type": "text", "text": "visible text"}, IMAGE]},
+]
+
+
+def test_openai_check_flags_an_image_in_a_tool_message() -> None:
+    [found] = check(IMAGE_RESULT, profile="openai")
+    assert (found.index, found.rule, found.key) == (2, "OA-7", "content.text_only")
+    assert found.message == (
+        "Invalid 'messages[2]'. Image URLs are only allowed for messages with role 'user', but this message "
+        "with role 'tool' contains an image URL."
+    )
+    assert check(IMAGE_RESULT) == []  # the default profile keeps the image: lossless
+
+
+def test_openai_profile_replaces_the_image_of_a_tool_message_by_a_placeholder() -> None:
+    out, report = repaired(IMAGE_RESULT, profile="openai")
+    assert out == [*IMAGE_RESULT[:2], {"role": "tool", "tool_call_id": "somecall",
+                                       "content": "visible text\n[image_url omitted: only text can be sent here]"}]
+    [record] = report.records
+    assert (record.kind, record.output, record.dropped) == ("replace_non_text_part", 2, [IMAGE])
+    assert record.detail == (
+        "1 part(s) that are not text (image_url) replaced by a text placeholder: openai accepts only text as the "
+        "content of a tool message (the parts are kept whole here)"
+    )
+    assert check(out, profile="openai") == []
+
+
+def test_openai_profile_keeps_text_parts_and_user_images() -> None:
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "what is this?"}, IMAGE]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+    ]
+    out, report = repaired(history, profile="openai")
+    assert out == history and report.records == []
+    assert check(history, profile="openai") == []

@@ -28,6 +28,7 @@ from .._content import (
     has_text,
     is_opaque,
     is_text_kind,
+    is_text_part,
 )
 from .._errors import InvalidMessage, UsageError
 from .._messages import is_plain, validate_message
@@ -291,6 +292,8 @@ class Checker:
                 elif not text.strip():
                     emit(out, "content.non_whitespace_text", index, j=j)
             emit(out, "content.string_only", index, _role=role)
+            if "content.text_only" in self._rules and not all(is_text_part(p) for p in content):
+                emit(out, "content.text_only", index, _role=role)
             if texts > 1:
                 emit(out, "content.single_text", index)
         elif isinstance(content, str) and not calls and content and not content.strip():

@@ -147,12 +147,12 @@ class Encoder:
         self._single_text = "content.single_text" in keys
         # Roles whose content must be a string (content.string_only): there a part that is
         # not text cannot stay (see "Parts that are not text" in the module docstring).
-        self._string_roles: frozenset[str] = frozenset(
-            role for rule in p.active_rules() if "content.string_only" in RULES[rule].keys
-            for role in (RULES[rule].roles or _ALL_ROLES)
-        )
+        self._string_roles = _roles_of(p, "content.string_only")
+        # Roles whose content must be text (content.text_only, OpenAI's tool messages): a list
+        # of text parts is fine there, a part that is not text is replaced as above.
+        self._text_roles = _roles_of(p, "content.text_only")
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
-                         or self._null_to_empty or bool(self._string_roles))
+                         or self._null_to_empty or bool(self._string_roles) or bool(self._text_roles))
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning)
 
@@ -204,7 +204,7 @@ class Encoder:
                     new = join_text([text_of(p) for p in new])
                     notes.append(Note("flatten_content", "content parts (text only) sent as one string, joined "
                                       "with newlines", inputs))
-            elif role in self._string_roles:
+            elif role in self._string_roles or role in self._text_roles:
                 new = self._text_only(new, role, inputs, notes)
         elif isinstance(content, str) and self._nonempty and content and not content.strip() and role != "user":
             new = ""
@@ -257,7 +257,8 @@ class Encoder:
         notes.append(Note(
             "replace_non_text_part",
             f"{len(removed)} part(s) that are not text ({', '.join(part_kind(p) for p in removed)}) replaced by a "
-            f"text placeholder: {self.profile.name} accepts only a string as the content of a {role} message "
+            f"text placeholder: {self.profile.name} accepts only "
+            f"{'a string' if role in self._string_roles else 'text'} as the content of a {role} message "
             "(the parts are kept whole here)",
             inputs, removed,
         ))
@@ -308,6 +309,14 @@ class Encoder:
                 candidate = f"{base}_{k}"
             return candidate
         return old
+
+
+def _roles_of(profile: Profile, key: str) -> frozenset[str]:
+    """The roles an active rule of ``profile`` enforces ``key`` on."""
+    return frozenset(
+        role for rule in profile.active_rules() if key in RULES[rule].keys
+        for role in (RULES[rule].roles or _ALL_ROLES)
+    )
 
 
 def _typed(part: Any) -> Any:

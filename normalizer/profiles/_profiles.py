@@ -245,7 +245,7 @@ def _builtins() -> dict[str, Profile]:
     )
     openai = default.derive(
         "openai", description="OpenAI Chat Completions and Azure OpenAI.",
-        add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d"], tool_only_content="null", id_style="openai40",
+        add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d", "OA-7"], tool_only_content="null", id_style="openai40",
     )
     deepseek = Profile(
         name="deepseek", description="DeepSeek API (V3.x/V4). Thinking on by default (V4); 'deepseek:no-thinking' for off.",

@@ -66,6 +66,7 @@ KEYS: dict[str, str] = {
     "content.name_pattern": "`name` matches ^[a-zA-Z0-9_-]+$",
     "content.part_type": "content parts are objects with a `type`",
     "content.string_only": "content is a string, not a list of parts",
+    "content.text_only": "content is text (a string or text parts): no image, audio or file part",
     "content.single_text": "at most one text element per message",
     "content.not_both_text_and_calls": "an assistant message has text or tool calls, not both",
     "role.alternate": "user and assistant turns alternate",
@@ -125,6 +126,12 @@ _CATALOGUE = [
     _rule("OA-6d", "content.part_type", "OpenAI",
           "Missing required parameter: 'messages[{i}].content[{j}].type'.",
           "neuron-core/neuron-ai#292"),
+    _rule("OA-7", "content.text_only", "OpenAI, Azure OpenAI",
+          "Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role 'user', but this message "
+          "with role 'tool' contains an image URL.",
+          "OpenHands/OpenHands#7700, openai/openai-node#1030, openai/openai-openapi#523 (gpt-5.2 ignores the image "
+          "instead); openai SDK: ChatCompletionToolMessageParam.content is str | Iterable[text part]",
+          roles=("tool",)),
     _rule("OA-8", "role.system_unsupported", "OpenAI o1-mini (legacy models)",
           "Unsupported value: 'messages[{i}].role' does not support 'system' with this model.",
           "BerriAI/litellm#5671, microsoft/agent-framework#1077"),

@@ -86,6 +86,11 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
               lambda out: out[0]["name"] == "Ada_Lovelace"),
     "OA-6d": ("openai", [U([{"text": "hi"}])], "Missing required parameter: 'messages[0].content[0].type'.",
               lambda out: out[0]["content"] == [{"text": "hi", "type": "text"}]),
+    "OA-7": ("openai", [U(), A(None, [C()]), T(content=[{"type": "text", "text": "shot"},
+                                                       {"type": "image_url", "image_url": {"url": "u"}}])],
+             "Invalid 'messages[2]'. Image URLs are only allowed for messages with role 'user', but this message "
+             "with role 'tool' contains an image URL.",
+             lambda out: out[2]["content"] == "shot\n[image_url omitted: only text can be sent here]"),
     "OA-8": (derive("default", "o1-mini", system="fold", add_rules=["OA-8"]), [S("sys"), U()],
              "Unsupported value: 'messages[0].role' does not support 'system' with this model.",
              lambda out: out == [U("sys\nhi")]),
