@@ -29,9 +29,11 @@ from .._content import (
     is_opaque,
     is_text_kind,
     is_text_part,
+    unknown_fields,
 )
 from .._errors import InvalidMessage, UsageError
 from .._messages import is_plain, validate_message
+from ._encode import known_reasoning
 from ._profiles import Profile, get_profile
 from ._rules import RULES, Rule, render
 
@@ -121,6 +123,7 @@ class Checker:
             rule = RULES[rule_id]
             for key in rule.keys:
                 self._rules.setdefault(key, []).append(rule)
+        self._exempt = known_reasoning(self.profile)  # reasoning fields fields.unknown leaves to their rules
         self.max_seen_ids = max_seen_ids
         self.incomplete = False
         self.incomplete_reason: str | None = None
@@ -250,6 +253,9 @@ class Checker:
         # -- fields
         if role != "assistant" and "tool_calls" in msg:
             emit(out, "fields.role_specific", index, role=msg.get("role"))
+        if "fields.unknown" in self._rules and not opaque:
+            for field in unknown_fields(msg, role, self._exempt):
+                emit(out, "fields.unknown", index, field=field, role=msg.get("role"))
         name = msg.get("name")
         if isinstance(name, str) and not NAME_PATTERN.match(name) and role != "tool":
             emit(out, "content.name_pattern", index)

@@ -80,6 +80,7 @@ from .._content import (
     join_text,
     part_kind,
     text_of,
+    unknown_fields,
 )
 from .._report import Note
 from ._rules import RULES
@@ -153,8 +154,12 @@ class Encoder:
         self._text_roles = _roles_of(p, "content.text_only")
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
                          or self._null_to_empty or bool(self._string_roles) or bool(self._text_roles))
+        # fields.unknown: fields the provider does not know are removed (kept whole in the
+        # note); the reasoning fields follow the reasoning policy instead.
+        self._unknown = "fields.unknown" in keys
+        self._exempt = known_reasoning(p)
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
-                       or self.pad_reasoning)
+                       or self.pad_reasoning or self._unknown)
 
     # ------------------------------------------------------------------ one message
 
@@ -176,7 +181,47 @@ class Encoder:
             m = self._shape_content(m, role, inputs, notes)
         if role == "assistant":
             m = self._shape_reasoning(m, inputs, notes)
+        if self._unknown:
+            m = self._drop_unknown(m, role, inputs, notes)
         return m
+
+    def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
+        """fields.unknown: the message without the fields the provider rejects; each removed
+        value kept whole in the note, under its path."""
+        paths = unknown_fields(m, role, self._exempt)
+        if not paths:
+            return m
+        removed: dict[str, Any] = {}
+        top = {p for p in paths if "." not in p}
+        out = {k: v for k, v in m.items() if k not in top}
+        for path in paths:
+            if path in top:
+                removed[path] = m[path]
+        if len(top) < len(paths):
+            calls = []
+            for j, call in enumerate(m["tool_calls"]):
+                if not isinstance(call, Mapping):
+                    calls.append(call)
+                    continue
+                prefix = f"tool_calls.{j}."
+                mine = {p[len(prefix):] for p in paths if p.startswith(prefix)}
+                if not mine:
+                    calls.append(call)
+                    continue
+                fn_keys = {p[len("function."):] for p in mine if p.startswith("function.")}
+                new = {k: v for k, v in call.items() if k not in mine}
+                for key in mine - {f"function.{k}" for k in fn_keys}:
+                    removed[prefix + key] = call[key]
+                if fn_keys:
+                    function = call["function"]
+                    new["function"] = {k: v for k, v in function.items() if k not in fn_keys}
+                    for key in fn_keys:
+                        removed[f"{prefix}function.{key}"] = function[key]
+                calls.append(new)
+            out["tool_calls"] = calls
+        notes.append(Note("drop_unknown_fields", f"removed {', '.join(removed)}: {self.profile.name} rejects fields "
+                          "it does not know", inputs, removed))
+        return out
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """Part types, blank parts, flattening, null content (copy on write)."""
@@ -309,6 +354,14 @@ class Encoder:
                 candidate = f"{base}_{k}"
             return candidate
         return old
+
+
+def known_reasoning(profile: Profile) -> tuple[str, ...]:
+    """The reasoning fields exempt from fields.unknown: ``reasoning_content`` when the profile
+    sends it (thinking mode), all of them when another rule strips them (Groq's GQ-1)."""
+    if "reasoning.unsupported" in profile.keys():
+        return REASONING_KEYS
+    return ("reasoning_content",) if profile.requires_reasoning() else ()
 
 
 def _roles_of(profile: Profile, key: str) -> frozenset[str]:

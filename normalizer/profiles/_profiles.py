@@ -272,17 +272,17 @@ def _builtins() -> dict[str, Profile]:
     )
     gemini = Profile(
         name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
-        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7"),
+        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9"),
         tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
     )
     mistral = Profile(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
-        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a"),
+        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
     )
     groq = default.derive(
         "groq", description="Groq (strict field validation; no reasoning fields in history).",
-        add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4"], tool_only_content="empty", reasoning="strip",
+        add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4", "GQ-5"], tool_only_content="empty", reasoning="strip",
         content_form="string",
     )
     xai = default.derive(

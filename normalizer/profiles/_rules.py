@@ -79,6 +79,7 @@ KEYS: dict[str, str] = {
     "reasoning.required_on_tool_turns": "assistant tool-call turns carry reasoning_content (thinking mode)",
     "reasoning.unsupported": "no reasoning fields in the history",
     "fields.role_specific": "tool_calls only on assistant messages",
+    "fields.unknown": "no message or call field the provider does not know (source-format metadata...)",
 }
 
 
@@ -289,6 +290,9 @@ _CATALOGUE = [
           "* GenerateContentRequest.contents[{i}].parts[{j}].function_response.name: Name cannot be empty.",
           "langflow-ai/langflow#9437, archestra-ai/archestra#7583, AstrBotDevs/AstrBot#9876, "
           "NousResearch/hermes-agent#72089", native_index=True),
+    _rule("GM-9", "fields.unknown", "Gemini OpenAI-compatible endpoint",
+          'Invalid JSON payload received. Unknown name "{field}": Cannot find field.',
+          "bytedance/deer-flow#1515, Gitlawb/openclaude#585"),
     # -- Mistral (§8; the mistral-common validator is authoritative) --------------------------
     _rule("MI-1", "role.mistral_transitions", "Mistral API (code 3230), mistral-common",
           "Unexpected role '{current}' after role '{previous}'",
@@ -312,6 +316,10 @@ _CATALOGUE = [
     _rule("MI-6a", "tool.duplicate_call_id", "mistral-common V13",
           "Duplicate tool call id {id} in assistant message",
           "mistralai/mistral-common src/mistral_common/protocol/instruct/validator.py; NousResearch/hermes-agent#11722"),
+    _rule("MI-7", "fields.unknown", "Mistral API, mistral-common",
+          "{field}: Extra inputs are not permitted",
+          "mistralai/mistral-common src/mistral_common/base.py (MistralBase: extra='forbid', pydantic's "
+          "extra_forbidden error)"),
     # -- Groq (§9) --------------------------------------------------------------------------
     _rule("GQ-1", "reasoning.unsupported", "Groq",
           "'messages.{i}' : for 'role:assistant' the following must be satisfied[('messages.{i}' : "
@@ -330,6 +338,11 @@ _CATALOGUE = [
           "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
           "'tool_calls' is unsupported, did you mean 'tool_call_id'?)]",
           "julep-ai/julep#885"),
+    _rule("GQ-5", "fields.unknown", "Groq",
+          "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
+          "'{field}' is unsupported)]",
+          "providers.md §9 (field support is strict: GQ-1's envelope for any property); janhq/jan#8136, "
+          "musistudio/llms#64"),
     # -- xAI (§10) --------------------------------------------------------------------------
     _rule("XA-1", ("content.tool_only_assistant", "content.no_elements"), "xAI Grok",
           "Invalid request content: Each message must have at least one content element.",

@@ -215,6 +215,9 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "GM-7": ("gemini", [U(), A(None, [C(name="get")]), T()],
              "* GenerateContentRequest.contents[2].parts[0].function_response.name: Name cannot be empty.",
              lambda out: out[2]["name"] == "get"),
+    "GM-9": ("gemini", [U(source_fields={"id": "msg_1"}), A("ok")],
+             'Invalid JSON payload received. Unknown name "source_fields": Cannot find field.',
+             lambda out: out[:2] == [U(), A("ok")]),
     "MI-1": ("mistral", [U(), A(None, [C(ID9)]), T(ID9), U("next")], "Unexpected role 'user' after role 'tool'",
              lambda out: [m["role"] for m in out] == ["user", "assistant", "tool", "assistant", "user"]
              and out[3]["content"] == "Understood."),
@@ -232,6 +235,9 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "MI-6a": ("mistral", [U(), A(None, [C(ID9)]), T(ID9), A(None, [C(ID9)]), T(ID9)],
               "Duplicate tool call id abcdefghi in assistant message",
               lambda out: out[1]["tool_calls"][0]["id"] != out[3]["tool_calls"][0]["id"]),
+    "MI-7": ("mistral", [U(), A("ok", phase="final_answer"), U("more")],
+             "phase: Extra inputs are not permitted",
+             lambda out: out[1] == A("ok")),
     "GQ-1": ("groq", [U(), A("x", reasoning_content="hmm"), U("y")],
              "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
              "'reasoning_content' is unsupported)]",
@@ -248,6 +254,10 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
              "'messages.0' : for 'role:user' the following must be satisfied[('messages.0' : property 'tool_calls' "
              "is unsupported, did you mean 'tool_call_id'?)]",
              lambda out: out == [U()]),
+    "GQ-5": ("groq", [U(), A(None, [{**C(), "status": "completed"}]), T(is_error=True)],
+             "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
+             "'tool_calls.0.status' is unsupported)]",
+             lambda out: out[1]["tool_calls"] == [C()] and out[2] == T()),
     "XA-1": ("xai", [U(), A(None, [C()]), T()],
              "Invalid request content: Each message must have at least one content element.",
              lambda out: out[1]["content"] == ""),
