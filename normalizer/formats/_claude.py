@@ -357,7 +357,9 @@ class AnthropicConverter(_BlockConverter):
         if key != "system":
             return []
         if self._started:
-            note_extra(self.report, "drop_late_system", "top-level 'system' came after the messages; a system message cannot go there", line=line, dropped=value)
+            note_extra(self.report, "drop_late_system", "top-level 'system' came after the messages already read (from "
+                       "a stream, the messages are held only up to max_record_bytes: read the file itself to place "
+                       "it first)", line=line, dropped=value)
             return []
         if isinstance(value, str):
             return [{"role": "system", "content": value}] if value else []

@@ -394,12 +394,14 @@ class Reader:
         out: list[Event] = []
         direct = self._converter is not None and not self.wants_plan and not self._holding
         for rec in records:
-            if direct and type(rec) is Record:
-                self._convert(rec.value, rec.place, rec.number, out)
-                continue
-            if type(rec) is Record and rec.number == 0 and self._late_keys_possible():
-                self.wants_plan = True  # its system key may come after it: a first pass
-                self._plan_kind = "keys"
+            if type(rec) is Record:
+                if rec.number == 0 and self._late_keys_possible():
+                    self.wants_plan = True  # its system key may come after it: a first pass
+                    self._plan_kind = "keys"
+                    direct = False
+                if direct:
+                    self._convert(rec.value, rec.place, rec.number, out)
+                    continue
             if self._holding and _system_meta(rec):
                 self._pending.append(rec)
                 self._release()

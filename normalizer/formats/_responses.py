@@ -102,8 +102,9 @@ class ResponsesConverter:
         if key != "instructions" or value is None or value == "":
             return []
         if self._started:
-            note_extra(self.report, "drop_late_system", "top-level 'instructions' came after the input items; a "
-                       "system message cannot go there", line=line, dropped=value)
+            note_extra(self.report, "drop_late_system", "top-level 'instructions' came after the input items already "
+                       "read (from a stream, the items are held only up to max_record_bytes: read the file itself to "
+                       "place it first)", line=line, dropped=value)
             return []
         if isinstance(value, str):
             return [{"role": "system", "content": value}]
