@@ -461,10 +461,13 @@ def read_messages(
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> MessageStream:
-    """Stream the chat messages of a session or history file.
+    """Stream the chat messages of a session or history file, or of records in memory.
 
     Args:
-        source: a path, ``"-"`` for stdin, or a binary file object.
+        source: a path, ``"-"`` for stdin, a binary file object, or records already in
+            memory: any iterable of dicts or of objects with ``model_dump`` (a Responses
+            ``input`` list, the OpenAI SDK's ``response.output``...), read as a file's
+            records would be (``read_messages(items, format="responses")``).
         format: ``"auto"`` (detect from the first records) or a key of :data:`FORMATS`.
         report: where skipped records and conversion notes go (a new one if None); its
             ``format`` is set to the format read.
@@ -523,7 +526,8 @@ def aread_messages(
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> AsyncMessageStream:
-    """The async twin of :func:`read_messages` (asyncio or trio, through anyio)."""
+    """The async twin of :func:`read_messages` (asyncio or trio, through anyio); records in
+    memory may also come from an async iterable."""
     limits = Limits(max_line_bytes, max_depth, max_record_bytes)
     return AsyncMessageStream(source, _reader(format, report, on_invalid, limits, options))
 

@@ -379,7 +379,6 @@ class Reader:
             if chat and type(value) is dict and type(value.get("role")) is str:
                 append(line)
                 append(value)
-                self._recognised = True  # (a store is cheaper than a test)
                 continue
             if direct:
                 self._convert(value, line, self._index, out)
@@ -388,6 +387,8 @@ class Reader:
                 chat = self._plain_chat  # the format may have just been detected
                 direct = self._converter is not None and not self.wants_plan
             self._index += 1
+        if chat and out:
+            self._recognised = True  # chat records came out (once per chunk, not per line)
         return out
 
     def _document(self, records: list[Record | Meta]) -> list[Event]:
