@@ -352,17 +352,18 @@ def merge(held: Message, new: Message, folds: dict[str, Fold], owned: set[str] |
             continue
         if old == value or value is None:
             continue
-        if old is None:
-            held[key] = value
-        elif isinstance(old, list) and isinstance(value, list):
+        if isinstance(old, list) and isinstance(value, list):
             if owned is not None and key in owned:
                 old.extend(value)
             else:
                 held[key] = old + value
                 if owned is not None:
                     owned.add(key)
-        else:
-            held[key] = value
+            continue
+        held[key] = value  # the input's own value now: never extended in place
+        if owned is not None:
+            owned.discard(key)
+        if old is not None:
             conflicts.append((key, old, value))
     return conflicts
 
