@@ -72,11 +72,14 @@ _HOSTED = {
 # Content parts given as items of their own (some clients send a user's words this way).
 _BARE_PARTS = {"input_text", "input_image", "input_file", "input_audio"}
 
-# The fields of a message item with a Chat meaning: they stay on the message.
-_CHAT_FIELDS = ("name",)
+# The fields of a message item the conversion consumes, or that have a Chat meaning and stay
+# on the message (``name``); any other is a source field.
+_MESSAGE_FIELDS = frozenset({"type", "role", "content", "name"})
+_OUTPUT_FIELDS = frozenset({"type", "call_id", "output", "name"})
 
 # Fields of a call item the conversion consumes (``id`` too, when it became the call's id).
-_CALL_FIELDS = {"type", "call_id", "name", "arguments", "input", "action"}
+_CALL_FIELDS = frozenset({"type", "call_id", "name", "arguments", "input", "action"})
+_CALL_FIELDS_AND_ID = _CALL_FIELDS | {"id"}
 
 
 class ResponsesConverter:
@@ -132,15 +135,16 @@ class ResponsesConverter:
                 hint="Expected message, reasoning, function_call, function_call_output, ...",
             )
         self._started = True
-        if kind in _BARE_PARTS:
-            out = self._end_turn()
-            if not self._bare:
-                self._bare_line = line
-            self._bare.append(record)
-            return out
         handler = _HANDLERS.get(kind)
-        if handler is None and kind not in _HOSTED and kind.endswith("_output") and "call_id" in record:
-            handler = ResponsesConverter._output
+        if handler is None:
+            if kind in _BARE_PARTS:
+                out = self._end_turn()
+                if not self._bare:
+                    self._bare_line = line
+                self._bare.append(record)
+                return out
+            if kind not in _HOSTED and kind.endswith("_output") and "call_id" in record:
+                handler = ResponsesConverter._output
         if handler is not None:
             out = handler(self, record, line)  # raises before any change when the item is bad
         else:
@@ -191,8 +195,7 @@ class ResponsesConverter:
         if not isinstance(role, str) or role not in _ROLES:
             raise invalid(f"a Responses 'message' item has role {describe(role)}", line=line, field="role", hint=f"Expected one of {', '.join(sorted(_ROLES))}")
         content = item.get("content")
-        chat = {k: item[k] for k in _CHAT_FIELDS if k in item}
-        source = {k: v for k, v in item.items() if k not in ("type", "role", "content") and k not in chat}
+        source = {} if _MESSAGE_FIELDS.issuperset(item) else {k: v for k, v in item.items() if k not in _MESSAGE_FIELDS}
         if role == "assistant":
             texts, refusal, call_parts, other = _assistant_content(content, line)
             calls = [self._part_call(part, line) for part in call_parts]  # checked before any change
@@ -206,15 +209,17 @@ class ResponsesConverter:
                            f"became its tool call {call.get('id')!r}", line=line, dropped=None)
             if other:
                 turn.preserve("content_parts", other)
-            for key, value in chat.items():
-                turn.extra.setdefault(key, value)
-            merge_source(turn.source, source, self.report, line=line)
+            if "name" in item:
+                turn.extra.setdefault("name", item["name"])
+            if source:
+                merge_source(turn.source, source, self.report, line=line)
             return []
         if content is None or isinstance(content, str):
             msg: dict[str, Any] = {"role": role, "content": content if content is not None else ""}
         else:
             msg = {"role": role, "content": as_text(text_parts(content, line=line, where=f"{role} message content"))}
-        msg.update(chat)
+        if "name" in item:
+            msg["name"] = item["name"]
         with_source(msg, source)
         # Flush only once the item is known to be valid: a rejected item changes nothing.
         out = self._end_turn()
@@ -293,7 +298,8 @@ class ResponsesConverter:
         msg["content"] = _output_content(item.get("output"), line)
         if "name" in item:
             msg["name"] = item["name"]
-        with_source(msg, {k: v for k, v in item.items() if k not in ("type", "call_id", "output", "name")})
+        if not _OUTPUT_FIELDS.issuperset(item):
+            with_source(msg, {k: v for k, v in item.items() if k not in _OUTPUT_FIELDS})
         out = self._end_turn()
         out.append(msg)
         return out
@@ -301,17 +307,21 @@ class ResponsesConverter:
 
 def _call(item: dict[str, Any], name: str, arguments: str, line: int | None) -> dict[str, Any]:
     kind = item.get("type")
-    call_id = string_id(item.get("call_id"), line=line, what=f"a Responses {kind!r} item's 'call_id'", field="call_id")
-    used = set(_CALL_FIELDS)
-    if not call_id:
-        # Older local shell calls carry only their item id; with neither, the call has no id
-        # and the core gives it one (assign_call_id).
-        call_id = string_id(item.get("id"), line=line, what=f"a Responses {kind!r} item's 'id'", field="id")
-        used.add("id")
+    call_id = item.get("call_id")
+    used = _CALL_FIELDS
+    if type(call_id) is not str or not call_id:
+        call_id = string_id(call_id, line=line, what=f"a Responses {kind!r} item's 'call_id'", field="call_id")
+        if not call_id:
+            # Older local shell calls carry only their item id; with neither, the call has no
+            # id and the core gives it one (assign_call_id).
+            call_id = string_id(item.get("id"), line=line, what=f"a Responses {kind!r} item's 'id'", field="id")
+            used = _CALL_FIELDS_AND_ID
     call: dict[str, Any] = {"id": call_id} if call_id else {}
     call["type"] = "function"
     call["function"] = {"name": name, "arguments": arguments}
-    return with_source(call, {k: v for k, v in item.items() if k not in used})
+    if not used.issuperset(item):  # fields beyond those consumed: kept
+        with_source(call, {k: v for k, v in item.items() if k not in used})
+    return call
 
 
 def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str | None, list[dict[str, Any]], list[Any]]:
