@@ -22,7 +22,7 @@ module may import it, so it can never be part of an import cycle.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "REASONING_KEYS",
     "REASONING_PART_TYPES",
     "OPAQUE_KEYS",
+    "unknown_fields",
     "NAME_PATTERN",
     "NOT_ID_CHAR",
     "ANTHROPIC_ID",
@@ -46,6 +47,7 @@ __all__ = [
     "text_of",
     "part_kind",
     "join",
+    "join_text",
     "joinable",
     "merge",
     "Fold",
@@ -75,6 +77,41 @@ REASONING_TEXT_KEYS = ("reasoning_content", "reasoning")
 REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
 #: Content parts that hold reasoning (Anthropic's thinking blocks, Responses' reasoning items).
 REASONING_PART_TYPES = ("thinking", "redacted_thinking", "reasoning")
+
+# The fields of a Chat Completions message that a provider validating fields strictly knows
+# (Groq, Gemini's OpenAI-compatible endpoint, mistral-common): anything else -- a source
+# format's metadata, a framework's own keys -- is rejected there (``fields.unknown``).
+# ``extra_content`` carries Gemini's thought signatures; ``prefix`` is Mistral's. Reasoning
+# fields are unknown too, unless the profile sends them (``unknown_fields(exempt=...)``).
+_COMMON_FIELDS = ("role", "content", "name", "extra_content")
+_KNOWN_FIELDS: dict[str, frozenset[str]] = {
+    "system": frozenset(_COMMON_FIELDS),
+    "user": frozenset(_COMMON_FIELDS),
+    "assistant": frozenset((*_COMMON_FIELDS, "tool_calls", "refusal", "audio", "function_call", "prefix")),
+    "tool": frozenset((*_COMMON_FIELDS, "tool_call_id")),
+}
+_CALL_FIELDS = frozenset(("id", "type", "function", "extra_content"))
+_FUNCTION_FIELDS = frozenset(("name", "arguments"))
+
+
+def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str] = ()) -> list[str]:
+    """The fields of ``message`` (of the event ``event``) that a strict provider does not know,
+    as paths: ``"source_fields"``, ``"tool_calls.0.status"``, ``"tool_calls.0.function.strict"``.
+    ``exempt``: message fields another rule governs (the reasoning fields a profile sends or
+    strips on its own terms)."""
+    known = _KNOWN_FIELDS[event]
+    found = [k for k in message if k not in known and k not in exempt]
+    calls = message.get("tool_calls") if event == "assistant" else None
+    if isinstance(calls, list):
+        for j, call in enumerate(calls):
+            if not isinstance(call, Mapping):
+                continue
+            found += [f"tool_calls.{j}.{k}" for k in call if k not in _CALL_FIELDS]
+            function = call.get("function")
+            if isinstance(function, Mapping):
+                found += [f"tool_calls.{j}.function.{k}" for k in function if k not in _FUNCTION_FIELDS]
+    return found
+
 
 #: OpenAI's ``name`` pattern (and most providers' function-name pattern).
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -212,6 +249,16 @@ def join(a: Any, b: Any) -> Any:
         return a
     joined = _as_parts(a) + _as_parts(b)
     return joined if joined else a
+
+
+def join_text(texts: list[str]) -> str:
+    """Texts as one string, as :func:`join` joins two: non-blank ones with a newline, blank
+    ones skipped (all blank: the first, as :class:`Fold` keeps it). Flattening text parts
+    and merging messages must join alike: ``["Hello", "World"]`` is ``"Hello\nWorld"``."""
+    kept = [t for t in texts if t.strip()]
+    if kept:
+        return kept[0] if len(kept) == 1 else "\n".join(kept)
+    return texts[0] if texts else ""
 
 
 class Fold:

@@ -756,6 +756,15 @@ class Normalizer:
         changed = False
         notes = self._turn_notes
         for position, call in enumerate(raw):
+            if call.get("function") is None and _flat_name(call):
+                # {"id", "name", "arguments"}: a call without its "function" wrapper
+                # (DeepSeek rejects it). The name is there: lift it in, never drop the call.
+                kind = call.get("type", "function")
+                call = _lift_flat_call(call)
+                notes.append(Note("lift_flat_call", f"call {position} of message {index} had 'name' and 'arguments' "
+                                  "outside 'function'; moved them into it (type 'function')", [index],
+                                  None if kind == "function" else {"type": kind}))
+                changed = True
             function = call.get("function") or {}
             name = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
             if not name or not name.strip():
@@ -1159,6 +1168,30 @@ def _call_id(call: Any) -> str | None:
     if isinstance(call, Mapping):
         return call.get("id") or call.get("call_id")
     return None
+
+
+def _flat_name(call: Any) -> bool:
+    """A call that carries its function's name at its own top level (no ``function``)."""
+    name = call.get("name") if isinstance(call, Mapping) else None
+    return isinstance(name, str) and bool(name.strip())
+
+
+def _lift_flat_call(call: Any) -> dict[str, Any]:
+    """``{"id", "name", "arguments", ...}`` as ``{"id", "type": "function", "function": {"name",
+    "arguments"}, ...}``, every other key kept."""
+    function = {"name": call["name"]}
+    if "arguments" in call:
+        function["arguments"] = call["arguments"]
+    lifted: dict[str, Any] = {"id": call["id"]} if "id" in call else {}
+    lifted["type"] = "function"
+    lifted["function"] = function
+    for key, value in call.items():
+        if key not in _FLAT_CALL_KEYS:
+            lifted[key] = value
+    return lifted
+
+
+_FLAT_CALL_KEYS = frozenset({"id", "type", "function", "name", "arguments"})
 
 
 def _conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:

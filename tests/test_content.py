@@ -160,3 +160,16 @@ def test_merge_leaves_role_and_calls_to_the_caller() -> None:
     folds: dict[str, Fold] = {}
     assert merge(held, {"role": "user", "content": "b", "tool_calls": [2], "name": "n"}, folds) == []
     assert unfold(held, folds) == {"role": "assistant", "content": "a\nb", "tool_calls": [1], "name": "n"}
+
+
+def test_a_list_that_replaced_a_value_is_never_extended_in_place() -> None:
+    # Found by hypothesis: a key's list (ours, extended in place) replaced by a string, then
+    # by an input's list, was extended in place by the next list: the input changed.
+    messages = [{"y": [{"type": "text", "text": ""}]}, {"y": []}, {"y": ""}, {"y": []},
+                {"y": [{"type": "text", "text": ""}]}]
+    frozen = repr(messages)
+    held, folds, owned = dict(messages[0]), {}, set()  # type: ignore[var-annotated]
+    for message in messages[1:]:
+        merge(held, message, folds, owned)
+    assert repr(messages) == frozen
+    assert held == {"y": [{"type": "text", "text": ""}]}

@@ -9,7 +9,8 @@ layer sans-I/O but the last:
 * ``_reader``: the :class:`~._reader.Reader`: the container and the format (``_detect``),
   the converter, skip-or-raise, the Codex first pass; bytes in, messages and events out.
 * ``_read``: the sync and async readers, two thin pumps around the Reader that open the
-  file and fetch its bytes (``read_messages``, ``aread_messages``...).
+  file and fetch its bytes, or take records already in memory (``read_messages``,
+  ``aread_messages``...).
 
 Writing is one table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that
 the writers (``_writers``) and the command line pump into files. A Claude Code session or a

@@ -38,7 +38,9 @@ class ChatConverter:
         # hermes session snapshots keep the system prompt next to the messages (§3.3).
         if key == "system_prompt" and isinstance(value, str) and value:
             if self._started:
-                note_extra(self.report, "drop_late_system", "'system_prompt' came after the messages; a system message cannot go there", line=line, dropped=value)
+                note_extra(self.report, "drop_late_system", "'system_prompt' came after the messages already read (from "
+                           "a stream, the messages are held only up to max_record_bytes: read the file itself to "
+                           "place it first)", line=line, dropped=value)
                 return []
             return [{"role": "system", "content": value}]
         return []

@@ -7,21 +7,53 @@ messages, ``tool_result`` in user messages. Conversion (§2.3):
   its ``signature``) is kept whole in ``thinking_blocks`` (LiteLLM's key) for replay to
   Anthropic; ``redacted_thinking`` is kept there too.
 * ``tool_use`` -> ``tool_calls`` with ``arguments = json(input)``.
-* ``tool_result`` -> one ``tool`` message each, in call order; ``is_error`` is kept as a key.
+* ``tool_result`` -> one ``tool`` message each, in call order; its other fields
+  (``is_error``...) are kept under ``source_fields``, as are a message's own (Cline's ``ts``,
+  ``modelInfo``, ``metrics``) and a ``tool_use`` block's (``caller``).
+* a server tool (``server_tool_use``, run by Anthropic, e.g. the advisor) and its result
+  block (``advisor_tool_result``, ``web_search_tool_result``...: any ``*_tool_result`` with a
+  ``tool_use_id``) -> a call (``item_type: "server_tool_use"``) and its tool message, whose
+  content is the result's text (or its JSON); the result block's fields, its original
+  content included, are kept under ``source_fields``.
 
 Claude Code writes one line per content block, so the lines of one API response share
 ``message.id`` and are merged into one assistant message (exact-duplicate blocks, which
 streaming snapshots produce, are dropped and counted). The turn stays pending while its
 results arrive -- in any order, across snapshot, system and sidechain lines -- and ends at the
 next line that carries new content.
+
+A file whose first conversation line is a sub-agent's (``isSidechain``: Claude Code 2.1 writes
+each sub-agent to ``<session>/subagents/agent-*.jsonl``, every line sidechain) is that
+sub-agent's conversation: its lines are read as the file's own (``subagent_transcript``).
+
+Cline stores Anthropic messages whose ``tool_use`` is answered by user text, not by a
+``tool_result`` block: ``[read_file for 'X'] Result:`` then the result (in the same text
+block or the next one), or ``Tool [x] was not executed because...``. :class:`AnthropicConverter`
+pairs such a text with the open call of that name (``pair_text_result``): the text after the
+header becomes the call's tool message, the header is kept in the record.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._report import Report
-from ._common import Turn, as_text, canonical, count, describe, dumps, invalid, merge_extra, note_extra, string_id, text_parts
+from ._common import (
+    SOURCE_KEY,
+    Turn,
+    as_text,
+    canonical,
+    count,
+    describe,
+    dumps,
+    invalid,
+    merge_source,
+    note_extra,
+    string_id,
+    text_parts,
+    with_source,
+)
 
 __all__ = ["ClaudeCodeConverter", "AnthropicConverter", "CLAUDE_LINE_TYPES"]
 
@@ -36,6 +68,39 @@ CLAUDE_LINE_TYPES = frozenset({
 THINKING_KEY = "thinking_blocks"
 
 _Op = tuple[str, Any]
+
+
+def _server_text(raw: Any, line: int | None) -> str:
+    """What a server tool's result says: its text (the advisor's advice), else its JSON."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict) and isinstance(raw.get("text"), str):
+        return raw["text"]  # type: ignore[no-any-return]
+    return dumps(raw, line=line, what="a server tool result's content")
+
+
+# Cline's text results: "[read_file for 'a.py'] Result:" (then the result), or the text it
+# gives a call it skipped, "Tool [write_to_file] was not executed because ...".
+_CLINE_HEADER = re.compile(r"\[(?P<name>[\w.:-]+)(?: for .*?)?\] Result:[ \t]*\n?", re.S)
+_CLINE_SKIPPED = re.compile(r"Tool \[(?P<name>[\w.:-]+)\] was not executed because")
+
+
+def _cline_result(text: str) -> tuple[str, str, str | None] | None:
+    """``(tool name, header, the result after it or None)`` of a Cline text result, else None."""
+    match = _CLINE_HEADER.match(text)
+    if match is not None:
+        rest = text[match.end():]
+        return match["name"], match.group().rstrip(), rest if rest.strip() else None
+    match = _CLINE_SKIPPED.match(text)
+    if match is not None:
+        return match["name"], "", text
+    return None
+
+
+def _server_result(block: Any) -> bool:
+    """A server tool's result block (``advisor_tool_result``, ``web_search_tool_result``...)."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result" and "tool_use_id" in block
 
 
 class _BlockConverter:
@@ -71,18 +136,22 @@ class _BlockConverter:
                 extra = {k: v for k, v in block.items() if k not in ("type", "text")}
                 if extra:  # e.g. citations: a Chat message's text has no room for them
                     note_extra(self.report, "drop_block_fields", f"text block fields {sorted(extra)} have no place in a Chat message; kept here", line=line, dropped=extra)
-            elif kind == "tool_use":
+            elif kind == "tool_use" or kind == "server_tool_use":
                 name = block.get("name")
                 if not isinstance(name, str):
-                    raise invalid(f"a 'tool_use' block needs a string 'name', got {describe(name)}", line=line, field="content.name")
+                    raise invalid(f"a {kind!r} block needs a string 'name', got {describe(name)}", line=line, field="content.name")
                 call: dict[str, Any] = {
-                    "id": string_id(block.get("id"), line=line, what="a 'tool_use' block's 'id'", field="content.id"),
+                    "id": string_id(block.get("id"), line=line, what=f"a {kind!r} block's 'id'", field="content.id"),
                     "type": "function",
-                    "function": {"name": name, "arguments": dumps(block.get("input", {}), line=line, what="a 'tool_use' block's 'input'")},
+                    "function": {"name": name, "arguments": dumps(block.get("input", {}), line=line, what=f"a {kind!r} block's 'input'")},
                 }
-                # Other keys (e.g. "caller" on newer lines) are kept, never over the call's own.
-                merge_extra(call, {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")}, self.report, line=line)
+                if kind == "server_tool_use":
+                    call["item_type"] = kind  # run by Anthropic, not by the client (as Responses' custom calls)
+                # Other keys (e.g. "caller" on newer lines) are kept under source_fields.
+                with_source(call, {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")})
                 ops.append(("call", call))
+            elif _server_result(block):
+                ops.append(("result", self._result(block, line)))
             elif kind in ("thinking", "redacted_thinking"):
                 ops.append(("thinking", block))
             else:
@@ -104,6 +173,8 @@ class _BlockConverter:
                 turn.texts.append(value)
             elif op == "call":
                 turn.calls.append(value)
+            elif op == "result":
+                turn.results.append(value)
             elif op == "thinking":
                 if isinstance(value.get("thinking"), str):
                     turn.reasoning.append(value["thinking"])
@@ -121,7 +192,7 @@ class _BlockConverter:
         results: list[dict[str, Any]] = []
         rest: list[Any] = []
         for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
+            if isinstance(block, dict) and (block.get("type") == "tool_result" or _server_result(block)):
                 results.append(self._result(block, line))
             else:
                 rest.append(block)
@@ -129,17 +200,25 @@ class _BlockConverter:
         return results, user
 
     def _result(self, block: dict[str, Any], line: int | None) -> dict[str, Any]:
+        kind = block.get("type")
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
-            raise invalid(f"a 'tool_result' block needs a string 'tool_use_id', got {describe(call_id)}", line=line, field="content.tool_use_id")
-        content = block.get("content")
-        if content is None:
+            raise invalid(f"a {kind!r} block needs a string 'tool_use_id', got {describe(call_id)}", line=line, field="content.tool_use_id")
+        raw = block.get("content")
+        source = {k: v for k, v in block.items() if k not in ("type", "tool_use_id", "content")}
+        if kind != "tool_result":  # a server tool's result: its type (and content) to restore it
+            source = {"type": kind, **source}
+            if not isinstance(raw, str):
+                source["content"] = raw
+            content: Any = _server_text(raw, line)
+        elif raw is None:
             content = ""
-        elif not isinstance(content, str):
-            content = as_text(text_parts(content if isinstance(content, list) else [content], line=line, where="tool_result content"))
-        msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": content}
-        # is_error stays: an error result is still the call's answer.
-        return merge_extra(msg, {k: v for k, v in block.items() if k not in ("type", "tool_use_id", "content")}, self.report, line=line)
+        elif isinstance(raw, str):
+            content = raw
+        else:
+            content = as_text(text_parts(raw if isinstance(raw, list) else [raw], line=line, where="tool_result content"))
+        # is_error stays (under source_fields): an error result is still the call's answer.
+        return with_source({"role": "tool", "tool_call_id": call_id, "content": content}, source)
 
     def _assistant(self, content: Any, key: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         ops = self._assistant_ops(content, line)
@@ -149,8 +228,7 @@ class _BlockConverter:
             out = self.flush()
             self._turn = Turn(key)
         if extra:
-            for k, v in extra.items():
-                self._turn.extra.setdefault(k, v)
+            merge_source(self._turn.source, extra, self.report, line=line)
         self._apply(self._turn, ops, keys, line)
         return out
 
@@ -163,10 +241,9 @@ class _BlockConverter:
             out.extend(results)  # results with no turn before them: the core decides
         if user is not None:
             out.extend(self.flush())
-            msg: dict[str, Any] = {"role": "user", "content": user}
-            if extra:
-                msg.update(extra)
-            out.append(msg)
+            out.append(with_source({"role": "user", "content": user}, extra or {}))
+        elif extra and results:  # the record's own fields go with its first message
+            merge_source(results[0].setdefault(SOURCE_KEY, {}), extra, self.report, line=line)
         return out
 
 
@@ -190,6 +267,10 @@ class ClaudeCodeConverter(_BlockConverter):
         self._side: ClaudeCodeConverter | None = None
         self._side_messages: list[dict[str, Any]] = []
         self._sidechains: list[list[dict[str, Any]]] = []
+        # None until the first conversation line: is the file a sub-agent's own transcript?
+        self._subagent: bool | None = None
+        #: Lines of no type Claude Code writes (the reader's "was anything recognised?").
+        self.unrecognised = 0
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
@@ -200,12 +281,20 @@ class ClaudeCodeConverter(_BlockConverter):
             )
         kind = record["type"]
         if kind not in ("user", "assistant"):
+            if kind not in CLAUDE_LINE_TYPES:
+                self.unrecognised += 1
             count(self.report, f"skip_{kind}" if kind in CLAUDE_LINE_TYPES else "skip_unknown_line")
             return []
         message = record.get("message")
         if not isinstance(message, dict):
             raise invalid(f"{kind} line has message {describe(message)}, expected an object", line=line, field="message")
-        if record.get("isSidechain"):
+        if self._subagent is None:
+            self._subagent = bool(record.get("isSidechain"))
+            if self._subagent:
+                note_extra(self.report, "subagent_transcript", "the first conversation line is a sub-agent's "
+                           "(isSidechain): the file is that sub-agent's transcript, read as its own conversation",
+                           line=line, dropped=None)
+        if record.get("isSidechain") and not self._subagent:
             return self._sidechain(record, line)
         if kind == "assistant":
             if message.get("model") == "<synthetic>" or record.get("isApiErrorMessage"):
@@ -268,7 +357,9 @@ class AnthropicConverter(_BlockConverter):
         if key != "system":
             return []
         if self._started:
-            note_extra(self.report, "drop_late_system", "top-level 'system' came after the messages; a system message cannot go there", line=line, dropped=value)
+            note_extra(self.report, "drop_late_system", "top-level 'system' came after the messages already read (from "
+                       "a stream, the messages are held only up to max_record_bytes: read the file itself to place "
+                       "it first)", line=line, dropped=value)
             return []
         if isinstance(value, str):
             return [{"role": "system", "content": value}] if value else []
@@ -286,5 +377,43 @@ class AnthropicConverter(_BlockConverter):
         if record["role"] == "system":
             content = record.get("content")
             parts = content if isinstance(content, str) else as_text(text_parts(content, line=line, where="system"))
-            return [*self.flush(), {"role": "system", "content": parts, **extra}]
-        return self._user(record.get("content"), line, extra)
+            return [*self.flush(), with_source({"role": "system", "content": parts}, extra)]
+        content = record.get("content")
+        if isinstance(content, list) and self._turn is not None and self._turn.calls:
+            content = self._pair_text_results(self._turn, content, line)
+        return self._user(content, line, extra)
+
+    def _pair_text_results(self, turn: Turn, content: list[Any], line: int | None) -> list[Any]:
+        """Cline's text results (module docstring) as ``tool_result`` blocks of the turn's open
+        calls; the content unchanged when there are none."""
+        answered = {r.get("tool_call_id") for r in turn.results}
+        answered |= {b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"}
+        open_calls = [c for c in turn.calls if c.get("id") not in answered]
+        if not open_calls:
+            return content
+        out: list[Any] = []
+        i = 0
+        while i < len(content):
+            block = content[i]
+            i += 1
+            text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+            found = _cline_result(text) if isinstance(text, str) else None
+            call = next((c for c in open_calls if c["function"]["name"] == found[0]), None) if found else None
+            if found is None or call is None:
+                out.append(block)
+                continue
+            name, header, rest = found
+            if rest is None:  # the header alone: the result is the next block (text or image)
+                after = content[i] if i < len(content) else None
+                taken = isinstance(after, dict) and after.get("type") in ("text", "image") and not (
+                    after.get("type") == "text" and isinstance(after.get("text"), str) and _cline_result(after["text"]))
+                result: Any = [after] if taken else ""
+                i += taken
+            else:
+                result = rest
+            open_calls.remove(call)
+            out.append({"type": "tool_result", "tool_use_id": call["id"], "content": result})
+            note_extra(self.report, "pair_text_result", f"user text {header!r} answers call {call['id']!r} "
+                       f"({name}, Cline's text result): it became that call's tool message", line=line,
+                       dropped={"text": header} if header else None)
+        return out

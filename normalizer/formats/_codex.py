@@ -4,8 +4,11 @@ Each line is ``{timestamp, type, payload}``. Only ``response_item`` payloads are
 history (they are Responses items, converted by :class:`ResponsesConverter`). ``event_msg``
 lines repeat the same user text, agent text and reasoning for the UI: converting them too
 would duplicate turns (C3), so they are skipped and counted, except ``turn_aborted`` (a turn
-boundary) and ``thread_rolled_back`` (history control). Unknown line types are skipped and
-counted (C9): Codex adds new ones often.
+boundary), ``thread_rolled_back`` (history control), and a ``user_message`` whose words no
+``response_item`` user message since the last one carries: some files hold the user's words
+only there (Codex Desktop 0.128 as committed in the wild), and they become the user message
+(``user_from_event``). Unknown line types are skipped and counted (C9): Codex adds new ones
+often.
 
 History control (§1.3) cannot be applied by a one-pass stream, because it removes lines that
 came *before* it. When the input can be read twice (a file), :class:`CodexPlanner` scans it
@@ -32,7 +35,7 @@ from typing import Any
 import orjson
 
 from .._report import Report
-from ._common import count, describe, invalid, note_extra
+from ._common import count, describe, invalid, note_extra, with_source
 from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
 from ._responses import ResponsesConverter
 
@@ -165,6 +168,11 @@ class CodexConverter:
         self.base_instructions = base_instructions
         self._items = ResponsesConverter(report)
         self._meta_seen = False
+        # Texts of the consecutive response_item user messages just read: a user_message
+        # event repeats one of them (skipped), or holds words found nowhere else (kept).
+        self._user_texts: list[str] = []
+        #: Lines of no type Codex writes (the reader's "was anything recognised?").
+        self.unrecognised = 0
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
@@ -179,13 +187,22 @@ class CodexConverter:
             if self.plan is not None and not self.plan.keeps(line, payload):
                 count(self.report, "skip_compacted" if self._before_compaction(line) else "skip_rolled_back")
                 return []
-            return self._items.feed(payload, line=line)
+            out = self._items.feed(payload, line=line)
+            if isinstance(payload, dict) and payload.get("type") == "message" and payload.get("role") == "user":
+                content = payload.get("content")
+                parts = content if isinstance(content, list) else [{"text": content}]
+                self._user_texts += [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            elif self._user_texts:
+                self._user_texts = []  # the event follows its user items at once: these are not its
+            return out
         if kind == "event_msg":
             return self._event(payload, line)
         if kind == "compacted":
             return self._compacted(payload, line)
         if kind == "session_meta":
             return self._session_meta(payload, line)
+        if kind not in CODEX_LINE_TYPES:
+            self.unrecognised += 1
         count(self.report, f"skip_{kind}" if kind in CODEX_LINE_TYPES else "skip_unknown_line")
         return []
 
@@ -215,7 +232,28 @@ class CodexConverter:
             return self._items.flush()
         if kind == "thread_rolled_back" and self.plan is None:
             note_extra(self.report, "rollback_not_applied", "thread_rolled_back needs a second pass over the file (not possible on a stream); the rolled-back turns were kept", line=line, dropped=payload)
+        if kind == "user_message":
+            return self._user_event(payload, line)
         return []
+
+    def _user_event(self, payload: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
+        """The user's words, when no response_item user message since the last event has them."""
+        seen, self._user_texts = self._user_texts, []
+        text = payload.get("message")
+        if not isinstance(text, str) or not text.strip() or any(text.strip() in t for t in seen):
+            return []
+        parts: list[Any] = [{"type": "input_text", "text": text}]
+        parts += [{"type": "input_image", "image_url": url} for url in payload.get("images") or () if isinstance(url, str)]
+        item = {"type": "message", "role": "user", "content": parts}
+        if self.plan is not None and not self.plan.keeps(line, item):
+            return []  # removed by the history control, as its response_item would have been
+        note_extra(self.report, "user_from_event", "the user's words are only in an event_msg user_message (no "
+                   "response_item user message has them): kept as the user message", line=line, dropped=None)
+        out = self._items.feed(item, line=line)
+        rest = {k: v for k, v in payload.items() if k not in ("type", "message", "images") and v not in ([], None, "")}
+        if rest:
+            with_source(out[-1], {"type": "user_message", **rest})
+        return out
 
     def _compacted(self, payload: Any, line: int | None) -> list[dict[str, Any]]:
         if not isinstance(payload, dict):

@@ -17,7 +17,17 @@ import orjson
 from .._errors import InvalidMessage
 from .._report import Report
 
-__all__ = ["Converter", "Turn", "dumps", "canonical", "invalid", "text_parts", "as_text", "merge_extra", "string_id"]
+__all__ = [
+    "Converter", "Turn", "SOURCE_KEY", "dumps", "canonical", "invalid", "text_parts", "as_text", "merge_extra",
+    "merge_source", "with_source", "string_id",
+]
+
+#: Where a converter keeps a source record's fields that have no Chat equivalent (a Responses
+#: item's ``id``, ``status``, ``phase``, ``provider_data``; a ``tool_result``'s ``is_error``;
+#: Cline's ``ts``, ``modelInfo``, ``metrics``...), verbatim, on the message or call made from
+#: it: one key, so that a writer of the source format can restore them and a profile whose
+#: provider rejects fields it does not know removes one thing (``fields.unknown``, recorded).
+SOURCE_KEY = "source_fields"
 
 
 class Converter(Protocol):
@@ -110,6 +120,25 @@ def merge_extra(msg: dict[str, Any], extra: Any, report: Report | None, *, line:
     return msg
 
 
+def merge_source(target: dict[str, Any], fields: dict[str, Any], report: Report | None, *, line: int | None) -> None:
+    """Add a record's other fields to ``target`` (a :data:`SOURCE_KEY` dict being built): a
+    field it holds already with another value (two items of one turn, two message ids) keeps
+    the first, and the other is recorded in the report, never lost."""
+    for key, value in fields.items():
+        if key in target and not same(target[key], value):
+            note_extra(report, "drop_conflicting_field", f"{key!r} of this turn is already {describe(target[key])}; "
+                       "kept the first value", line=line, dropped={key: value})
+        else:
+            target[key] = value
+
+
+def with_source(msg: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """``msg`` with ``fields`` under :data:`SOURCE_KEY` (none: unchanged)."""
+    if fields:
+        msg[SOURCE_KEY] = fields
+    return msg
+
+
 # Text-like content part types of the formats we read (Responses, Anthropic, Chat).
 _TEXT_PARTS = {"text", "input_text", "output_text", "summary_text", "reasoning_text"}
 _EMPTY_NOISE = {"annotations", "logprobs"}
@@ -184,7 +213,7 @@ class Turn:
     in call order, and results for ids this turn never made come last, in arrival order.
     """
 
-    __slots__ = ("key", "texts", "reasoning", "calls", "extra", "preserved", "results", "seen", "refusal")
+    __slots__ = ("key", "texts", "reasoning", "calls", "extra", "source", "preserved", "results", "seen", "refusal")
 
     def __init__(self, key: Any = None) -> None:
         self.key = key
@@ -192,6 +221,7 @@ class Turn:
         self.reasoning: list[str] = []
         self.calls: list[dict[str, Any]] = []
         self.extra: dict[str, Any] = {}
+        self.source: dict[str, Any] = {}  # the turn's records' other fields (SOURCE_KEY)
         # Vendor data kept whole for replay to its own API (encrypted reasoning, signatures).
         self.preserved: dict[str, list[Any]] = {}
         self.results: list[dict[str, Any]] = []
@@ -220,6 +250,8 @@ class Turn:
             msg[key] = values
         for key, value in self.extra.items():
             msg.setdefault(key, value)
+        if self.source:
+            msg[SOURCE_KEY] = self.source
         return msg
 
     def flush(self) -> list[dict[str, Any]]:

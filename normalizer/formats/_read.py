@@ -3,8 +3,9 @@
 Every decision of a read is :class:`~._reader.Reader`'s (sans-I/O). This module opens the
 file and pumps it, twice over: :func:`_items` for the sync readers, :func:`_aitems` for the
 async ones. Each pump is one generator that does the I/O -- fetch a chunk, or read the file
-again for a Codex plan (:func:`_plan` / :func:`_aplan`, the same steps) -- and hands the
-reader's events on: messages are yielded, a place (a JSONL line number, or a document's
+again for a plan (:func:`_plan` / :func:`_aplan`, the same steps), or take the next record of
+an in-memory source (a list of Responses items, OpenAI SDK objects: :func:`_batches`) -- and
+hands the reader's events on: messages are yielded, a place (a JSONL line number, or a document's
 ``DocPlace``) is noted as that of the messages after it, and the rare events go to
 :class:`_StreamState`, the consumer's side written once. So a message costs the consumer
 one loop step and one type test.
@@ -20,13 +21,12 @@ import itertools
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
 from typing import IO, Any, Union
 
 from .._errors import InputError
 from .._report import Report
-from ._codex import CodexPlan
-from ._reader import FORMATS, Conversation, Limits, OnInvalid, Reader, Sidechain
+from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
     CHUNK_BYTES,
     DEFAULT_MAX_DEPTH,
@@ -54,7 +54,20 @@ __all__ = [
     "aopen_source",
 ]
 
+#: What the readers read: a path, ``"-"`` (stdin), a binary file object, or records already in
+#: memory (an iterable of dicts or of objects with ``model_dump``; async ones for the async
+#: readers).
 Source = Union[str, "os.PathLike[str]", IO[bytes], Any]
+
+#: How errors name an in-memory source.
+IN_MEMORY = "<items>"
+
+
+def in_memory(source: Any) -> bool:
+    """Records given in memory, not a file to read (see :data:`Source`)."""
+    if isinstance(source, (str, bytes, bytearray, os.PathLike)) or hasattr(source, "read"):
+        return False
+    return isinstance(source, (Iterable, AsyncIterable))
 
 
 # -- opening ----------------------------------------------------------------------------------
@@ -172,30 +185,49 @@ class _StreamState:
 
 def _items(source: Source, reader: Reader, state: _StreamState) -> Generator[Any, None, None]:
     """Messages (and, unless ``state.expand``, conversations) of a file: the sync pump."""
+    for batch in _batches(source, reader, state):
+        for event in batch:
+            if type(event) is dict:
+                yield event
+            elif type(event) is int or type(event) is DocPlace:
+                state.at = event
+            else:
+                yield from state.other(event)
+
+
+def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[list[Event], None, None]:
+    """The reader's events, a batch per chunk of the file (or per in-memory record)."""
+    if in_memory(source):
+        reader.source = state.source = IN_MEMORY
+        values = iter(source)  # type: ignore[arg-type]  # in_memory() said it is iterable
+        while not reader.done:
+            if reader.wants_plan:
+                yield reader.set_plan(None)  # records in memory are read once
+                continue
+            for value in values:
+                yield reader.feed_value(value)
+                if reader.wants_plan:
+                    break
+            else:
+                yield reader.close()
+        return
     f, name, owned = open_source(source)
     reader.source = state.source = name
     try:
         start = _start(f)
         while not reader.done:
             if reader.wants_plan:
-                batch = reader.set_plan(_plan(f, start, reader))
+                yield reader.set_plan(_plan(f, start, reader))
             else:
                 chunk = f.read(CHUNK_BYTES)
-                batch = reader.feed(chunk) if chunk else reader.close()
-            for event in batch:
-                if type(event) is dict:
-                    yield event
-                elif type(event) is int or type(event) is DocPlace:
-                    state.at = event
-                else:
-                    yield from state.other(event)
+                yield reader.feed(chunk) if chunk else reader.close()
     finally:
         if owned:
             f.close()
 
 
-def _plan(f: Any, start: int | None, reader: Reader) -> CodexPlan | None:
-    """The file read again from its start into the reader's Codex planner (None: it cannot be)."""
+def _plan(f: Any, start: int | None, reader: Reader) -> Any:
+    """The file read again from its start into the reader's planner (None: it cannot be)."""
     if start is None:
         return None
     here = f.tell()
@@ -298,6 +330,32 @@ class ConversationStream(_Stream, Iterator[Conversation]):
 
 async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[Any, None]:
     """The async twin of :func:`_items`."""
+    async for batch in _abatches(source, reader, state):
+        for event in batch:
+            if type(event) is dict:
+                yield event
+            elif type(event) is int or type(event) is DocPlace:
+                state.at = event
+            else:
+                for item in state.other(event):
+                    yield item
+
+
+async def _abatches(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[list[Event], None]:
+    """The async twin of :func:`_batches` (an in-memory source may be an async iterable)."""
+    if isinstance(source, AsyncIterable) and in_memory(source):
+        reader.source = state.source = IN_MEMORY
+        async for value in source:
+            if reader.wants_plan:
+                yield reader.set_plan(None)
+            yield reader.feed_value(value)
+        while not reader.done:
+            yield reader.set_plan(None) if reader.wants_plan else reader.close()
+        return
+    if in_memory(source):
+        for batch in _batches(source, reader, state):
+            yield batch
+        return
     f, name, owned = await aopen_source(source)
     reader.source = state.source = name
     try:
@@ -305,24 +363,16 @@ async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncG
         start = _start(wrapped) if wrapped is not None else None
         while not reader.done:
             if reader.wants_plan:
-                batch = reader.set_plan(await _aplan(f, start, reader))
+                yield reader.set_plan(await _aplan(f, start, reader))
             else:
                 chunk = await f.read(CHUNK_BYTES)
-                batch = reader.feed(chunk) if chunk else reader.close()
-            for event in batch:
-                if type(event) is dict:
-                    yield event
-                elif type(event) is int or type(event) is DocPlace:
-                    state.at = event
-                else:
-                    for item in state.other(event):
-                        yield item
+                yield reader.feed(chunk) if chunk else reader.close()
     finally:
         if owned:
             await f.aclose()
 
 
-async def _aplan(f: Any, start: int | None, reader: Reader) -> CodexPlan | None:
+async def _aplan(f: Any, start: int | None, reader: Reader) -> Any:
     """The async twin of :func:`_plan`."""
     if start is None:
         return None
@@ -417,10 +467,13 @@ def read_messages(
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> MessageStream:
-    """Stream the chat messages of a session or history file.
+    """Stream the chat messages of a session or history file, or of records in memory.
 
     Args:
-        source: a path, ``"-"`` for stdin, or a binary file object.
+        source: a path, ``"-"`` for stdin, a binary file object, or records already in
+            memory: any iterable of dicts or of objects with ``model_dump`` (a Responses
+            ``input`` list, the OpenAI SDK's ``response.output``...), read as a file's
+            records would be (``read_messages(items, format="responses")``).
         format: ``"auto"`` (detect from the first records) or a key of :data:`FORMATS`.
         report: where skipped records and conversion notes go (a new one if None); its
             ``format`` is set to the format read.
@@ -479,7 +532,8 @@ def aread_messages(
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     **options: Any,
 ) -> AsyncMessageStream:
-    """The async twin of :func:`read_messages` (asyncio or trio, through anyio)."""
+    """The async twin of :func:`read_messages` (asyncio or trio, through anyio); records in
+    memory may also come from an async iterable."""
     limits = Limits(max_line_bytes, max_depth, max_record_bytes)
     return AsyncMessageStream(source, _reader(format, report, on_invalid, limits, options))
 

@@ -5,11 +5,15 @@
 ``async_auth_flow`` pump one ``auth_flow``. Its whole surface:
 
 * ``feed(chunk) -> list[Event]``; ``close() -> list[Event]`` at the end of the file.
-* ``wants_plan``: the Codex converter needs a first pass over the file (history control
-  removes lines that came before it, see ``_codex``). The driver reads the file again from
-  its start into :meth:`Reader.plan_scan`'s planner, the same way in both drivers, and
-  hands the plan over with :meth:`Reader.set_plan` (None when the input cannot be read
-  twice). Records wait in the reader meanwhile.
+* ``feed_value(value) -> list[Event]``: a record already in memory (a Responses item, an
+  OpenAI SDK object...) instead of bytes; the same decisions follow.
+* ``wants_plan``: the reader needs a first pass over the file. The Codex converter does
+  (history control removes lines that came before it, see ``_codex``), and so does a JSON
+  document whose record array begins before its ``system`` / ``instructions`` /
+  ``system_prompt`` key might (see "A system prompt after the messages" below). The driver
+  reads the file again from its start into :meth:`Reader.plan_scan`'s planner, the same way
+  in both drivers, and hands the plan over with :meth:`Reader.set_plan` (None when the
+  input cannot be read twice). Records wait in the reader meanwhile.
 * ``done``: ``close()`` (and a plan it waited for) has given everything.
 
 Theory of operation. The first bytes say the container (``_records.sniff``): JSONL or a
@@ -29,6 +33,24 @@ The events, in the order they come (:data:`Event`):
 :class:`Sidechain`    a Claude Code sub-agent transcript, finished
 ====================  ==============================================================
 
+A system prompt after the messages. JSON key order means nothing, and Claude Code writes its
+request bodies ``{"model", "messages", "system", ...}``: the system prompt comes last. When a
+document's record array begins and none of its ``system`` / ``instructions`` /
+``system_prompt`` keys came before it, the reader asks for a first pass
+(:class:`~._records.KeysScanner`: those values only, nothing else built; about a third of
+the document read's own time) and gives them before the records. A stream cannot be read
+twice: then the records are held until the document's keys are known -- its end, or the
+system key -- up to ``max_record_bytes`` of the file (a request body is one record); past
+that they go out, and a system key after them is left out, recorded whole
+(``drop_late_system``): read the file itself to place it first.
+
+Nothing recognised. A file of records none of which the format's converter knows (Codex
+lines read as Claude Code, a Claude session read as Responses items...) is an
+:class:`InputError` at the end, naming the format tried and the one the records look like;
+an empty file is an empty history. A converter says it did not know a record by raising (the
+record is refused) or by counting it in its ``unrecognised`` attribute (unknown line types
+and items, which it leaves out).
+
 The hot path is a chat JSONL line once the format is known: ``orjson.loads``, two C-speed
 counts that clear it of deep nesting, one shape test and two appends, all inside the loop
 over a chunk's lines (:meth:`Reader._jsonl`). The shape test is the one
@@ -45,6 +67,7 @@ from typing import Any, Literal, NamedTuple, Union
 import orjson
 
 from .._errors import InputError, UsageError
+from .._messages import as_message
 from .._report import Report
 from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter
@@ -52,11 +75,13 @@ from ._codex import CodexConverter, CodexPlan, CodexPlanner
 from ._detect import DETECT_RECORDS, detect_format, guess
 from ._records import (
     BOM,
+    CONTAINER_PREFIXES,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_RECORD_BYTES,
     DocPlace,
     DocReader,
+    KeysScanner,
     LineSplitter,
     Meta,
     Place,
@@ -91,6 +116,19 @@ _CONVERTER_OPTIONS = {
 }
 
 OnInvalid = Literal["error", "skip"]
+
+# A document's keys that become the leading system message, whatever their place in it.
+SYSTEM_KEYS = ("system", "instructions", "system_prompt")
+
+
+def _own_key(path: str) -> str | None:
+    """The name of a document's own key (top level or a dump's request body), else None."""
+    parent, _, name = path.rpartition(".")
+    return name if (parent + "." if parent else "") in CONTAINER_PREFIXES else None
+
+
+def _system_meta(item: Any) -> bool:
+    return type(item) is Meta and _own_key(item.key) in SYSTEM_KEYS
 
 
 @dataclass(frozen=True)
@@ -132,6 +170,8 @@ class Sidechain(NamedTuple):
 
 #: What :class:`Reader` gives out (see the module docstring).
 Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
+
+_NO_PLACE: Any = None  # an in-memory record's place: nowhere in a file
 
 
 class Reader:
@@ -180,8 +220,12 @@ class Reader:
         #: How the file holds its records, once its first bytes are read: ``"jsonl"``, or a
         #: JSON document that is an ``"array"`` or an ``"object"`` (None until then).
         self.container: str | None = None
-        #: The driver must hand over a Codex plan (:meth:`plan_scan`, :meth:`set_plan`).
+        #: The driver must hand over a plan (:meth:`plan_scan`, :meth:`set_plan`).
         self.wants_plan = False
+        self._plan_kind: Literal["codex", "keys"] | None = None
+        self._holding = False  # a stream's records held until its document's keys are known
+        self._hold_start = 0
+        self._early: set[str] = set()  # keys the first pass gave: skipped when the main pass meets them
         #: Everything was given out: nothing is fed any more.
         self.done = False
         self._closing = False
@@ -199,6 +243,10 @@ class Reader:
         self._feed: Callable[..., list[dict[str, Any]]] | None = None
         self._meta: Callable[..., list[dict[str, Any]]] | None = None
         self._take_sidechains: Callable[[], list[list[dict[str, Any]]]] | None = None
+        # Was any record recognised? Until one is, what the others looked like (the error).
+        self._seen = False
+        self._recognised = False
+        self._misses: list[tuple[str | None, bool]] = []
         if fmt != "auto":
             self._choose(fmt)
 
@@ -230,27 +278,64 @@ class Reader:
         elif self._doc is not None:
             out += self._document(self._doc.close())
         self._closing = True
-        if self._converter is None:
-            self._detect(final=True)
-        if self.wants_plan:
-            return out  # set_plan() gives the rest
-        self._replay(out)
-        return out + self._finish()
+        if self._holding:
+            self._release()  # the document ended: its keys are known
+        return out + self._go_on()
 
-    def plan_scan(self) -> CodexPlanner:
+    def feed_value(self, value: Any) -> list[Event]:
+        """The events a record given in memory completes (a dict, or an object with
+        ``model_dump``, such as the OpenAI SDK's Responses items); :meth:`close` at the end."""
+        if self._closing:
+            raise UsageError("Reader.feed_value() after close()")
+        self._sniffer = None  # no bytes: no container to sniff
+        if type(value) is not dict:
+            value = as_message(value)
+        out: list[Event] = []
+        if self._converter is not None and not self.wants_plan:
+            self._convert(value, _NO_PLACE, self._index, out)
+        else:
+            self._record(Record(value, _NO_PLACE, self._index), out)
+        self._index += 1
+        return out
+
+    def plan_scan(self) -> CodexPlanner | KeysScanner:
         """A planner to feed the whole file again, from its start (see ``wants_plan``)."""
+        if self._plan_kind == "keys":
+            return KeysScanner(SYSTEM_KEYS, max_depth=self.limits.max_depth)
         return CodexPlanner(source=self.source, max_line_bytes=self.limits.max_line_bytes)
 
-    def set_plan(self, plan: CodexPlan | None) -> list[Event]:
-        """The Codex plan (None: the input could not be read twice: history control is then
-        recorded, not applied); gives the records that waited for it."""
+    def set_plan(self, plan: Any) -> list[Event]:
+        """The plan :meth:`plan_scan`'s planner made (None: the input could not be read twice);
+        gives the records that waited for it. A Codex plan without a second pass: history
+        control is recorded, not applied. A document's keys without one: its records are
+        held until the keys are known."""
         if not self.wants_plan:
             raise UsageError("Reader.set_plan() without wants_plan")
         self.wants_plan = False
-        if plan is not None and not plan.empty:
+        kind, self._plan_kind = self._plan_kind, None
+        if kind == "keys":
+            if plan is None:
+                self._holding = True
+                self._hold_start = self._doc.consumed if self._doc is not None else 0
+                if self._closing:
+                    self._release()  # the document has ended: its keys are known
+            else:
+                self._take_keys(plan)
+        elif plan is not None and not plan.empty:
             self._converter.plan = plan
+        return self._go_on()
+
+    def _go_on(self) -> list[Event]:
+        """After the end of the file or a plan: whatever can now be given out."""
         out: list[Event] = []
-        self._replay(out)
+        if self.wants_plan or self._holding:
+            return out
+        if self._converter is None:
+            self._detect(final=self._closing)
+            if self.wants_plan:
+                return out  # detection chose Codex: its plan first
+        if self._converter is not None:
+            self._replay(out)
         if self._closing:
             out += self._finish()
         return out
@@ -306,37 +391,83 @@ class Reader:
                 chat = self._plain_chat  # the format may have just been detected
                 direct = self._converter is not None and not self.wants_plan
             self._index += 1
+        if chat and out:
+            self._recognised = True  # chat records came out (once per chunk, not per line)
         return out
 
     def _document(self, records: list[Record | Meta]) -> list[Event]:
         out: list[Event] = []
-        direct = self._converter is not None and not self.wants_plan
+        direct = self._converter is not None and not self.wants_plan and not self._holding
         for rec in records:
-            if direct and type(rec) is Record:
-                self._convert(rec.value, rec.place, rec.number, out)
+            if type(rec) is Record:
+                if rec.number == 0 and self._late_keys_possible():
+                    self.wants_plan = True  # its system key may come after it: a first pass
+                    self._plan_kind = "keys"
+                    direct = False
+                if direct:
+                    self._convert(rec.value, rec.place, rec.number, out)
+                    continue
+            if self._holding and _system_meta(rec):
+                self._pending.append(rec)
+                self._release()
+                out += self._go_on()
             else:
                 self._record(rec, out)
-                direct = self._converter is not None and not self.wants_plan
+            direct = self._converter is not None and not self.wants_plan and not self._holding
+        if self._holding and self._doc is not None and self._doc.consumed - self._hold_start > self.limits.max_record_bytes:
+            self._release()  # held long enough: the records go out, a later system key cannot go first
+            out += self._go_on()
         return out
+
+    def _late_keys_possible(self) -> bool:
+        """At a document's first record: a system key could still come after the records (an
+        object's array, none of the keys so far, a format that reads them)."""
+        assert self._doc is not None
+        path = self._doc.walker.stream_path
+        if not path or any(_system_meta(r) for r in self._pending) or self._early:
+            return False
+        return self._converter is None or self._meta is not None
+
+    def _take_keys(self, found: dict[str, Any]) -> None:
+        """The first pass's system keys: given first (their Meta events lead), and passed
+        over when the main pass meets them."""
+        early = [Meta(key, value, _NO_PLACE) for key, value in found.items() if _own_key(key) in SYSTEM_KEYS]
+        self._early = {m.key for m in early}
+        self._pending[0:0] = early
+
+    def _release(self) -> None:
+        """Stop holding: a system key that came after the records goes before them."""
+        self._holding = False
+        late = [r for r in self._pending if _system_meta(r)]
+        if late:
+            self._pending = late + [r for r in self._pending if not _system_meta(r)]
 
     # -- records ----------------------------------------------------------------------------
 
     def _record(self, rec: Record | Meta, out: list[Event]) -> None:
-        if self._converter is not None and not self.wants_plan:
+        waiting = self.wants_plan or self._holding
+        if self._converter is not None and not waiting:
             self._take(rec, out)
             return
         self._pending.append(rec)
-        if self._converter is None:
+        if self._converter is None and not waiting:
             decisive = isinstance(rec, Record) and guess(rec.value)[1]
             self._detect(final=False, decisive=decisive)
-        if self._converter is not None and not self.wants_plan:
+        if self._converter is not None and not self.wants_plan and not self._holding:
             self._replay(out)
 
     def _detect(self, *, final: bool, decisive: bool = False) -> None:
         records = [r.value for r in self._pending if isinstance(r, Record)]
         if not (decisive or final or len(records) >= DETECT_RECORDS):
             return
-        hint = "system" if any(isinstance(r, Meta) and r.key == "system" for r in self._pending) else None
+        keys = {_own_key(r.key) for r in self._pending if type(r) is Meta}
+        stream = self._doc.walker.stream_path if self._doc is not None else None
+        if "system" in keys:
+            hint: str | None = "system"
+        elif "instructions" in keys or (stream is not None and stream.endswith("input")):
+            hint = "input"
+        else:
+            hint = None
         try:
             fmt = detect_format(records, hint=hint)
         except InputError as exc:
@@ -365,44 +496,59 @@ class Reader:
 
     def _take(self, rec: Record | Meta, out: list[Event]) -> None:
         if isinstance(rec, Meta):
+            if rec.key in self._early and rec.place is not _NO_PLACE:
+                return  # given first already, by the first pass
             self._convert_meta(rec, out)
         else:
             self._convert(rec.value, rec.place, rec.number, out)
 
-    def _convert(self, value: Any, place: Place, index: int, out: list[Event]) -> None:
+    def _convert(self, value: Any, place: Place | None, index: int, out: list[Event]) -> None:
         line = place if type(place) is int else None  # converters note JSONL lines
+        tracking = not self._recognised  # until a record is recognised: is this one?
+        if tracking:
+            self._seen = True
+            before = getattr(self._converter, "unrecognised", 0)
         if self._multi:
             try:
                 messages, extra = self._converter.split(value, line=line)
             except InputError as exc:
                 self._refuse_record(exc, value, place, index)
                 return
-            out.append(place)
+            if place is not None:
+                out.append(place)
             out.append(Conversation(messages, extra, index, line))
-            return
-        assert self._feed is not None
-        try:
-            messages = self._feed(value, line=line)
-        except InputError as exc:
-            self._refuse_record(exc, value, place, index)
-            return
-        if messages:
-            out.append(place)
-            out.extend(messages)
-        if self._take_sidechains is not None:
-            out.extend(Sidechain(side) for side in self._take_sidechains())
+        else:
+            assert self._feed is not None
+            try:
+                messages = self._feed(value, line=line)
+            except InputError as exc:
+                self._refuse_record(exc, value, place, index)
+                return
+            if messages:
+                if place is not None:
+                    out.append(place)
+                out.extend(messages)
+            if self._take_sidechains is not None:
+                out.extend(Sidechain(side) for side in self._take_sidechains())
+        if tracking:
+            if getattr(self._converter, "unrecognised", 0) == before:
+                self._recognised = True
+            else:
+                self._missed(value)
 
     def _convert_meta(self, meta: Meta, out: list[Event]) -> None:
         out.append(meta)
-        if self._meta is None:
+        name = _own_key(meta.key)
+        if self._meta is None or name is None:
             return
         try:
-            messages = self._meta(meta.key, meta.value, line=None)
+            messages = self._meta(name, meta.value, line=None)
         except InputError as exc:
             self._refuse_record(exc, (meta.key, meta.value), meta.place, None)
             return
         if messages:
-            out.append(meta.place)
+            if meta.place is not None:
+                out.append(meta.place)
             out.extend(messages)
 
     def _finish(self) -> list[Event]:
@@ -413,8 +559,26 @@ class Reader:
             self._refuse_record(exc, None, None, None)
         if self._take_sidechains is not None:
             out.extend(Sidechain(side) for side in self._take_sidechains())
+        if self._seen and not self._recognised:
+            raise self._nothing_recognised()
         self.done = True
         return out
+
+    def _missed(self, value: Any) -> None:
+        """A record the converter did not know: what it looks like, for the error."""
+        if len(self._misses) < DETECT_RECORDS:
+            self._misses.append(guess(value))
+
+    def _nothing_recognised(self) -> InputError:
+        likely = next((name for name, decisive in self._misses if decisive), None)
+        likely = likely or next((name for name, _ in self._misses if name is not None), None)
+        what = f"no record of this file was recognised as {self.format}"
+        if likely is not None and likely != self.format:
+            return InputError(f"{what}; it looks like {likely}", source=self.source,
+                              hint=f"Read it with --from {likely} (in Python: format={likely!r})")
+        names = ", ".join(FORMATS)
+        return InputError(f"{what}, and it looks like none of the known formats", source=self.source,
+                          hint=f"Name its format with --from (in Python: format=...): one of {names}")
 
     # -- bad input --------------------------------------------------------------------------
 
@@ -429,10 +593,14 @@ class Reader:
         """A JSONL line that is not a record (``exc`` says where): raise, or skip and record it."""
         if self.on_invalid != "skip":
             raise exc
+        self._seen = True
         self.report.add("skip_invalid", str(exc), line=line, dropped=raw.decode("utf-8", "backslashreplace"))
 
     def _refuse_record(self, exc: InputError, value: Any, place: Place | None, index: int | None) -> None:
         """A record its converter refused: say where it began, then raise, or skip and record it."""
+        if index is not None and not self._recognised:
+            self._seen = True
+            self._missed(value)
         self._locate(exc, place)
         if exc.line is None and exc.index is None and index is not None:
             exc.index = index  # no position to give: say which record

@@ -48,6 +48,7 @@ document. A UTF-8 byte order mark is skipped.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple, Union
 
 import ijson  # type: ignore[import-untyped]  # ijson ships no type information
@@ -78,6 +79,8 @@ __all__ = [
     "Sniffer",
     "DocWalker",
     "DocReader",
+    "KeysScanner",
+    "CONTAINER_PREFIXES",
 ]
 
 #: Longest JSONL line accepted, in bytes (64 MiB). A real session line is a few KB to a few
@@ -403,6 +406,7 @@ class DocWalker:
         self.index = 0
         self.stream: str | None = None  # path of the array being streamed
         self.streamed = False
+        self.stream_path: str | None = None  # the path of the record array, once it began
         self.top: dict[str, Any] = {}  # a document with no stream array is one record
         self.target: str | None = None  # what is being built: None a stream item, else a meta key
         # The value being built: its open containers, innermost last (empty: none is), and
@@ -476,7 +480,7 @@ class DocWalker:
                     continue
                 path = self._path()
                 if ev == "start_array" and (path in _STREAMS or (path == "" and not self.top)):
-                    self.stream = path
+                    self.stream = self.stream_path = path
                     self.streamed = True
                     continue
                 if ev == "start_map" and path in _DESCEND:
@@ -820,6 +824,11 @@ class DocReader:
         self._mark = 0  # offset from which the value now being read began to be consumed
         self._carried: _Cut | None = None  # where the token the last slice cut began
 
+    @property
+    def consumed(self) -> int:
+        """Bytes of the document parsed so far."""
+        return self._where.offset
+
     def feed(self, chunk: bytes) -> list[Record | Meta]:
         out: list[Record | Meta] = []
         for start in range(0, len(chunk), DOC_SLICE_BYTES):
@@ -905,3 +914,115 @@ class DocReader:
             **self._where.at(b"", 0),
             hint="Raise max_record_bytes if the record is genuine (or convert the file to JSONL)",
         )
+
+
+#: Where a document's own keys sit: the top level, or a dump's request body.
+CONTAINER_PREFIXES = ("", "request.body.", "body.")
+
+
+class KeysScanner:
+    """The values of some of a JSON document's own keys (top level, or in ``request.body`` /
+    ``body``), from the document's bytes fed in chunks (sans-I/O).
+
+    The first pass that lets a request body's ``system`` (or ``instructions``, or a hermes
+    snapshot's ``system_prompt``) written *after* its messages be placed before them: the
+    reader asks for it when a document's record array begins and no such key came before.
+    Only the wanted values are built; everything else is tokenized by ijson's C parser and
+    passed over, a counter and a flag per event. :meth:`close` gives ``{path: value}``, or
+    None when the bytes are not a document it can read to the end (bad JSON, nesting past
+    ``max_depth``): the main pass then says what is wrong, and where.
+    """
+
+    def __init__(self, keys: Iterable[str], *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self._wanted = {prefix + key for prefix in CONTAINER_PREFIXES for key in keys}
+        self._max_depth = max_depth
+        self._events = ijson.sendable_list()
+        self._coro = ijson.basic_parse_coro(self._events, use_float=True)
+        self._names: list[str] = []  # keys of the open objects that could hold a wanted key
+        self._depth = 0  # containers open
+        self._blocked = 0  # of them: arrays, or objects too deep to hold a wanted key
+        self._key: str | None = None  # the current key of the innermost object
+        self._open: list[Any] = []  # the wanted value being built (its open containers)
+        self._value_key: Any = None
+        self._target = ""
+        self._failed = False
+        self.found: dict[str, Any] = {}
+
+    def feed(self, chunk: bytes) -> None:
+        for start in range(0, len(chunk), DOC_SLICE_BYTES):
+            if self._failed:
+                return
+            try:
+                self._coro.send(chunk[start : start + DOC_SLICE_BYTES])
+            except (ijson.JSONError, UnicodeDecodeError):
+                self._failed = True
+                return
+            self._walk()
+
+    def close(self) -> dict[str, Any] | None:
+        if not self._failed:
+            try:
+                self._coro.close()
+            except (ijson.JSONError, UnicodeDecodeError):
+                self._failed = True
+            else:
+                self._walk()
+        return None if self._failed else self.found
+
+    def _walk(self) -> None:
+        open_ = self._open
+        try:
+            for ev, value in self._events:
+                if open_:  # building a wanted value (as DocWalker.walk builds one)
+                    if ev == "map_key":
+                        self._value_key = value
+                        continue
+                    if ev == "end_map" or ev == "end_array":
+                        done = open_.pop()
+                        if not open_:
+                            self.found[self._target] = done
+                        continue
+                    if ev == "start_map" or ev == "start_array":
+                        if self._depth + len(open_) >= self._max_depth:
+                            self._failed = True
+                            return
+                        value = {} if ev == "start_map" else []
+                    top = open_[-1]
+                    if type(top) is dict:
+                        top[self._value_key] = value
+                    else:
+                        top.append(value)
+                    if type(value) is dict or type(value) is list:
+                        open_.append(value)
+                    continue
+                if ev == "map_key":
+                    self._key = value
+                    continue
+                if ev == "end_map" or ev == "end_array":
+                    self._depth -= 1
+                    if self._blocked:
+                        self._blocked -= 1
+                    else:
+                        self._names.pop()
+                    continue
+                if not self._blocked and self._depth:
+                    path = ".".join(self._names[1:] + [self._key or ""])
+                    if path in self._wanted:
+                        self._target = path
+                        if ev == "start_map" or ev == "start_array":
+                            open_.append({} if ev == "start_map" else [])
+                        else:
+                            self.found[path] = value
+                        continue
+                if ev == "start_map" or ev == "start_array":
+                    self._depth += 1
+                    if self._depth > self._max_depth:
+                        self._failed = True
+                        return
+                    # Only objects a few levels down, reached through objects, can hold one.
+                    if self._blocked or ev == "start_array" or self._depth > 3:
+                        self._blocked += 1
+                    else:
+                        self._names.append(self._key or "")
+        finally:
+            del self._events[:]

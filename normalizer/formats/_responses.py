@@ -5,10 +5,30 @@ A model turn is stored as several items (``reasoning``, an assistant ``message``
 item between two non-assistant items belongs to one assistant message -- also when the
 message item's text is empty, which must not become a second assistant message.
 
-Reasoning: the summary text becomes ``reasoning_content``; the whole item (with its
-``encrypted_content``) is kept in ``reasoning_items``, so it can be replayed to the Responses
-API and is never dropped. (Not hermes' ``codex_reasoning_items``: the core treats that key as
-the mark of an opaque interim turn, never merged or edited, and a converted turn is not one.)
+Reasoning: the summary text (or, with none, the reasoning text itself, parts or a plain
+string) becomes ``reasoning_content``; the whole item (with its ``encrypted_content``) is
+kept in ``reasoning_items``, so it can be replayed to the Responses API and is never dropped.
+(Not hermes' ``codex_reasoning_items``: the core treats that key as the mark of an opaque
+interim turn, never merged or edited, and a converted turn is not one.)
+
+An item's fields that have no Chat equivalent (its ``id``, ``status``, ``phase``,
+``provider_data``, ``namespace``...) are kept verbatim under ``source_fields`` on the message
+or call made from it (``_common.SOURCE_KEY``).
+
+Shapes seen in the wild, and what becomes of them:
+
+* a request body's top-level ``instructions``: the leading system message (:meth:`meta`);
+* bare ``input_text`` / ``input_image`` items (content parts given as items): consecutive
+  ones are one user message (``group_input_parts``);
+* a ``function_call`` part inside an assistant message's content: one of the turn's calls
+  (``lift_call_part``);
+* a ``function_call`` / ``function_call_output`` without ``call_id``: the call without an
+  id and the output without a ``tool_call_id``, which the core pairs by position and
+  records (``assign_call_id``, ``assign_result_id``), as for chat input;
+* a ``function_call`` without ``arguments`` (Codex: ``encrypted_function_args``): ``"{}"``,
+  recorded (``missing_arguments``);
+* Codex's ``agent_message`` (another agent's message to this one): a user message
+  (``agent_message_as_user``); with no readable text (encrypted), left out, recorded whole.
 """
 
 from __future__ import annotations
@@ -16,7 +36,19 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .._report import Report
-from ._common import Turn, as_text, describe, dumps, invalid, merge_extra, note_extra, same, string_id, text_parts
+from ._common import (
+    Turn,
+    as_text,
+    count,
+    describe,
+    dumps,
+    invalid,
+    merge_source,
+    note_extra,
+    string_id,
+    text_parts,
+    with_source,
+)
 
 __all__ = ["ResponsesConverter", "REASONING_KEY"]
 
@@ -32,13 +64,27 @@ _HOSTED = {
     "computer_call_output", "code_interpreter_call", "tool_search_call", "tool_search_output",
     "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
     "ghost_snapshot", "compaction", "compaction_summary", "item_reference",
+    # Codex's newer items: an opaque server-side compaction, tools added mid-conversation,
+    # reasoning settings and compaction requests (controls, not history).
+    "context_compaction", "additional_tools", "configuration_update", "compaction_trigger",
 }
 
-_CALL_KEYS = {"type", "call_id", "name", "arguments", "input", "id", "action"}
+# Content parts given as items of their own (some clients send a user's words this way).
+_BARE_PARTS = {"input_text", "input_image", "input_file", "input_audio"}
+
+# The fields of a message item the conversion consumes, or that have a Chat meaning and stay
+# on the message (``name``); any other is a source field.
+_MESSAGE_FIELDS = frozenset({"type", "role", "content", "name"})
+_OUTPUT_FIELDS = frozenset({"type", "call_id", "output", "name"})
+
+# Fields of a call item the conversion consumes (``id`` too, when it became the call's id).
+_CALL_FIELDS = frozenset({"type", "call_id", "name", "arguments", "input", "action"})
+_CALL_FIELDS_AND_ID = _CALL_FIELDS | {"id"}
 
 
 class ResponsesConverter:
-    """Responses items in, chat messages out. One pending assistant turn at most."""
+    """Responses items in, chat messages out. One pending assistant turn at most (or one
+    pending group of bare input parts)."""
 
     name = "responses"
     multi = False
@@ -46,8 +92,34 @@ class ResponsesConverter:
     def __init__(self, report: Report | None = None) -> None:
         self.report = report
         self._turn: Turn | None = None
+        self._bare: list[dict[str, Any]] = []  # bare input parts waiting to be one user message
+        self._bare_line: int | None = None
+        self._started = False  # an item was read (a later 'instructions' cannot go first)
+        #: Items of no type this converter knows (the reader's "was anything recognised?").
+        self.unrecognised = 0
 
     # -- public surface -------------------------------------------------------------------
+
+    def meta(self, key: str, value: Any, *, line: int | None = None) -> list[dict[str, Any]]:
+        """A request body's other keys: ``instructions`` is the leading system message."""
+        if key != "instructions" or value is None or value == "":
+            return []
+        if self._started:
+            note_extra(self.report, "drop_late_system", "top-level 'instructions' came after the input items already "
+                       "read (from a stream, the items are held only up to max_record_bytes: read the file itself to "
+                       "place it first)", line=line, dropped=value)
+            return []
+        if isinstance(value, str):
+            return [{"role": "system", "content": value}]
+        if isinstance(value, list):  # instructions given as input items (a developer message...)
+            out: list[dict[str, Any]] = []
+            for item in value:
+                out += self.feed(item, line=line)
+            out += self.flush()
+            self._started = False
+            return out
+        raise invalid(f"'instructions' is {describe(value)}, expected a string or a list of items", line=line,
+                      field="instructions")
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if not isinstance(record, dict):
@@ -62,85 +134,144 @@ class ResponsesConverter:
                 field="type",
                 hint="Expected message, reasoning, function_call, function_call_output, ...",
             )
+        self._started = True
         handler = _HANDLERS.get(kind)
+        if handler is None:
+            if kind in _BARE_PARTS:
+                out = self._end_turn()
+                if not self._bare:
+                    self._bare_line = line
+                self._bare.append(record)
+                return out
+            if kind not in _HOSTED and kind.endswith("_output") and "call_id" in record:
+                handler = ResponsesConverter._output
         if handler is not None:
-            return handler(self, record, line)
-        if kind not in _HOSTED and kind.endswith("_output") and "call_id" in record:
-            return self._output(record, line)
-        detail = (
-            f"{kind} item has no Chat equivalent; left out"
-            if kind in _HOSTED
-            else f"unknown Responses item type {kind!r}; left out"
-        )
-        note_extra(self.report, f"drop_{kind}" if kind in _HOSTED else "drop_unknown_item", detail, line=line, dropped=record)
-        return []
+            out = handler(self, record, line)  # raises before any change when the item is bad
+        else:
+            out = self._leave_out(kind, record, line)
+        if self._bare:  # the bare parts before this item are one user message, first
+            out.insert(0, self._bare_message())
+        return out
 
     def close(self) -> list[dict[str, Any]]:
         return self.flush()
 
     def flush(self) -> list[dict[str, Any]]:
         """End the pending assistant turn (a turn boundary the caller knows about)."""
-        turn, self._turn = self._turn, None
-        return turn.flush() if turn is not None else []
+        out = [self._bare_message()] if self._bare else []
+        return out + self._end_turn()
 
     # -- items ----------------------------------------------------------------------------
+
+    def _end_turn(self) -> list[dict[str, Any]]:
+        turn, self._turn = self._turn, None
+        return turn.flush() if turn is not None else []
 
     def _pending(self) -> Turn:
         if self._turn is None:
             self._turn = Turn()
         return self._turn
 
+    def _leave_out(self, kind: str, record: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
+        if kind in _HOSTED:
+            note_extra(self.report, f"drop_{kind}", f"{kind} item has no Chat equivalent; left out", line=line,
+                       dropped=record)
+        else:
+            self.unrecognised += 1
+            note_extra(self.report, "drop_unknown_item", f"unknown Responses item type {kind!r}; left out", line=line,
+                       dropped=record)
+        return []
+
+    def _bare_message(self) -> dict[str, Any]:
+        parts, self._bare = self._bare, []
+        if self.report is not None:
+            kinds = ", ".join(sorted({str(p.get("type")) for p in parts}))
+            self.report.add("group_input_parts", f"{len(parts)} bare input part item(s) ({kinds}) became one user "
+                            "message", line=self._bare_line)
+        return {"role": "user", "content": as_text(text_parts(parts, line=self._bare_line, where="input part"))}
+
     def _message(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         role = item.get("role")
         if not isinstance(role, str) or role not in _ROLES:
             raise invalid(f"a Responses 'message' item has role {describe(role)}", line=line, field="role", hint=f"Expected one of {', '.join(sorted(_ROLES))}")
         content = item.get("content")
-        extra = {k: v for k, v in item.items() if k not in ("type", "role", "content")}
+        source = {} if _MESSAGE_FIELDS.issuperset(item) else {k: v for k, v in item.items() if k not in _MESSAGE_FIELDS}
         if role == "assistant":
-            texts, refusal, other = _assistant_content(content, line)
+            texts, refusal, call_parts, other = _assistant_content(content, line)
+            calls = [self._part_call(part, line) for part in call_parts]  # checked before any change
             turn = self._pending()
             turn.texts.extend(texts)
             if refusal is not None:
                 turn.refusal = refusal if turn.refusal is None else turn.refusal + "\n\n" + refusal
+            for call in calls:
+                turn.calls.append(call)
+                note_extra(self.report, "lift_call_part", f"a function_call part of an assistant message's content "
+                           f"became its tool call {call.get('id')!r}", line=line, dropped=None)
             if other:
                 turn.preserve("content_parts", other)
-            self._merge_extra(turn, extra, line)
+            if "name" in item:
+                turn.extra.setdefault("name", item["name"])
+            if source:
+                merge_source(turn.source, source, self.report, line=line)
             return []
         if content is None or isinstance(content, str):
             msg: dict[str, Any] = {"role": role, "content": content if content is not None else ""}
         else:
             msg = {"role": role, "content": as_text(text_parts(content, line=line, where=f"{role} message content"))}
-        msg.update(extra)
+        if "name" in item:
+            msg["name"] = item["name"]
+        with_source(msg, source)
         # Flush only once the item is known to be valid: a rejected item changes nothing.
-        out = self.flush()
+        out = self._end_turn()
         out.append(msg)
         return out
 
-    def _merge_extra(self, turn: Turn, extra: dict[str, Any], line: int | None) -> None:
-        for key, value in extra.items():
-            if key in turn.extra and not same(turn.extra[key], value):
-                # Two items of one turn disagree on a field (e.g. two message ids): keep the
-                # first on the message, the other in the report.
-                note_extra(self.report, "drop_conflicting_field", f"turn already has {key!r}; kept the first value", line=line, dropped={key: value})
-            else:
-                turn.extra[key] = value
+    def _agent_message(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
+        # Codex: another agent's message to this one (author -> recipient), the model's input.
+        content = item.get("content")
+        if not isinstance(content, list):
+            raise invalid(f"an 'agent_message' item has content {describe(content)}, expected a list", line=line,
+                          field="content")
+        texts = [p["text"] for p in content if isinstance(p, dict) and p.get("type") == "input_text"
+                 and isinstance(p.get("text"), str)]
+        if not any(t.strip() for t in texts):
+            note_extra(self.report, "drop_agent_message", "agent_message item has no readable text (encrypted "
+                       "content); left out", line=line, dropped=item)
+            return []
+        source = {k: v for k, v in item.items() if k != "content"}
+        if len(texts) < len(content):  # encrypted parts beside the text: kept whole
+            source["content"] = content
+        count(self.report, "agent_message_as_user")
+        out = self._end_turn()
+        out.append(with_source({"role": "user", "content": "\n".join(texts)}, source))
+        return out
 
     def _reasoning(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         turn = self._pending()
-        turn.reasoning.append(_reasoning_text(item, line))
+        turn.reasoning.append(_reasoning_text(item))
         turn.preserve(REASONING_KEY, item)
         return []
 
     def _function_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
+        call = self._part_call(item, line)  # before _pending(): a rejected item changes nothing
+        self._pending().calls.append(call)
+        return []
+
+    def _part_call(self, item: dict[str, Any], line: int | None) -> dict[str, Any]:
+        """The chat call of a ``function_call`` item (or content part)."""
         name = item.get("name")
         if not isinstance(name, str):
             raise invalid(f"a Responses 'function_call' item needs a string 'name', got {describe(name)}", line=line, field="name", hint="A function_call needs its function name")
-        args = item.get("arguments", "{}")
-        if not isinstance(args, str):
-            args = dumps(args, line=line, what="function_call 'arguments'")
-        call = _call(item, name, args, line, self.report)  # before _pending(): a rejected item changes nothing
-        self._pending().calls.append(call)
-        return []
+        if "arguments" in item:
+            args = item["arguments"]
+            if not isinstance(args, str):
+                args = dumps(args, line=line, what="function_call 'arguments'")
+        else:
+            args = "{}"
+            why = " (they are encrypted: see its encrypted_function_args)" if item.get("encrypted_function_args") else ""
+            note_extra(self.report, "missing_arguments", f"function_call {item.get('call_id')!r} has no "
+                       f"'arguments'{why}; they became '{{}}'", line=line, dropped=None)
+        return _call(item, name, args, line)
 
     def _custom_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         name = item.get("name")
@@ -148,66 +279,85 @@ class ResponsesConverter:
             raise invalid(f"a Responses 'custom_tool_call' item needs a string 'name', got {describe(name)}", line=line, field="name")
         # Free-form input (e.g. a raw "*** Begin Patch") is not JSON; wrap it so arguments
         # stay a JSON object string for every consumer (formats.md C8 / §1.4 step 4).
-        call = _call(item, name, dumps({"input": item.get("input", "")}, line=line, what="custom_tool_call 'input'"), line, self.report)
+        call = _call(item, name, dumps({"input": item.get("input", "")}, line=line, what="custom_tool_call 'input'"), line)
         call["item_type"] = "custom_tool_call"
         self._pending().calls.append(call)
         return []
 
     def _shell_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
-        call = _call(item, "local_shell", dumps(item.get("action", {}), line=line, what="local_shell_call 'action'"), line, self.report)
+        call = _call(item, "local_shell", dumps(item.get("action", {}), line=line, what="local_shell_call 'action'"), line)
         call["item_type"] = "local_shell_call"
         self._pending().calls.append(call)
         return []
 
     def _output(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
-        call_id = item.get("call_id", item.get("id"))
-        if not isinstance(call_id, str):
-            raise invalid(f"a Responses {item.get('type')!r} item needs a string 'call_id', got {describe(call_id)}", line=line, field="call_id", hint="An output must name the call it answers")
-        msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": _output_content(item.get("output"), line)}
-        merge_extra(msg, {("response_item_id" if key == "id" else key): value for key, value in item.items() if key not in ("type", "call_id", "output")}, self.report, line=line)
-        out = self.flush()
+        call_id = string_id(item.get("call_id"), line=line, what=f"a Responses {item.get('type')!r} item's 'call_id'", field="call_id")
+        msg: dict[str, Any] = {"role": "tool"}
+        if call_id:
+            msg["tool_call_id"] = call_id  # none: the core pairs it with the next unanswered call
+        msg["content"] = _output_content(item.get("output"), line)
+        if "name" in item:
+            msg["name"] = item["name"]
+        if not _OUTPUT_FIELDS.issuperset(item):
+            with_source(msg, {k: v for k, v in item.items() if k not in _OUTPUT_FIELDS})
+        out = self._end_turn()
         out.append(msg)
         return out
 
 
-def _call(item: dict[str, Any], name: str, arguments: str, line: int | None, report: Report | None) -> dict[str, Any]:
+def _call(item: dict[str, Any], name: str, arguments: str, line: int | None) -> dict[str, Any]:
     kind = item.get("type")
-    call_id = string_id(item.get("call_id"), line=line, what=f"a Responses {kind!r} item's 'call_id'", field="call_id")
-    if not call_id:
-        call_id = string_id(item.get("id"), line=line, what=f"a Responses {kind!r} item's 'id'", field="id")
-    call: dict[str, Any] = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-    if "id" in item and item.get("call_id"):
-        call["response_item_id"] = item["id"]  # the fc_... item id, as hermes keeps it
-    return merge_extra(call, {k: v for k, v in item.items() if k not in _CALL_KEYS}, report, line=line)
+    call_id = item.get("call_id")
+    used = _CALL_FIELDS
+    if type(call_id) is not str or not call_id:
+        call_id = string_id(call_id, line=line, what=f"a Responses {kind!r} item's 'call_id'", field="call_id")
+        if not call_id:
+            # Older local shell calls carry only their item id; with neither, the call has no
+            # id and the core gives it one (assign_call_id).
+            call_id = string_id(item.get("id"), line=line, what=f"a Responses {kind!r} item's 'id'", field="id")
+            used = _CALL_FIELDS_AND_ID
+    call: dict[str, Any] = {"id": call_id} if call_id else {}
+    call["type"] = "function"
+    call["function"] = {"name": name, "arguments": arguments}
+    if not used.issuperset(item):  # fields beyond those consumed: kept
+        with_source(call, {k: v for k, v in item.items() if k not in used})
+    return call
 
 
-def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str | None, list[Any]]:
-    """Texts, refusal and non-text parts of an assistant message item's content."""
+def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str | None, list[dict[str, Any]], list[Any]]:
+    """Texts, refusal, function_call parts and other parts of an assistant message item."""
     if content is None:
-        return [], None, []
+        return [], None, [], []
     if isinstance(content, str):
-        return [content], None, []
+        return [content], None, [], []
     texts: list[str] = []
     refusal: str | None = None
+    calls: list[dict[str, Any]] = []
     other: list[Any] = []
     for part in text_parts(content, line=line, where="assistant message content"):
-        if part.get("type") == "text":
+        kind = part.get("type")
+        if kind == "text":
             texts.append(part["text"])
-        elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+        elif kind == "refusal" and isinstance(part.get("refusal"), str):
             refusal = part["refusal"]
+        elif kind == "function_call":
+            calls.append(part)
         else:
             other.append(part)
-    return texts, refusal, other
+    return texts, refusal, calls, other
 
 
-def _reasoning_text(item: dict[str, Any], line: int | None) -> str:
+def _reasoning_text(item: dict[str, Any]) -> str:
     summary = item.get("summary")
     texts = []
     if isinstance(summary, list):
         texts = [p.get("text", "") for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    if not texts and isinstance(item.get("content"), list):
+    content = item.get("content")
+    if not texts and isinstance(content, list):
         # No summary: fall back to the raw reasoning text parts (open-weight models).
-        texts = [p.get("text", "") for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        texts = [p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    elif not texts and isinstance(content, str):
+        texts = [content]  # the reasoning text as a plain string (some servers write it so)
     return "\n\n".join(t for t in texts if t)
 
 
@@ -223,6 +373,7 @@ def _output_content(output: Any, line: int | None) -> Any:
 
 _HANDLERS: dict[str, Callable[[ResponsesConverter, dict[str, Any], int | None], list[dict[str, Any]]]] = {
     "message": ResponsesConverter._message,
+    "agent_message": ResponsesConverter._agent_message,
     "reasoning": ResponsesConverter._reasoning,
     "function_call": ResponsesConverter._function_call,
     "custom_tool_call": ResponsesConverter._custom_call,

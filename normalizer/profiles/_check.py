@@ -30,9 +30,12 @@ from .._content import (
     has_text,
     is_opaque,
     is_text_kind,
+    is_text_part,
+    unknown_fields,
 )
 from .._errors import InvalidMessage, UsageError
 from .._messages import is_plain, validate_message
+from ._encode import known_reasoning
 from ._profiles import Profile, get_profile
 from ._rules import RULES, Rule, render
 
@@ -123,6 +126,7 @@ class Checker:
             for key in rule.keys:
                 self._rules.setdefault(key, []).append(rule)
         self._keeps_opaque = self.profile.opaque == "keep"
+        self._exempt = known_reasoning(self.profile)  # reasoning fields fields.unknown leaves to their rules
         self.max_seen_ids = max_seen_ids
         self.incomplete = False
         self.incomplete_reason: str | None = None
@@ -255,6 +259,9 @@ class Checker:
         # -- fields
         if role != "assistant" and "tool_calls" in msg:
             emit(out, "fields.role_specific", index, role=msg.get("role"))
+        if "fields.unknown" in self._rules and not opaque:
+            for field in unknown_fields(msg, role, self._exempt):
+                emit(out, "fields.unknown", index, field=field, role=msg.get("role"))
         name = msg.get("name")
         if isinstance(name, str) and not NAME_PATTERN.match(name) and role != "tool":
             emit(out, "content.name_pattern", index)
@@ -297,6 +304,8 @@ class Checker:
                 elif not text.strip():
                     emit(out, "content.non_whitespace_text", index, j=j)
             emit(out, "content.string_only", index, _role=role)
+            if "content.text_only" in self._rules and not all(is_text_part(p) for p in content):
+                emit(out, "content.text_only", index, _role=role)
             if texts > 1:
                 emit(out, "content.single_text", index)
         elif isinstance(content, str) and not calls and content and not content.strip():

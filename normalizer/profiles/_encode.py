@@ -85,8 +85,10 @@ from .._content import (
     has_text,
     is_blank_part,
     is_text_part,
+    join_text,
     part_kind,
     text_of,
+    unknown_fields,
 )
 from .._report import Note
 from ._rules import RULES
@@ -158,12 +160,12 @@ class Encoder:
         self._single_text = "content.single_text" in keys
         # Roles whose content must be a string (content.string_only): there a part that is
         # not text cannot stay (see "Parts that are not text" in the module docstring).
-        self._string_roles: frozenset[str] = frozenset(
-            role for rule in p.active_rules() if "content.string_only" in RULES[rule].keys
-            for role in (RULES[rule].roles or _ALL_ROLES)
-        )
+        self._string_roles = _roles_of(p, "content.string_only")
+        # Roles whose content must be text (content.text_only, OpenAI's tool messages): a list
+        # of text parts is fine there, a part that is not text is replaced as above.
+        self._text_roles = _roles_of(p, "content.text_only")
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
-                         or self._null_to_empty or bool(self._string_roles))
+                         or self._null_to_empty or bool(self._string_roles) or bool(self._text_roles))
         #: A ``developer`` message is written as ``system`` (templates and converters that know no
         #: developer role).
         self._developer_to_system = "role.developer" in keys
@@ -174,8 +176,13 @@ class Encoder:
         #: Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``) is
         #: replayed as stored; a profile for a provider it means nothing to drops it instead.
         self.keeps_opaque = p.opaque == "keep"
+        # fields.unknown: fields the provider does not know are removed (kept whole in the
+        # note); the reasoning fields follow the reasoning policy instead.
+        self._unknown = "fields.unknown" in keys
+        self._exempt = known_reasoning(p)
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
-                       or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system)
+                       or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
+                       or self._unknown)
 
     # ------------------------------------------------------------------ one message
 
@@ -205,6 +212,8 @@ class Encoder:
             m = self._shape_content(m, role, inputs, notes)
         if role == "assistant":
             m = self._shape_reasoning(m, inputs, notes)
+        if self._unknown:
+            m = self._drop_unknown(m, role, inputs, notes)
         return m
 
     def _drop_opaque(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
@@ -230,6 +239,44 @@ class Encoder:
         return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
                                                              and p.get("type") in REASONING_PART_TYPES)]}
 
+    def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
+        """fields.unknown: the message without the fields the provider rejects; each removed
+        value kept whole in the note, under its path."""
+        paths = unknown_fields(m, role, self._exempt)
+        if not paths:
+            return m
+        removed: dict[str, Any] = {}
+        top = {p for p in paths if "." not in p}
+        out = {k: v for k, v in m.items() if k not in top}
+        for path in paths:
+            if path in top:
+                removed[path] = m[path]
+        if len(top) < len(paths):
+            calls = []
+            for j, call in enumerate(m["tool_calls"]):
+                if not isinstance(call, Mapping):
+                    calls.append(call)
+                    continue
+                prefix = f"tool_calls.{j}."
+                mine = {p[len(prefix):] for p in paths if p.startswith(prefix)}
+                if not mine:
+                    calls.append(call)
+                    continue
+                fn_keys = {p[len("function."):] for p in mine if p.startswith("function.")}
+                new = {k: v for k, v in call.items() if k not in mine}
+                for key in mine - {f"function.{k}" for k in fn_keys}:
+                    removed[prefix + key] = call[key]
+                if fn_keys:
+                    function = call["function"]
+                    new["function"] = {k: v for k, v in function.items() if k not in fn_keys}
+                    for key in fn_keys:
+                        removed[f"{prefix}function.{key}"] = function[key]
+                calls.append(new)
+            out["tool_calls"] = calls
+        notes.append(Note("drop_unknown_fields", f"removed {', '.join(removed)}: {self.profile.name} rejects fields "
+                          "it does not know", inputs, removed))
+        return out
+
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """Part types, blank parts, flattening, null content (copy on write)."""
         content = m.get("content")
@@ -253,9 +300,10 @@ class Encoder:
                 new = self._one_text_part(new, inputs, notes)
             if all(is_text_part(p) for p in new):
                 if self._flatten or role in self._string_roles:
-                    new = "".join(text_of(p) for p in new)
-                    notes.append(Note("flatten_content", "content parts (text only) sent as one string", inputs, None))
-            elif role in self._string_roles:
+                    new = join_text([text_of(p) for p in new])
+                    notes.append(Note("flatten_content", "content parts (text only) sent as one string, joined "
+                                      "with newlines", inputs, None))
+            elif role in self._string_roles or role in self._text_roles:
                 new = self._text_only(new, role, inputs, notes)
         elif isinstance(content, str) and self._nonempty and content and not content.strip() and role != "user":
             new = ""
@@ -279,7 +327,7 @@ class Encoder:
         at = [i for i, part in enumerate(parts) if is_text_part(part)]
         if len(at) < 2:
             return parts
-        text = "".join(text_of(parts[i]) for i in at)
+        text = join_text([text_of(parts[i]) for i in at])
         first = parts[at[0]]
         joined = {**first, "text": text} if isinstance(first, Mapping) else {"type": "text", "text": text}
         rest = set(at[1:])
@@ -298,17 +346,18 @@ class Encoder:
                 run.append(text_of(part))
                 continue
             removed.append(part)
-            if "".join(run):
-                pieces.append("".join(run))
+            if run and join_text(run):
+                pieces.append(join_text(run))
             run = []
             pieces.append(self.profile.placeholder_part.replace("{kind}", part_kind(part))
                           .replace("{profile}", self.profile.name))
-        if "".join(run):
-            pieces.append("".join(run))
+        if run and join_text(run):
+            pieces.append(join_text(run))
         notes.append(Note(
             "replace_non_text_part",
             f"{len(removed)} part(s) that are not text ({', '.join(part_kind(p) for p in removed)}) replaced by a "
-            f"text placeholder: {self.profile.name} accepts only a string as the content of a {role} message "
+            f"text placeholder: {self.profile.name} accepts only "
+            f"{'a string' if role in self._string_roles else 'text'} as the content of a {role} message "
             "(the parts are kept whole here)",
             inputs, removed,
         ))
@@ -464,6 +513,22 @@ def _string_start(text: str) -> int | None:
                 return i
         i -= 1
     return None
+
+
+def known_reasoning(profile: Profile) -> tuple[str, ...]:
+    """The reasoning fields exempt from fields.unknown: ``reasoning_content`` when the profile
+    sends it (thinking mode), all of them when another rule strips them (Groq's GQ-1)."""
+    if "reasoning.unsupported" in profile.keys():
+        return REASONING_KEYS
+    return ("reasoning_content",) if profile.requires_reasoning() else ()
+
+
+def _roles_of(profile: Profile, key: str) -> frozenset[str]:
+    """The roles an active rule of ``profile`` enforces ``key`` on."""
+    return frozenset(
+        role for rule in profile.active_rules() if key in RULES[rule].keys
+        for role in (RULES[rule].roles or _ALL_ROLES)
+    )
 
 
 def _typed(part: Any) -> Any:

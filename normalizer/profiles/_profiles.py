@@ -252,7 +252,7 @@ def _builtins() -> dict[str, Profile]:
     )
     openai = default.derive(
         "openai", description="OpenAI Chat Completions and Azure OpenAI.",
-        add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d"], tool_only_content="null", id_style="openai40",
+        add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d", "OA-7"], tool_only_content="null", id_style="openai40",
     )
     deepseek = Profile(
         name="deepseek", description="DeepSeek API (V3.x/V4). Thinking on by default (V4); 'deepseek:no-thinking' for off.",
@@ -280,13 +280,13 @@ def _builtins() -> dict[str, Profile]:
     )
     gemini = Profile(
         name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
-        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7"),
+        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9"),
         tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
     )
     mistral = Profile(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
         rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11",
-               "MI-13"),
+               "MI-13", "MI-14"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
         first_user=True, content_form="string", reasoning="strip", opaque="plain",
     )
@@ -297,7 +297,7 @@ def _builtins() -> dict[str, Profile]:
     )
     groq = default.derive(
         "groq", description="Groq (strict field validation; no reasoning fields in history).",
-        add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4"], tool_only_content="empty", reasoning="strip",
+        add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4", "GQ-5"], tool_only_content="empty", reasoning="strip",
         content_form="string",
     )
     xai = default.derive(

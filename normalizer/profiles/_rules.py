@@ -66,6 +66,7 @@ KEYS: dict[str, str] = {
     "content.name_pattern": "`name` matches ^[a-zA-Z0-9_-]+$",
     "content.part_type": "content parts are objects with a `type`",
     "content.string_only": "content is a string, not a list of parts",
+    "content.text_only": "content is text (a string or text parts): no image, audio or file part",
     "content.single_text": "at most one text element per message",
     "content.not_both_text_and_calls": "an assistant message has text or tool calls, not both",
     "content.text_then_calls": "no assistant text right before the turn's tool calls (mistral-common v3 merges "
@@ -83,6 +84,7 @@ KEYS: dict[str, str] = {
     "reasoning.required_on_tool_turns": "assistant tool-call turns carry reasoning_content (thinking mode)",
     "reasoning.unsupported": "no reasoning fields in the history",
     "fields.role_specific": "tool_calls only on assistant messages",
+    "fields.unknown": "no message or call field the provider does not know (source-format metadata...)",
 }
 
 
@@ -130,6 +132,12 @@ _CATALOGUE = [
     _rule("OA-6d", "content.part_type", "OpenAI",
           "Missing required parameter: 'messages[{i}].content[{j}].type'.",
           "neuron-core/neuron-ai#292"),
+    _rule("OA-7", "content.text_only", "OpenAI, Azure OpenAI",
+          "Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role 'user', but this message "
+          "with role 'tool' contains an image URL.",
+          "OpenHands/OpenHands#7700, openai/openai-node#1030, openai/openai-openapi#523 (gpt-5.2 ignores the image "
+          "instead); openai SDK: ChatCompletionToolMessageParam.content is str | Iterable[text part]",
+          roles=("tool",)),
     _rule("OA-8", "role.system_unsupported", "OpenAI o1-mini (legacy models)",
           "Unsupported value: 'messages[{i}].role' does not support 'system' with this model.",
           "BerriAI/litellm#5671, microsoft/agent-framework#1077"),
@@ -307,6 +315,9 @@ _CATALOGUE = [
           "* GenerateContentRequest.contents[{i}].parts[{j}].function_response.name: Name cannot be empty.",
           "langflow-ai/langflow#9437, archestra-ai/archestra#7583, AstrBotDevs/AstrBot#9876, "
           "NousResearch/hermes-agent#72089", native_index=True),
+    _rule("GM-9", "fields.unknown", "Gemini OpenAI-compatible endpoint",
+          'Invalid JSON payload received. Unknown name "{field}": Cannot find field.',
+          "bytedance/deer-flow#1515, Gitlawb/openclaude#585"),
     # -- Mistral (§8; the mistral-common validator is authoritative) --------------------------
     _rule("MI-1", "role.mistral_transitions", "Mistral API (code 3230), mistral-common",
           "Unexpected role '{current}' after role '{previous}'",
@@ -363,6 +374,10 @@ _CATALOGUE = [
           "mistralai/mistral-common src/mistral_common/tokens/tokenizers/instruct.py (InstructTokenizerV3); "
           "its request normalizer (protocol/instruct/normalize.py, _aggregate_assistant_messages) first merges "
           "consecutive assistant messages, so MI-5's split is undone and no lossless form exists on v3"),
+    _rule("MI-14", "fields.unknown", "Mistral API, mistral-common",
+          "{field}: Extra inputs are not permitted",
+          "mistralai/mistral-common src/mistral_common/base.py (MistralBase: extra='forbid', pydantic's "
+          "extra_forbidden error)"),
     # -- Groq (§9) --------------------------------------------------------------------------
     _rule("GQ-1", "reasoning.unsupported", "Groq",
           "'messages.{i}' : for 'role:assistant' the following must be satisfied[('messages.{i}' : "
@@ -381,6 +396,11 @@ _CATALOGUE = [
           "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
           "'tool_calls' is unsupported, did you mean 'tool_call_id'?)]",
           "julep-ai/julep#885"),
+    _rule("GQ-5", "fields.unknown", "Groq",
+          "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
+          "'{field}' is unsupported)]",
+          "providers.md §9 (field support is strict: GQ-1's envelope for any property); janhq/jan#8136, "
+          "musistudio/llms#64"),
     # -- xAI (§10) --------------------------------------------------------------------------
     _rule("XA-1", ("content.tool_only_assistant", "content.no_elements"), "xAI Grok",
           "Invalid request content: Each message must have at least one content element.",

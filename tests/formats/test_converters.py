@@ -128,7 +128,7 @@ def test_claude_code_merges_and_drops() -> None:
             "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "Read", "arguments": '{"p":1}'}}],
             "thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "sig"}],
         },
-        {"role": "tool", "tool_call_id": "t1", "content": "data", "is_error": True},
+        {"role": "tool", "tool_call_id": "t1", "content": "data", "source_fields": {"is_error": True}},
         {"role": "user", "content": [{"type": "text", "text": "thanks"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]},
     ]
     assert report.counts == {"skip_duplicate_block": 1, "skip_system": 1, "drop_synthetic": 1}

@@ -27,7 +27,7 @@ USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "t
 CALL = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "shell", "arguments": '{"cmd":"ls"}'}
 CALL2 = {"type": "function_call", "call_id": "call_2", "name": "read", "arguments": '{"path":"a"}'}
 OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "a\nb"}
-TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "shell", "arguments": '{"cmd":"ls"}'}, "response_item_id": "fc_1"}
+TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "shell", "arguments": '{"cmd":"ls"}'}, "source_fields": {"id": "fc_1"}}
 TOOL_CALL2 = {"id": "call_2", "type": "function", "function": {"name": "read", "arguments": '{"path":"a"}'}}
 
 
@@ -100,7 +100,7 @@ def test_custom_tool_call_input_becomes_json_arguments() -> None:
             "id": "call_p",
             "type": "function",
             "function": {"name": "apply_patch", "arguments": '{"input":"*** Begin Patch\\n*** Update File: a.py\\n+x = \\"1\\"\\n*** End Patch"}'},
-            "status": "completed",
+            "source_fields": {"status": "completed"},
             "item_type": "custom_tool_call",
         }],
     }
@@ -110,7 +110,7 @@ def test_custom_tool_call_input_becomes_json_arguments() -> None:
 def test_local_shell_call() -> None:
     action = {"type": "exec", "command": ["ls"], "timeout_ms": 1000}
     out, _ = convert([USER, {"type": "local_shell_call", "call_id": "c", "status": "completed", "action": action}])
-    assert out[1]["tool_calls"] == [{"id": "c", "type": "function", "function": {"name": "local_shell", "arguments": '{"type":"exec","command":["ls"],"timeout_ms":1000}'}, "status": "completed", "item_type": "local_shell_call"}]
+    assert out[1]["tool_calls"] == [{"id": "c", "type": "function", "function": {"name": "local_shell", "arguments": '{"type":"exec","command":["ls"],"timeout_ms":1000}'}, "source_fields": {"status": "completed"}, "item_type": "local_shell_call"}]
 
 
 def test_output_array_and_object() -> None:
@@ -129,7 +129,7 @@ def test_easy_messages_roles_and_extra_fields() -> None:
         {"role": "developer", "content": "be brief"},
         {"type": "message", "role": "user", "id": "msg_1", "status": "completed", "content": "hi"},
     ])
-    assert out == [{"role": "developer", "content": "be brief"}, {"role": "user", "content": "hi", "id": "msg_1", "status": "completed"}]
+    assert out == [{"role": "developer", "content": "be brief"}, {"role": "user", "content": "hi", "source_fields": {"id": "msg_1", "status": "completed"}}]
 
 
 def test_hosted_and_unknown_items_are_recorded_not_converted() -> None:

@@ -189,7 +189,7 @@ def test_claude_sample(path: Path) -> None:
     assert got["user"] == want["users"]
     assert got["tool"] == want["results"]
     assert n_calls(out) == want["calls"]
-    assert sum(bool(m.get("is_error")) for m in out) == want["errors"]
+    assert sum(bool(m.get("source_fields", {}).get("is_error")) for m in out) == want["errors"]
     counts = stream.report.counts
     assert counts.get("drop_sidechain", 0) == want["skipped"].pop("sidechain", 0)
     assert counts.get("drop_meta", 0) == want["skipped"].pop("meta", 0)

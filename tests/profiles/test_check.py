@@ -87,6 +87,11 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
               lambda out: out[0]["name"] == "Ada_Lovelace"),
     "OA-6d": ("openai", [U([{"text": "hi"}])], "Missing required parameter: 'messages[0].content[0].type'.",
               lambda out: out[0]["content"] == [{"text": "hi", "type": "text"}]),
+    "OA-7": ("openai", [U(), A(None, [C()]), T(content=[{"type": "text", "text": "shot"},
+                                                       {"type": "image_url", "image_url": {"url": "u"}}])],
+             "Invalid 'messages[2]'. Image URLs are only allowed for messages with role 'user', but this message "
+             "with role 'tool' contains an image URL.",
+             lambda out: out[2]["content"] == "shot\n[image_url omitted: only text can be sent here]"),
     "OA-8": (derive("default", "o1-mini", system="fold", add_rules=["OA-8"]), [S("sys"), U()],
              "Unsupported value: 'messages[0].role' does not support 'system' with this model.",
              lambda out: out == [U("sys\nhi")]),
@@ -211,6 +216,9 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "GM-7": ("gemini", [U(), A(None, [C(name="get")]), T()],
              "* GenerateContentRequest.contents[2].parts[0].function_response.name: Name cannot be empty.",
              lambda out: out[2]["name"] == "get"),
+    "GM-9": ("gemini", [U(source_fields={"id": "msg_1"}), A("ok")],
+             'Invalid JSON payload received. Unknown name "source_fields": Cannot find field.',
+             lambda out: out[:2] == [U(), A("ok")]),
     "MI-1": ("mistral", [U(), A(None, [C(ID9)]), T(ID9), U("next")], "Unexpected role 'user' after role 'tool'",
              lambda out: [m["role"] for m in out] == ["user", "assistant", "tool", "assistant", "user"]
              and out[3]["content"] == "Understood."),
@@ -277,6 +285,9 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
               lambda out: out == [U([{"text": "hi", "type": "text"}])]),
     "BR-6": ("bedrock", [S()], "bedrock requires at least one non-system message",
              lambda out: out == [S(), U(".")]),
+    "MI-14": ("mistral", [U(), A("ok", phase="final_answer"), U("more")],
+             "phase: Extra inputs are not permitted",
+             lambda out: out[1] == A("ok")),
     "GQ-1": ("groq", [U(), A("x", reasoning_content="hmm"), U("y")],
              "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
              "'reasoning_content' is unsupported)]",
@@ -293,12 +304,16 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
              "'messages.0' : for 'role:user' the following must be satisfied[('messages.0' : property 'tool_calls' "
              "is unsupported, did you mean 'tool_call_id'?)]",
              lambda out: out == [U()]),
+    "GQ-5": ("groq", [U(), A(None, [{**C(), "status": "completed"}]), T(is_error=True)],
+             "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
+             "'tool_calls.0.status' is unsupported)]",
+             lambda out: out[1]["tool_calls"] == [C()] and out[2] == T()),
     "XA-1": ("xai", [U(), A(None, [C()]), T()],
              "Invalid request content: Each message must have at least one content element.",
              lambda out: out[1]["content"] == ""),
     "XA-2": ("xai", [U([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])],
              "The model expects a single `text` element per message.",
-             lambda out: out == [U("ab")]),
+             lambda out: out == [U("a\nb")]),
     "XA-3": ("xai", [U(), A(None, [C(args="")]), T()],
              "The arguments to a tool_call with ID 'call_1' are not a valid JSON string. Parsing error: "
              'Error("EOF while parsing a value", line: 1, column: 0)',

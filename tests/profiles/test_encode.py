@@ -119,7 +119,7 @@ def test_string_preferred_keeps_a_list_with_an_image() -> None:
     history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}, image]}]
     assert list(normalizer.repair(history, profile="deepseek"))[0]["content"] == history[0]["content"]
     out = list(normalizer.repair(history, profile="xai"))  # one text element per message
-    assert out[0]["content"] == [{"type": "text", "text": "ab"}, image]
+    assert out[0]["content"] == [{"type": "text", "text": "a\nb"}, image]
     assert check(out, profile="xai") == []
 
 
@@ -260,7 +260,7 @@ def test_xai_gets_one_text_element_next_to_an_image() -> None:
     history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, image]},
                {"role": "assistant", "content": "ok"}]
     out, report = _repair(history, profile="xai")
-    assert out[0]["content"] == [{"type": "text", "text": "ab"}, image]
+    assert out[0]["content"] == [{"type": "text", "text": "a\nb"}, image]
     assert [r.kind for r in report.records] == ["join_text_parts"]
     assert check(out, profile="xai") == []
 
