@@ -259,6 +259,16 @@ def test_a_stream_is_held_only_up_to_max_record_bytes() -> None:
     assert (out, report.records) == ([{"role": "system", "content": "Be brief."}, *turns], [])
 
 
+@pytest.mark.parametrize("fmt", ["auto", "anthropic"])
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_a_system_before_the_messages_is_given_once(fmt: str, stream: bool) -> None:
+    # Found by the writers' round trip: with the format named, the system key was converted as
+    # it was met and then given again by the first pass that looks for a late one.
+    data = orjson.dumps({"system": "s", "messages": [{"role": "user", "content": "hi"}]})
+    out, _, report = read(Stream(data) if stream else data, fmt)
+    assert (out, report.records) == ([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}], [])
+
+
 def test_a_hermes_snapshot_system_prompt_after_its_messages() -> None:
     snapshot = {"session_id": "s", "messages": [{"role": "user", "content": "hi"}], "system_prompt": "You are Hermes."}
     expected = [{"role": "system", "content": "You are Hermes."}, {"role": "user", "content": "hi"}]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._errors import InputError
 from ._claude import CLAUDE_LINE_TYPES
 from ._codex import CODEX_LINE_TYPES
 
-__all__ = ["detect_format", "guess", "DETECT_RECORDS"]
+__all__ = ["detect_format", "guess", "nothing_recognised", "DETECT_RECORDS"]
 
 #: Records looked at before settling on a weak guess (a plain ``{"role", "content"}`` could
 #: be Chat, Anthropic or Responses; a later record with tool calls usually tells).
@@ -88,3 +88,17 @@ def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> s
         "cannot tell the format of this input",
         hint="Name it with --from (chat, responses, codex, claude-code, anthropic, sharegpt, finetune)",
     )
+
+
+def nothing_recognised(fmt: str, guesses: list[tuple[str | None, bool]], known: Iterable[str],
+                       source: str | None) -> InputError:
+    """The error for a file in which no record was recognised as ``fmt``: the format its
+    records look like (``guesses``: :func:`guess` of the first ones), when one does."""
+    likely = next((name for name, decisive in guesses if decisive), None)
+    likely = likely or next((name for name, _ in guesses if name is not None), None)
+    what = f"no record of this file was recognised as {fmt}"
+    if likely is not None and likely != fmt:
+        return InputError(f"{what}; it looks like {likely}", source=source,
+                          hint=f"Read it with --from {likely} (in Python: format={likely!r})")
+    return InputError(f"{what}, and it looks like none of the known formats", source=source,
+                      hint=f"Name its format with --from (in Python: format=...): one of {', '.join(known)}")

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Literal
 import orjson
 
 from .._errors import InputError, InvalidMessage, UsageError
+from ._common import SOURCE_KEY
 
 __all__ = [
     "FLUSH_BYTES",
@@ -276,6 +277,24 @@ _CALL_KEYS = frozenset({"id", "type", "function", "index"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
 
 
+def _source(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The fields a reader kept aside for the writer of its format (``source_fields``: a
+    Responses item's ``id``, ``status``, ``phase``; a ``tool_result``'s ``is_error``...)."""
+    source = record.get(SOURCE_KEY)
+    return source if isinstance(source, Mapping) else {}
+
+
+def _with_source(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``record`` with its ``source_fields`` spread back among its keys (its own keys win):
+    what the writers read their extra keys from."""
+    source = record.get(SOURCE_KEY)
+    if SOURCE_KEY not in record:
+        return record
+    merged = {**source, **record} if isinstance(source, Mapping) else dict(record)
+    del merged[SOURCE_KEY]
+    return merged
+
+
 def _text(part: Any) -> str | None:
     """The text of a Chat text part (any of the three spellings), else None."""
     if isinstance(part, str):
@@ -327,8 +346,10 @@ class ResponsesEncoder(Encoder):
     * tool: ``function_call_output`` (``custom_tool_call_output`` for a custom call) with
       ``call_id`` and ``output``.
 
-    Other keys of a message or call go onto its item, except Chat-only and Anthropic-only
-    ones (``name``, ``finish_reason``, ``is_error``...), which have no place in an item.
+    Other keys of a message or call, and the ``source_fields`` its reader kept aside (an
+    item's ``id``, ``status``, ``phase``...), go onto its item, except Chat-only and
+    Anthropic-only ones (``name``, ``finish_reason``, ``is_error``...), which have no place in
+    an item.
     """
 
     name = "responses"
@@ -385,7 +406,7 @@ class ResponsesEncoder(Encoder):
         call_id = message.get("tool_call_id")
         kind = "custom_tool_call_output" if self._kinds.get(call_id) == "custom_tool_call" else "function_call_output"
         item: dict[str, Any] = {"type": kind, "call_id": call_id, "output": _input_parts(message.get("content"), "")}
-        for key, value in message.items():
+        for key, value in _with_source(message).items():
             if key == "response_item_id":
                 item["id"] = value
             elif key not in ("role", "content") and key not in _CHAT_ONLY and key not in _ANTHROPIC_ONLY:
@@ -417,7 +438,7 @@ def _input_parts(content: Any, empty: Any) -> Any:
 
 def _input_message(message: Message) -> dict[str, Any]:
     content = message.get("content")
-    extra = {k: v for k, v in message.items() if k not in ("role", "content") and k not in _CHAT_ONLY and k not in _ANTHROPIC_ONLY}
+    extra = {k: v for k, v in _with_source(message).items() if k not in ("role", "content") and k not in _CHAT_ONLY and k not in _ANTHROPIC_ONLY}
     if isinstance(content, str) and not extra:
         return {"role": message.get("role"), "content": content}
     parts = _input_parts(content, [])
@@ -443,7 +464,7 @@ def _assistant_item(message: Message) -> dict[str, Any] | None:
     for parts in message.get("content_parts") or ():
         content.extend(parts if isinstance(parts, list) else [parts])
     extra = {
-        k: v for k, v in message.items()
+        k: v for k, v in _with_source(message).items()
         if k not in ("role", "content", "tool_calls", "refusal", "content_parts", "reasoning_items", "codex_reasoning_items", "codex_message_items")
         and k not in _CHAT_ONLY and k not in _ANTHROPIC_ONLY
     }
@@ -483,7 +504,12 @@ def _call_item(call: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in call.items():
         if key == "response_item_id":
             item["id"] = value
-        elif key not in _CALL_KEYS and key != "item_type" and key not in _ANTHROPIC_ONLY:
+        elif key not in _CALL_KEYS and key != "item_type" and key != SOURCE_KEY and key not in _ANTHROPIC_ONLY:
+            item.setdefault(key, value)
+    for key, value in _source(call).items():
+        if key == "id":
+            item["id"] = value  # the item's own id (the call's id is its call_id)
+        elif key not in _ANTHROPIC_ONLY:
             item.setdefault(key, value)
     return item
 
@@ -590,9 +616,12 @@ class AnthropicEncoder(Encoder):
                 "tool_use_id": message.get("tool_call_id"),
                 "content": _blocks_or_text(message.get("content")),
             }
+            source = _source(message)
             for key in ("is_error", "cache_control"):
                 if key in message:
                     block[key] = message[key]
+                elif key in source:
+                    block[key] = source[key]
             return self._join("user", [block], False)
         return self._join("user", _blocks_or_text(message.get("content")), False)
 
@@ -692,7 +721,7 @@ def _tool_uses(message: Message) -> list[dict[str, Any]]:
                 hint="Repair the arguments, or write another format",
             )
         block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": name, "input": value}
-        for key, extra in call.items():
+        for key, extra in _with_source(call).items():
             if key not in _CALL_KEYS and key not in _RESPONSES_ONLY:
                 block.setdefault(key, extra)
         blocks.append(block)

@@ -72,7 +72,7 @@ from .._report import Report
 from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter
 from ._codex import CodexConverter, CodexPlan, CodexPlanner
-from ._detect import DETECT_RECORDS, detect_format, guess
+from ._detect import DETECT_RECORDS, detect_format, guess, nothing_recognised
 from ._records import (
     BOM,
     CONTAINER_PREFIXES,
@@ -226,6 +226,7 @@ class Reader:
         self._holding = False  # a stream's records held until its document's keys are known
         self._hold_start = 0
         self._early: set[str] = set()  # keys the first pass gave: skipped when the main pass meets them
+        self._system_given = False  # a system key was converted (it came before the records)
         #: Everything was given out: nothing is fed any more.
         self.done = False
         self._closing = False
@@ -424,7 +425,7 @@ class Reader:
         object's array, none of the keys so far, a format that reads them)."""
         assert self._doc is not None
         path = self._doc.walker.stream_path
-        if not path or any(_system_meta(r) for r in self._pending) or self._early:
+        if not path or self._system_given or any(_system_meta(r) for r in self._pending) or self._early:
             return False
         return self._converter is None or self._meta is not None
 
@@ -539,6 +540,8 @@ class Reader:
     def _convert_meta(self, meta: Meta, out: list[Event]) -> None:
         out.append(meta)
         name = _own_key(meta.key)
+        if name in SYSTEM_KEYS:
+            self._system_given = True  # before the records: no first pass will look for it
         if self._meta is None or name is None:
             return
         try:
@@ -570,15 +573,8 @@ class Reader:
             self._misses.append(guess(value))
 
     def _nothing_recognised(self) -> InputError:
-        likely = next((name for name, decisive in self._misses if decisive), None)
-        likely = likely or next((name for name, _ in self._misses if name is not None), None)
-        what = f"no record of this file was recognised as {self.format}"
-        if likely is not None and likely != self.format:
-            return InputError(f"{what}; it looks like {likely}", source=self.source,
-                              hint=f"Read it with --from {likely} (in Python: format={likely!r})")
-        names = ", ".join(FORMATS)
-        return InputError(f"{what}, and it looks like none of the known formats", source=self.source,
-                          hint=f"Name its format with --from (in Python: format=...): one of {names}")
+        assert self.format is not None
+        return nothing_recognised(self.format, self._misses, FORMATS, self.source)
 
     # -- bad input --------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ import orjson
 from .._errors import InputError, InvalidMessage, UsageError
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report
-from ._detect import DETECT_RECORDS, detect_format, guess
+from ._detect import DETECT_RECORDS, detect_format, guess, nothing_recognised
 from ._read import open_source
 from ._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, line_error
 from ._writers import _open
@@ -349,6 +349,7 @@ class SessionRepairer:
         #: Lines read that are lines of the format (what detection tells it by: a Claude Code
         #: line type with a uuid or a session id, a Codex line type with a payload).
         self.recognised = 0
+        self._misses: list[tuple[str | None, bool]] = []
         self._dialect: _Dialect | None = None
         self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
         self._waiting: list[_Line] = []  # lines read before the format is known
@@ -398,11 +399,7 @@ class SessionRepairer:
                 self._emit(stub)
         if self.recognised == 0 and self.report.messages_in:
             assert self._dialect is not None
-            raise InputError(
-                f"nothing in this file was recognised as a {self._dialect.name} session",
-                source=self.source,
-                hint="Is it in another format? Name it with --from",
-            )
+            raise nothing_recognised(self._dialect.name, self._misses, SESSION_FORMATS, self.source)
         return self._take()
 
     # -- reading --------------------------------------------------------------------------------
@@ -459,8 +456,11 @@ class SessionRepairer:
     def _take_line(self, line: _Line) -> None:
         dialect = self._dialect
         assert dialect is not None
-        if guess(line.value)[0] == dialect.name:
+        looks = guess(line.value)
+        if looks[0] == dialect.name:
             self.recognised += 1
+        elif len(self._misses) < DETECT_RECORDS:
+            self._misses.append(looks)  # what it looks like instead, for the error
         info = line.info = dialect.classify(line.value)
         if info.chain:
             line.linear = info.parent is not None and info.parent == self._orig_prev

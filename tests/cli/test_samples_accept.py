@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 from normalizer import check
-from normalizer.formats import read_conversations
+from normalizer.formats import SESSION_FORMATS, read_conversations
 from tests.cli.conftest import HAVE_SAMPLES, SAMPLES, SKIP_REASON, run
 
 pytestmark = pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
@@ -98,7 +98,8 @@ def test_sample_format_valid_and_whole(runs: dict[str, Any], name: str) -> None:
     entry = _entry(runs, name)
     fmt = FORMATS[name]
     assert (entry["format"], entry["error"]) == (fmt, None)
-    conversations = [list(c.messages) for c in read_conversations(runs["tmp"] / "out" / _output(name))]
+    written = runs["tmp"] / "out" / _output(name)
+    conversations = [list(c.messages) for c in read_conversations(written)]
     # Valid: the default profile finds nothing -- but for a training example that ends on the
     # calls the model is to learn (kept open: --trailing-calls keep is the default there).
     for messages in conversations:
@@ -110,6 +111,10 @@ def test_sample_format_valid_and_whole(runs: dict[str, Any], name: str) -> None:
     dropped = [r["dropped"] for r in entry["records"] if r["dropped"] is not None]
     output = [m for messages in conversations for m in messages]
     assert output, "every sample holds a conversation (a sub-agent's transcript is one too)"
+    if fmt in SESSION_FORMATS:
+        # Written back in its own format (its sidechain and meta lines kept where they were):
+        # counted the way the raw file is.
+        output = list(_conversation_records(written, fmt))
     stubs = entry["counts"].get("stub_missing_result", 0)
     assert _calls(raw) == _calls(output) + _calls(dropped)
     assert _results(raw) + stubs == _results(output) + _results(dropped)
@@ -232,8 +237,8 @@ def _texts(values: list[Any]) -> list[str]:
         if isinstance(d.get("content"), str):
             found.append(d["content"])
         kind = d.get("type")
-        if kind == "custom_tool_call":  # free-form input, wrapped as {"input": ...}
-            found.append(orjson.dumps({"input": d["input"]}).decode())
+        if kind == "custom_tool_call" and isinstance(d["input"], str):
+            found.append(d["input"])  # free-form input (in chat, wrapped as {"input": ...}: decoded)
         elif kind == "tool_use":
             found += _leaves(d["input"])
         elif d.get("from") == "function_call" or kind == "tool_call":
@@ -253,7 +258,7 @@ def _haystack(output: list[Message], dropped: list[Any]) -> str:
     decoded = []
     for m in output:
         texts = [c["function"]["arguments"] for c in m.get("tool_calls") or ()]
-        if m["role"] == "tool" and isinstance(m["content"], str) and m["content"].startswith("["):
+        if m.get("role") == "tool" and isinstance(m["content"], str) and m["content"].startswith("["):
             texts.append(m["content"])  # results packed in one message, when not split
         for text in texts:
             try:
