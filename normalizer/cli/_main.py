@@ -31,6 +31,7 @@ import orjson
 
 from .. import __version__
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
+from ._choices import Choice, python_value
 from ._text import error_text, printable, say
 from .._errors import NormalizerError
 from .._options import DEFAULT_STUB_TEXT
@@ -120,9 +121,11 @@ def _core_options(f: Any) -> Any:
         click.option("--profile", default="default", show_default=True, type=_Profile(),
                      help="Provider profile: which rules the output must meet "
                           f"({', '.join(_profile_names())}, or a TOML/JSON file)."),
-        click.option("--orphan-results", type=click.Choice(["drop", "keep_as_user", "error"]), default="drop",
-                     show_default=True, help="A tool result that answers no call: drop it (kept in the report), "
-                                             "turn it into user text, or fail."),
+        click.option("--orphan-results", type=Choice(["drop", "keep-as-user", "error"],
+                                                     deprecated={"keep_as_user": "keep-as-user"}),
+                     default="drop", show_default=True,
+                     help="A tool result that answers no call: drop it (kept in the report), turn it into user "
+                          "text, or fail (orphan_results in Python)."),
         click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default=None,
                      help="Calls still unanswered at the end: answer with --stub-text, leave them open "
                           "(tools still running), or remove them. Default: stub for a session; keep for "
@@ -151,8 +154,9 @@ def _core_options(f: Any) -> Any:
               help="Write the JSON report (every repair, with what it removed) here; '-' for stderr.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Files repaired at the same time (each file's output is the same as with one).")
-@click.option("--on-invalid", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
-              help="A line or message that is not valid: fail the file, or skip it (kept in the report).")
+@click.option("--on-invalid", type=Choice(["error", "skip"], deprecated={"fail": "error"}), default="error",
+              show_default=True, help="A line or message that is not valid: fail the file with an error, or skip "
+                                      "it (kept in the report); on_invalid in Python.")
 @_core_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 @_model_option
@@ -180,21 +184,25 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     from ._repair import Settings
 
     items = list(inputs) or ["-"]
-    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
+    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)",
+                implicit=not inputs)
+    missing: list[str] = []
     try:
-        plan = plan_jobs(items, output=output, in_place=in_place, to=to)
+        plan = plan_jobs(items, output=output, in_place=in_place, to=to, missing=missing)
         check_paths(plan, items, report_path)
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
-    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,
-               "on_invalid": "error" if on_invalid == "fail" else "skip"}
+    options = {"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls,
+               "stub_text": stub_text, "on_invalid": on_invalid}
     if trailing_calls is None:
         del options["trailing_calls"]  # decided per input: see _repair.core_options
     _validate_core(profile, options)
+    _RUNNING.update(command="repair", output="in-place" if in_place else "files" if output not in (None, "-")
+                    else "stdout")
     with _spool_folder(report_path is not None) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
                             spool_dir=spool_dir)
-        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path)
+        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, missing=missing)
 
 
 @contextlib.contextmanager
@@ -214,24 +222,29 @@ def _spool_folder(wanted: bool) -> Iterator[str | None]:
         yield path
 
 
-def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None) -> None:
+def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None,
+            missing: list[str]) -> None:
     from ._progress import make_tracker
-    from ._repair import run_jobs
+    from ._repair import FileResult, run_jobs
 
     start = time.perf_counter()
-    tracker = make_tracker(len(plan), quiet=quiet)
+    tracker = make_tracker(plan, quiet=quiet)
     with tracker:
         _DEFER_SIGNALS[0] = jobs > 1 and len(plan) > 1
         try:
-            results = run_jobs(plan, settings, tracker, jobs)
+            results = run_jobs(plan, settings, tracker, jobs) if plan else []
         except BrokenPipeError:
             raise _PipeClosed() from None
         finally:
             _DEFER_SIGNALS[0] = False
     elapsed = time.perf_counter() - start
+    results = [FileResult(path, "", error=_missing_text(path)) for path in missing] + results
     failed = [r for r in results if r.error]
     for r in failed:
         say(f"error: {r.error}", err=True)
+    for r in results:
+        if not r.error and not r.messages_in:
+            say(f"warning: {r.input}: no messages in it; its output is empty", err=True)
     if not quiet:
         for r in results:
             if not r.error:
@@ -246,15 +259,23 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
         raise SystemExit(1)
 
 
-def _need_stdin(items: list[str], no_input: str) -> None:
-    """Refuse to read stdin when it is closed, or when it is the terminal and stdin is the
-    only input (the user forgot the file: waiting for typed JSON would look like a hang)."""
+def _need_stdin(items: list[str], no_input: str, *, implicit: bool) -> None:
+    """Refuse to read stdin when it is closed, or when it is the terminal and no input was
+    given at all (the user forgot the file: waiting for typed JSON would look like a hang).
+    An explicit ``-`` on a terminal is read (pasted or typed), with a word on how to end it."""
     from ._streams import stdin_closed
 
     if "-" in items and stdin_closed():
         raise click.UsageError("stdin is closed: give a file or a folder, or pipe a session into it")
-    if items == ["-"] and sys.stdin.isatty():
-        raise click.UsageError(no_input)
+    if "-" in items and sys.stdin.isatty():
+        if implicit:
+            raise click.UsageError(no_input)
+        if sys.stderr.isatty():
+            say("reading <stdin> from the terminal: paste or type the history, then press Ctrl-D", err=True)
+
+
+def _missing_text(path: str) -> str:
+    return f"{path}: no such file or folder. Check the path"
 
 
 def _validate_core(profile: Profile, options: dict[str, Any]) -> None:
@@ -275,9 +296,9 @@ def _total_line(results: list[Any], elapsed: float) -> str:
     n_in = sum(r.messages_in for r in results)
     n_out = sum(r.messages_out for r in results)
     failed = sum(1 for r in results if r.error)
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no repairs"
-    files = f"{len(results)} file{'s' if len(results) != 1 else ''}" + (f" ({failed} failed)" if failed else "")
-    return f"total: {files}, {n_in} in, {n_out} out; {kinds}; {elapsed:.2f} s"
+    kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) or "no repairs"
+    files = f"{len(results):,} file{'s' if len(results) != 1 else ''}" + (f" ({failed:,} failed)" if failed else "")
+    return f"total: {files}, {n_in:,} in, {n_out:,} out; {kinds}; {elapsed:.2f} s"
 
 
 def _write_report(path: str, results: list[Any], elapsed: float) -> None:
@@ -378,7 +399,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int
     from ._files import PlanError, expand_inputs
 
     items = list(inputs) or ["-"]
-    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it")
+    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it", implicit=not inputs)
     try:
         files = [path for path, _, _ in expand_inputs(items)]
     except PlanError as exc:
@@ -420,10 +441,12 @@ def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailin
     """
     from ._explain import run_explain
 
-    _need_stdin([input], "no input: give a file, or pipe a session into it")
+    implicit = click.get_current_context().get_parameter_source("input") is click.core.ParameterSource.DEFAULT
+    _need_stdin([input], "no input: give a file, or pipe a session into it", implicit=implicit)
     if input != "-" and not os.path.isfile(input):
         raise click.UsageError(f"{input}: no such file")
-    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls or "stub", "stub_text": stub_text}
+    options = {"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls or "stub",
+               "stub_text": stub_text}
     _validate_core(profile, options)
     try:
         status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
@@ -500,6 +523,33 @@ def _stdout_failed(exc: OSError) -> int:
     return 1
 
 
+#: What the running command writes, for the words of an interrupted run: its name, and for
+#: repair where the output goes ("stdout", "files" or "in-place").
+_RUNNING: dict[str, str] = {}
+
+
+def _left_behind() -> str:
+    """What an interrupted run leaves behind, as it is: stdout may hold part of the output
+    (counted), output files are complete or absent (never half-written)."""
+    from ._streams import WRITTEN
+
+    command = _RUNNING.get("command")
+    if command == "check":
+        return "the check did not finish; the findings above are those of the files checked so far"
+    if command != "repair":
+        return "stopped"
+    lines, files = WRITTEN.stdout_lines, WRITTEN.files
+    if _RUNNING.get("output") == "stdout":
+        if not lines:
+            return "nothing was written to stdout"
+        return f"the output on stdout is incomplete ({lines:,} line{'s' if lines != 1 else ''} had been written)"
+    done = f"{files:,} file{'s' if files != 1 else ''}"
+    if _RUNNING.get("output") == "in-place":
+        return (f"{done} had been replaced by their repair; every other input is unchanged "
+                "(no file was left half-written)")
+    return f"{done} had been written; no output was left half-written"
+
+
 def _run(argv: list[str] | None) -> int:
     from ._repair import Interrupted
 
@@ -510,7 +560,7 @@ def _run(argv: list[str] | None) -> int:
 
         remove_live_temps()  # what a signal caught between a temp's creation and its owner
         signum = _SIGNAL[0] or signal.SIGINT
-        say(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
+        say(f"\ninterrupted ({signal.Signals(signum).name}): {_left_behind()}", err=True)
         return 128 + signum
     except (BrokenPipeError, _PipeClosed):
         # The reader of our output went away (`| head`): it has what it wanted.
