@@ -60,6 +60,8 @@ class _Profile(click.ParamType["Profile", Any]):
     def convert(self, value: Any, param: Any, ctx: Any) -> Profile:
         from ..profiles._profiles import get_profile
 
+        if isinstance(value, str) and ctx is not None:
+            ctx.meta["profile_text"] = value  # as typed, for hints that repeat the command
         try:
             return get_profile(value)  # a Profile is returned as it is (click converts defaults too)
         except NormalizerError as exc:
@@ -94,23 +96,77 @@ def cli() -> None:
 
 
 def _model_option(f: Any) -> Any:
-    """``--model NAME``: the profile for that model (``normalizer.profile_for_model``), unless
-    ``--profile`` is given too (then ``--profile`` wins: it names the rules outright)."""
+    """``--model NAME``, ``--config FILE`` and ``--isolated``, and what they decide before
+    the command runs: the profile (``--profile``, else the profile of ``--model``
+    (``normalizer.profile_for_model``), else ``[tool.chatnorm]``'s ``profile`` or ``model``,
+    else the default) and every option not given on the command line that the
+    configuration sets (``_config``). ``ctx.meta["repair"]`` is the repair command that
+    uses the same profile (check's hint)."""
 
     @functools.wraps(f)
-    def command(*args: Any, model: str | None, **kwargs: Any) -> Any:
-        ctx = click.get_current_context()
-        if model is not None and ctx.get_parameter_source("profile") is click.core.ParameterSource.DEFAULT:
-            from ..profiles._models import profile_for_model
+    def command(*args: Any, model: str | None, config: str | None, isolated: bool, **kwargs: Any) -> Any:
+        from ..profiles._models import profile_for_model
+        from ._config import ConfigError, find_config
 
+        ctx = click.get_current_context()
+
+        def unset(name: str) -> bool:
+            return ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
+
+        items = list(kwargs["inputs"]) if "inputs" in kwargs else [kwargs.get("input", "-")]
+        try:
+            cfg = find_config(items or ["-"], config=config, isolated=isolated)
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+        hint = "chatnorm repair"
+        if not unset("profile"):
+            hint += f" --profile {ctx.meta.get('profile_text') or kwargs['profile'].name}"
+        elif model is not None:
             kwargs["profile"] = profile_for_model(model)
+            hint += f" --model {model}"
+        elif cfg.profile is not None or cfg.model is not None:
+            kwargs["profile"] = _configured_profile(cfg)
+        ctx.meta["repair"] = hint
+        for name in ("trailing_calls", "orphan_results", "on_invalid", "stub_text"):
+            value = cfg.options.get(name.replace("_", "-"))
+            if name in kwargs and value is not None and unset(name):
+                kwargs[name] = _configured_option(ctx, name, value, cfg.path)
+        for name in ("select", "ignore"):
+            if name in kwargs and unset(name):
+                kwargs[name] = tuple(getattr(cfg, name))
+        if "purpose" in kwargs and unset("purpose") and cfg.purpose is not None:
+            kwargs["purpose"] = cfg.purpose
         return f(*args, **kwargs)
 
-    return click.option(
-        "--model", default=None, metavar="NAME",
-        help="The model the history is sent to (e.g. mistral-small-2506, Llama-3.1-8B-Instruct): "
-             "picks its profile from the model table (README); --profile wins over it.",
-    )(command)
+    for decorator in [
+        click.option("--model", default=None, metavar="NAME",
+                     help="The model the history is sent to (e.g. mistral-small-2506, Llama-3.1-8B-Instruct): "
+                          "picks its profile from the model table (README); --profile wins over it."),
+        click.option("--config", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+                     help="Settings from this TOML file's [tool.chatnorm] table (default: the nearest "
+                          "pyproject.toml with one, from the inputs' folder upwards)."),
+        click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+    ]:
+        command = decorator(command)
+    return command
+
+
+def _configured_profile(cfg: Any) -> Profile:
+    from ..profiles._models import profile_for_model
+    from ..profiles._profiles import get_profile
+
+    try:
+        return get_profile(cfg.profile) if cfg.profile is not None else profile_for_model(cfg.model)
+    except NormalizerError as exc:
+        raise click.UsageError(f"{cfg.path}: [tool.chatnorm] profile: {exc}") from None
+
+
+def _configured_option(ctx: click.Context, name: str, value: str, path: str | None) -> Any:
+    param = next(p for p in ctx.command.params if p.name == name)
+    try:
+        return param.type.convert(value, param, ctx)
+    except click.BadParameter as exc:
+        raise click.UsageError(f"{path}: [tool.chatnorm.options] {name.replace('_', '-')}: {exc.message}") from None
 
 
 # -- repair ---------------------------------------------------------------------------------------
@@ -158,11 +214,15 @@ def _core_options(f: Any) -> Any:
               show_default=True, help="A line or message that is not valid: fail the file with an error, or skip "
                                       "it (kept in the report); on_invalid in Python.")
 @_core_options
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 if the repair would change anything (lists those files).")
+@click.option("--diff", "diff", is_flag=True,
+              help="Write nothing; print a unified diff of what the repair would change (exit 1 if anything).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 @_model_option
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool,
            report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
-           trailing_calls: str, stub_text: str, quiet: bool) -> None:
+           trailing_calls: str, stub_text: str, check_only: bool, diff: bool, quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
     recursively) or - for stdin (the default).
 
@@ -186,6 +246,13 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     items = list(inputs) or ["-"]
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)",
                 implicit=not inputs)
+    if check_only or diff:
+        _repair_check(items, fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, diff=diff, quiet=quiet,
+                      options={"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls,
+                               "stub_text": stub_text, "on_invalid": on_invalid},
+                      writes=[flag for flag, given in (("-o", output is not None), ("--in-place", in_place),
+                                                       ("--report", report_path is not None)) if given])
+        return
     missing: list[str] = []
     try:
         plan = plan_jobs(items, output=output, in_place=in_place, to=to, missing=missing)
@@ -203,6 +270,35 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
                             spool_dir=spool_dir)
         _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, missing=missing)
+
+
+def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_invalid: str, diff: bool,
+                  quiet: bool, options: dict[str, Any], writes: list[str]) -> None:
+    """``repair --check`` / ``--diff``: nothing is written (``_diff``)."""
+    from ._diff import run_compare
+    from ._files import Job, PlanError, expand_inputs
+    from ._repair import Settings
+
+    flag = "--diff" if diff else "--check"
+    if writes:
+        raise click.UsageError(f"{flag} writes nothing: drop {' and '.join(writes)}")
+    missing: list[str] = []
+    try:
+        found = [path for path, _, _ in expand_inputs(items, missing=missing)]
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
+    if options["trailing_calls"] is None:
+        del options["trailing_calls"]  # decided per input: see _repair.core_options
+    _validate_core(profile, options)
+    settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, options=options)
+    jobs = [Job(path, "<stdin>" if path == "-" else path, "-") for path in found]
+    _RUNNING.update(command="repair-check")
+    try:
+        status = run_compare(jobs, settings, diff=diff, quiet=quiet, missing=missing)
+    except BrokenPipeError:
+        raise _PipeClosed() from None
+    if status:
+        raise SystemExit(status)
 
 
 @contextlib.contextmanager
@@ -366,49 +462,96 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
 # -- check ----------------------------------------------------------------------------------------
 
 
+def _codes(values: tuple[str, ...]) -> list[str]:
+    """``--select OA-1,MI --select tool`` -> ``["OA-1", "MI", "tool"]``."""
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
 @cli.command(context_settings=_CONTEXT, short_help="List what a provider would reject (exit 1 if anything).")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
 @click.option("--profile", default="default", show_default=True, type=_Profile(),
               help=f"Whose rules to check against ({', '.join(_profile_names())}, or a TOML/JSON file).")
+@click.option("--output-format", type=click.Choice(["text", "concise", "json", "github", "sarif"]), default="text",
+              show_default=True, help="text: a line per finding, root causes with their consequences under them; "
+                                      "concise: a line per problem; json: a list of findings; github: GitHub "
+                                      "Actions annotations; sarif: a SARIF 2.1.0 log.")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Report only these rule codes (comma-separated, repeatable): a rule (OA-1), a provider's "
+                   "rules (OA), a key (tool.unanswered_call) or a category (tool). Default: all.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Do not report these codes (same forms as --select).")
+@click.option("--purpose", type=click.Choice(["serving", "training"]), default=None,
+              help="training: fine-tuning data, which may end on the assistant (serving-only rules and calls "
+                   "left open at the end are not reported). Default: training for the fine-tuning formats "
+                   "(finetune, sharegpt), serving otherwise.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each code has, instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when violations are found (an unreadable input is "
+                                                "still exit 1).")
+@click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal and NO_COLOR "
+                                                       "is not set).")
 @click.option("--max-per-file", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Violations listed per file (all are counted).")
+              help="Problems listed per file (all are counted).")
 @click.option("--max-seen-ids", type=click.IntRange(min=1), default=DEFAULT_MAX_SEEN_IDS, show_default=True,
               help="Distinct call ids remembered per conversation to find an id reused across turns "
                    "(~100 bytes each). Past it the check is incomplete (exit 3).")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @_model_option
-def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int, max_seen_ids: int,
-          quiet: bool) -> None:
+def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: str, select: tuple[str, ...],
+          ignore: tuple[str, ...], purpose: str | None, statistics: bool, exit_zero: bool, color: bool | None,
+          max_per_file: int, max_seen_ids: int, quiet: bool) -> None:
     """List what a provider would reject, changing nothing: for each violation the file,
-    the line (JSONL) or message index, the rule and the provider's error text. Exit status
-    1 when there is any: a CI gate for stored histories and training data.
+    line and column, the message, the rule code and the provider's error text; a violation
+    that follows from another (a turn stored in pieces, a message between calls and their
+    results) is listed under its root cause. Exit status 1 when there is any: a CI gate for
+    stored histories and training data.
 
-    Exit status: 0 no violations; 1 violations, or an input could not be read; 2 usage
-    error; 3 no violations found, but the check is incomplete (a conversation had more
-    distinct call ids than --max-seen-ids: raise it to check every id for reuse).
+    check lists what a provider rejects. repair may still change more (it also normalizes
+    what no provider requires, such as "" next to calls): `chatnorm repair --check` says
+    whether it would change anything, `--diff` shows it.
+
+    Settings can live in pyproject.toml ([tool.chatnorm]: profile, select, ignore, purpose).
+
+    Exit status: 0 no violations (or --exit-zero); 1 violations, or an input could not be
+    read; 2 usage error; 3 no violations found, but the check is incomplete (a conversation
+    had more distinct call ids than --max-seen-ids: raise it to check every id for reuse).
 
     \b
     Examples:
       chatnorm check examples/split-turns.jsonl
-      chatnorm check --profile mistral sessions/
+      chatnorm check --profile mistral --purpose training train.jsonl
+      chatnorm check --output-format github --select OA,tool sessions/
+      chatnorm check --statistics sessions/
       chatnorm repair session.jsonl | chatnorm check -
     """
-    from ._check import run_check
+    from ._check import CheckSettings, run_check
     from ._files import PlanError, expand_inputs
+    from ._findings import Selection, SelectorError
+    from ._report_formats import make_output
 
+    if statistics and output_format == "sarif":
+        raise click.UsageError("--statistics has no SARIF form: use --output-format text or json with it")
+    try:
+        selection = Selection(_codes(select), _codes(ignore))
+    except SelectorError as exc:
+        raise click.UsageError(str(exc)) from None
     items = list(inputs) or ["-"]
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it", implicit=not inputs)
+    missing: list[str] = []
     try:
-        files = [path for path, _, _ in expand_inputs(items)]
+        files = [path for path, _, _ in expand_inputs(items, missing=missing)]
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
-    if not files:
+    if not files and not missing:
         raise click.UsageError(f"no session files in {', '.join(items)}")
+    colour = color if color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    settings = CheckSettings(fmt=fmt, profile=profile, max_per_file=max_per_file, max_seen_ids=max_seen_ids,
+                             quiet=quiet, selection=selection, purpose=purpose, exit_zero=exit_zero,
+                             repair=click.get_current_context().meta.get("repair", "chatnorm repair"))
+    _RUNNING.update(command="check")
     try:
-        status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet,
-                           max_seen_ids=max_seen_ids)
+        status = run_check(files, settings, make_output(output_format, statistics=statistics, colour=colour),
+                           missing=missing)
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:
