@@ -154,7 +154,7 @@ def check_file(path: str, settings: CheckSettings, output: Output, summary: Summ
     name = "<stdin>" if path == "-" else path
     report = Report(max_records=0)
     found = _FileFindings(settings.max_per_file)
-    enabled = {code: settings.selection(code, key) for code, (key, _) in CAUSES.items()}
+    enabled = {code: not settings.selection.ignored(code, key) for code, (key, _) in CAUSES.items()}
     merges_text = bool(settings.profile.core_options().get("merge_text_then_calls", True))
     incomplete = False
     messages_before = summary.messages

@@ -137,6 +137,10 @@ class Selection:
         self.select = list(select) or ["ALL"]
         self.ignore = list(ignore)
 
+    def ignored(self, code: str, key: str) -> bool:
+        """Named by ``--ignore`` (a root cause is shown unless it is: it groups, it adds nothing)."""
+        return any(_matches(s, code, key) for s in self.ignore)
+
     def __call__(self, code: str, key: str) -> bool:
         return any(_matches(s, code, key) for s in self.select) and not any(
             _matches(s, code, key) for s in self.ignore

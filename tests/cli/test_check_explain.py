@@ -10,16 +10,34 @@ import pytest
 from tests.cli.conftest import EXAMPLE, SAMPLES, needs_samples, run, write_jsonl
 
 
-def test_check_lists_each_violation_with_its_line_and_provider_text():
+OA1 = ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+       "'tool_call_id'. The following tool_call_ids did not have response messages: ")
+OA2 = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+
+
+def test_check_lists_each_violation_under_its_root_cause():
+    """The split turn (messages 2-4) is named once, with what it causes under it: call_ls
+    unanswered when message 4 begins, and its result (message 7) answering nothing. The user
+    message between call_cat and its result is the other root cause. Then two violations of
+    their own: a result whose call is gone, a call never answered."""
     result = run("check", EXAMPLE)
     assert result.returncode == 1
-    lines = result.stdout.decode().splitlines()
-    # call_ls (line 4) and call_cat (line 5) have no result before the user message of line 6
-    assert lines[0].startswith(f"{EXAMPLE}:4:1: message 3: OA-1 [tool.unanswered_call] An assistant message with 'tool_calls'")
-    assert lines[1].startswith(f"{EXAMPLE}:5:1: message 4: OA-1 [tool.unanswered_call]")
-    assert any(line.startswith(f"{EXAMPLE}:9:1: message 8: OA-2 [tool.orphan_result]") for line in lines)
-    assert "did not have response messages: call_lic" in lines[-1]
-    assert "violations in 1 of 1 file(s)" in result.stderr.decode()
+    assert result.stdout.decode().splitlines() == [
+        f"{EXAMPLE}:3:1: message 2: NZ-1 [turn.split] one model turn stored as 3 assistant messages (2-4); "
+        "repair merges them into one",
+        f"    {EXAMPLE}:4:1: message 3: OA-1 [tool.unanswered_call] {OA1}call_ls",
+        f"    {EXAMPLE}:8:1: message 7: OA-2 [tool.orphan_result] {OA2}",
+        f"{EXAMPLE}:5:1: message 4: NZ-2 [tool.late_results] user message 5 stands between the calls of message 4 "
+        "and their result (message 6); repair moves it up to the calls",
+        f"    {EXAMPLE}:5:1: message 4: OA-1 [tool.unanswered_call] {OA1}call_cat",
+        f"    {EXAMPLE}:7:1: message 6: OA-2 [tool.orphan_result] {OA2}",
+        f"{EXAMPLE}:9:1: message 8: OA-2 [tool.orphan_result] {OA2}",
+        f"{EXAMPLE}:10:1: message 9: OA-1 [tool.unanswered_call] {OA1}call_lic",
+    ]
+    assert result.stderr.decode().splitlines() == [
+        "6 violations (4 problems) in 1 of 1 file(s) [profile default]",
+        "4 fixable with `chatnorm repair` (add --diff to see the changes first)",
+    ]
 
 
 def test_check_finds_nothing_after_repair(tmp_path: Path):
@@ -79,7 +97,12 @@ def test_check_of_unreadable_input_fails(tmp_path: Path):
     result = run("check", path)
     assert result.returncode == 1
     assert f"{path}:1:2: not JSON" in result.stderr.decode()
-    assert run("check", tmp_path / "missing.jsonl").returncode == 2
+    missing = run("check", tmp_path / "missing.jsonl")
+    assert missing.returncode == 1
+    assert missing.stderr.decode().splitlines() == [
+        f"error: {tmp_path / 'missing.jsonl'}: no such file or folder. Check the path",
+        "no violations: 1 file(s), 0 messages [profile default]; 1 file(s) could not be read",
+    ]
 
 
 def test_check_with_a_profile_from_stdin():
