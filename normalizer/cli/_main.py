@@ -571,11 +571,15 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
               help="Columns of the side-by-side view (default: the terminal's, or 120).")
 @click.option("--max-chars", type=click.IntRange(min=20), default=400, show_default=True,
               help="Longer strings are shortened in the view (the repair itself never shortens).")
+@click.option("--pager/--no-pager", default=True, show_default=True,
+              help="On a terminal, show the view in a pager ($PAGER, else less).")
 @_model_option
 def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
-            color: bool | None, width: int | None, max_chars: int) -> None:
+            color: bool | None, width: int | None, max_chars: int, pager: bool) -> None:
     """Show what repair would change in INPUT, and why: per repair, the messages before
-    and after side by side. Nothing is written. Meant for one session (it is held in memory).
+    and after side by side, the lines that differ marked - and + (red and green on a
+    terminal). Nothing is written. Meant for one session (it is held in memory). On a
+    terminal the view goes through a pager ($PAGER, else less; --no-pager prints it).
 
     \b
     Examples:
@@ -586,14 +590,17 @@ def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailin
 
     implicit = click.get_current_context().get_parameter_source("input") is click.core.ParameterSource.DEFAULT
     _need_stdin([input], "no input: give a file, or pipe a session into it", implicit=implicit)
+    if input != "-" and not os.path.exists(input):
+        say(f"error: {_missing_text(input)}", err=True)
+        raise SystemExit(1)
     if input != "-" and not os.path.isfile(input):
-        raise click.UsageError(f"{input}: no such file")
+        raise click.UsageError(f"{input}: is a folder; explain shows one session file")
     options = {"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls or "stub",
                "stub_text": stub_text}
     _validate_core(profile, options)
     try:
         status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
-                             max_chars=max_chars)
+                             max_chars=max_chars, pager=pager)
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:

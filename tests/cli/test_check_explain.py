@@ -139,9 +139,75 @@ def test_explain_of_a_clean_history_says_so():
     assert "10 in, 10 out; no repairs" in result.stdout.decode()
 
 
-@pytest.mark.parametrize("args", [["missing.jsonl"], ["--width", "5", str(EXAMPLE)]])
+@pytest.mark.parametrize("args", [["--width", "5", str(EXAMPLE)], [str(EXAMPLE.parent)]])
 def test_explain_usage_errors(args: list[str]):
     assert run("explain", *args).returncode == 2
+
+
+def test_explain_of_a_missing_file_fails_like_the_other_commands():
+    result = run("explain", "missing.jsonl")
+    assert (result.returncode, result.stderr) == (1, b"error: missing.jsonl: no such file or folder. Check the path\n")
+
+
+def table_rows(text: str, title: str) -> list[str]:
+    """The rows of the table under ``title`` (between its header rule and its bottom border)."""
+    after = text.split(title + "\n", 1)[1].splitlines()
+    assert after[0].startswith("+--") and after[1].startswith("| before") and after[2].startswith("|--")
+    rows = []
+    for line in after[3:]:
+        if line.startswith("+--"):
+            return rows
+        rows.append(line)
+    raise AssertionError(title)
+
+
+def test_explain_marks_the_lines_that_changed():
+    """Result 6 moved up before user message 5: the user message's lines are not in this
+    output message (-), the result's are (unmarked)."""
+    text = run("explain", "--width", "100", EXAMPLE).stdout.decode()
+    assert table_rows(text, "#3 move_result  (messages 5, 6 → output 4)") == [
+        '| [5]                                             | [4]                                            |',
+        '| - {                                             |   {                                            |',
+        '| -   "role": "user",                             |     "role": "tool",                            |',
+        '| -   "content": "Also check the license,         |     "tool_call_id": "call_cat",                |',
+        '| please."                                        |     "content": "# demo\\nA demo project."       |',
+        '| - }                                             |   }                                            |',
+        '| [6]                                             |                                                |',
+        '|   {                                             |                                                |',
+        '|     "role": "tool",                             |                                                |',
+        '|     "tool_call_id": "call_cat",                 |                                                |',
+        '|     "content": "# demo\\nA demo project."        |                                                |',
+        '|   }                                             |                                                |',
+    ]
+
+
+def test_explain_shows_the_before_of_a_profile_change():
+    """set_prefix is the Mistral profile's change after the core: no input message is its
+    "before"; the core's own message is."""
+    text = run("explain", "--profile", "mistral", "--width", "100", EXAMPLE).stdout.decode()
+    assert table_rows(text, "#10 set_prefix  (no input message → output 12)") == [
+        "| core output [9], before the mistral profile's   | [12]                                           |",
+        '| changes                                         |   {                                            |',
+        '|   {                                             |     "role": "assistant",                       |',
+        '|     "role": "assistant",                        | +   "content": "The README says: a demo        |',
+        '| -   "content": "The README says: a demo         | project.",                                     |',
+        '| project."                                       | +   "prefix": true                             |',
+        '|   }                                             |   }                                            |',
+    ]
+    added = run("explain", "--profile", "anthropic", "--width", "100", EXAMPLE).stdout.decode()
+    assert table_rows(added, "#8 placeholder_continue  (no input message → output 10)")[0] == (
+        "| (none: the repair added this message)           | [10]                                           |")
+
+
+def test_explain_wraps_long_lines_in_colour_too(tmp_path: Path):
+    long = "word " * 60
+    path = write_jsonl(tmp_path / "s.jsonl", [{"role": "user", "content": "hi"},
+                                              {"role": "assistant", "content": long},
+                                              {"role": "assistant", "content": "more"}])
+    out = run("explain", "--color", "--width", "80", path).stdout.decode()
+    import re
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert plain.count("word") == 2 * 60  # before and after, none cut at the edge
 
 
 def test_explain_bad_input_is_located(tmp_path: Path):
@@ -193,3 +259,46 @@ def test_check_with_a_high_enough_max_seen_ids_finds_the_reuse(tmp_path: Path):
 def test_check_help_documents_exit_3():
     text = run("check", "--help").stdout.decode()
     assert "3 no violations found, but the check is incomplete" in " ".join(text.split())
+
+
+def test_explain_pages_on_a_terminal_unless_told_not_to(tmp_path: Path):
+    """On a terminal the view goes to $PAGER (as git: LESS=FRX unless LESS is set); with
+    --no-pager, or off a terminal, it is printed."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.cli.conftest import ROOT
+
+    paged = tmp_path / "paged.txt"
+    pager = f"sh -c 'echo \"LESS=$LESS\" > {paged}; cat >> {paged}'"
+    for flag in ([], ["--no-pager"]):
+        master, slave = pty.openpty()
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PAGER": pager, "NO_COLOR": "1"}
+        env.pop("LESS", None)
+        proc = subprocess.Popen([sys.executable, "-m", "normalizer", "explain", *flag, "--width", "100", str(EXAMPLE)],
+                                stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE, env=env)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(master)
+        assert proc.wait(timeout=60) == 0
+        proc.stderr.close()  # type: ignore[union-attr]
+        if flag:
+            assert not paged.exists()
+            assert b"#1 merge_assistant  (messages 2-4 \xe2\x86\x92 output 2)" in shown
+        else:
+            text = paged.read_text().splitlines()
+            assert text[0] == "LESS=FRX"
+            assert text[1] == "#1 merge_assistant  (messages 2-4 → output 2)"
+            assert text[-2].startswith(f"{EXAMPLE}: 12 in, 10 out; ")
+            assert shown == b""
+            paged.unlink()
