@@ -217,10 +217,14 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
             if output is not None and 0 <= output < len(after):
                 right = [[f"[{output}]", *lines_of(after[output])]]
             elif dropped:
-                right = [["removed, kept in the report:"], *[["", *lines_of(d)] for d in dropped]]
+                right = [["removed, kept in the report:" if k == 0 else "", *lines_of(d)] for k, d in enumerate(dropped)]
             else:
                 right = [["(no output message of its own)"]]
             marked_left, marked_right = _marked(left, right)
+            if output is None and dropped:
+                # Nothing came out: the left side is what went; the right shows it as the report keeps it.
+                marked_left = [(mark and "-", line) for mark, line in marked_left]
+                marked_right = [(mark and " ", line) for mark, line in marked_right]
             if not left:
                 marked_left = [("", "(none: the repair added this message)" if output is not None
                                 else "(what was removed is on the right)" if dropped else "(none)")]
