@@ -146,8 +146,8 @@ def _filter(findings: list[Finding], settings: CheckSettings, training: bool, at
     return kept
 
 
-def check_file(path: str, settings: CheckSettings, output: Output, summary: Summary) -> tuple[bool, bool]:
-    """Check one file and write its findings; returns (a violation was found, incomplete)."""
+def check_file(path: str, settings: CheckSettings, output: Output, summary: Summary) -> bool:
+    """Check one file and write its findings; returns whether an error-level violation was found."""
     from ..profiles._check import Checker
 
     assert settings.profile is not None
@@ -204,7 +204,7 @@ def check_file(path: str, settings: CheckSettings, output: Output, summary: Summ
         say(f"{name}: check incomplete: more than {settings.max_seen_ids:,} distinct call ids in one "
             "conversation, so ids past that were not checked for reuse (tool.duplicate_call_id). "
             "Raise --max-seen-ids to check them all", err=True)
-    return bool(found.errors or found.omitted), incomplete
+    return bool(found.errors or found.omitted)
 
 
 def _ordered(findings: list[Finding]) -> list[Finding]:
@@ -234,8 +234,7 @@ def run_check(files: list[str], settings: CheckSettings, output: Output, *, miss
                                   provider="chat-normalizer"))
     violations = False
     for path in files:
-        bad, _ = check_file(path, settings, output, summary)
-        violations = violations or bad
+        violations = check_file(path, settings, output, summary) or violations
     output.end(summary, settings.quiet)
     if summary.failed or (violations and not settings.exit_zero):
         return 1

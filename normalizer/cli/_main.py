@@ -7,9 +7,14 @@ arguments, turns every failure into one sentence on stderr and an exit status, a
 signals. Imported only by the console script and ``python -m normalizer`` -- never by
 ``import normalizer`` -- so click and rich stay out of the library's import path.
 
-Exit status: 0 done; 1 some input failed or ``check`` found violations; 2 usage error;
-3 ``check`` found nothing but is incomplete (a limit was reached);
-130 / 143 interrupted by SIGINT / SIGTERM (the output is then not written at all).
+Exit status: 0 done; 1 some input failed, ``check`` found violations, or ``repair
+--check``/``--diff`` found something to change; 2 usage error; 3 ``check`` found nothing but
+is incomplete (a limit was reached); 130 / 143 interrupted by SIGINT / SIGTERM (output files
+are then not written at all; what reached stdout is said).
+
+Settings not given on the command line come from ``[tool.chatnorm]`` in the nearest
+``pyproject.toml`` (``_config``); check's output formats are ``_report_formats``, its root
+causes ``_findings``, ``repair --check``/``--diff`` is ``_diff``.
 """
 
 from __future__ import annotations
@@ -86,12 +91,16 @@ def cli() -> None:
       cat export.jsonl | chatnorm repair | head
       chatnorm repair sessions/ -o repaired/ --jobs 4 --report report.json
       chatnorm repair --in-place sessions/
+      chatnorm repair --diff session.jsonl
       chatnorm check --profile mistral train.jsonl
+      chatnorm check --output-format github sessions/
       chatnorm explain session.jsonl
 
-    Exit status: 0 done, 1 an input failed or check found violations, 2 usage error,
-    3 check found nothing but is incomplete (see check --help), 130/143 interrupted
-    (nothing half-written is left behind).
+    Settings a project always uses can live in pyproject.toml, under [tool.chatnorm].
+
+    Exit status: 0 done, 1 an input failed, check found violations or repair --check found
+    changes, 2 usage error, 3 check found nothing but is incomplete (see check --help),
+    130/143 interrupted (nothing half-written is left behind).
     """
 
 
@@ -239,6 +248,8 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair sessions/ -o repaired/ --jobs 4
       chatnorm repair --in-place --trailing-calls keep sessions/
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
+      chatnorm repair --check sessions/            # exit 1 if anything would change
+      chatnorm repair --diff session.jsonl | less  # what would change
     """
     from ._files import PlanError, check_paths, plan_jobs
     from ._repair import Settings
@@ -695,8 +706,11 @@ def _left_behind() -> str:
         return f"the output on stdout is incomplete ({lines:,} line{'s' if lines != 1 else ''} had been written)"
     done = f"{files:,} file{'s' if files != 1 else ''}"
     if _RUNNING.get("output") == "in-place":
-        return (f"{done} had been replaced by their repair; every other input is unchanged "
-                "(no file was left half-written)")
+        if not files:
+            return "no input was changed (none was left half-written)"
+        return f"{done} had been replaced by their repair; the others are unchanged (none was left half-written)"
+    if not files:
+        return "no output file was written (none was left half-written)"
     return f"{done} had been written; no output was left half-written"
 
 

@@ -269,7 +269,7 @@ def test_explain_pages_on_a_terminal_unless_told_not_to(tmp_path: Path):
     import subprocess
     import sys
 
-    from tests.cli.conftest import ROOT
+    from tests.cli.conftest import ROOT, read_pty
 
     paged = tmp_path / "paged.txt"
     pager = f"sh -c 'echo \"LESS=$LESS\" > {paged}; cat >> {paged}'"
@@ -280,16 +280,7 @@ def test_explain_pages_on_a_terminal_unless_told_not_to(tmp_path: Path):
         proc = subprocess.Popen([sys.executable, "-m", "normalizer", "explain", *flag, "--width", "100", str(EXAMPLE)],
                                 stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE, env=env)
         os.close(slave)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-        os.close(master)
+        shown = read_pty(master)
         assert proc.wait(timeout=60) == 0
         proc.stderr.close()  # type: ignore[union-attr]
         if flag:

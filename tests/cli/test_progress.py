@@ -87,7 +87,8 @@ class Terminal:
 
 
 def start(terminal: Terminal, consumer: list[str], consumer_stdout: int) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
-    """``chatnorm repair -`` with stdin from us, stdout piped into ``consumer``, stderr the terminal."""
+    """``chatnorm repair -`` with stdin from us (800 messages written, stdin left open),
+    stdout piped into ``consumer``, stderr the terminal."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm"}
     env.pop("NO_COLOR", None)
     reader = subprocess.Popen(consumer, stdin=subprocess.PIPE, stdout=consumer_stdout)
@@ -95,6 +96,9 @@ def start(terminal: Terminal, consumer: list[str], consumer_stdout: int) -> tupl
     proc = subprocess.Popen([sys.executable, "-m", "normalizer", "repair", "-"], stdin=subprocess.PIPE,
                             stdout=reader.stdin, stderr=terminal.slave, env=env)
     reader.stdin.close()  # the command holds the pipe's write end now
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(turn(t) for t in range(200)))  # 800 messages; stdin stays open
+    proc.stdin.flush()
     return proc, reader
 
 
@@ -103,8 +107,6 @@ def test_progress_counts_messages_while_stdout_is_piped_to_another_process():
     try:
         proc, reader = start(terminal, ["cat"], subprocess.DEVNULL)
         assert proc.stdin is not None
-        proc.stdin.write(b"".join(turn(t) for t in range(200)))
-        proc.stdin.flush()
         # The run is not over (stdin is still open): the line must already count messages.
         assert terminal.read_until(COUNT, b"800", timeout=30), terminal.seen
         assert proc.poll() is None
@@ -127,8 +129,6 @@ def test_no_progress_line_where_the_pipe_writes_to_the_same_terminal():
     try:
         proc, reader = start(terminal, ["cat"], terminal.slave)
         assert proc.stdin is not None
-        proc.stdin.write(b"".join(turn(t) for t in range(200)))
-        proc.stdin.flush()
         time.sleep(1.5)  # well past the moment the line would appear (0.3 s)
         assert proc.poll() is None
         proc.stdin.close()

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import normalizer
-from tests.cli.conftest import EXAMPLE, HAVE_SAMPLES, ROOT, SAMPLES, SKIP_REASON, big_session, jsonl, needs_samples, run, write_jsonl
+from tests.cli.conftest import EXAMPLE, HAVE_SAMPLES, ROOT, SAMPLES, SKIP_REASON, big_session, jsonl, needs_samples, read_pty, run, write_jsonl
 
 EXPECTED_SUMMARY = (
     "12 in, 10 out; drop_orphan_result 1, empty_content_to_null 1, merge_assistant 1, "
@@ -427,16 +427,7 @@ def test_progress_only_on_a_terminal(tmp_path: Path):
             stdout=subprocess.DEVNULL, stderr=slave, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "100"},
         )
         os.close(slave)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        os.close(master)
+        seen = read_pty(master)
         assert proc.wait(timeout=60) == 0
         if quiet:
             assert seen == b""
@@ -506,4 +497,7 @@ def test_model_picks_the_profile_and_profile_wins_over_it(tmp_path: Path):
     done = run("check", "--model", "Llama-3.1-8B-Instruct", src)
     assert done.returncode == 1
     assert [line.split(": ", 2)[-1].split(" [")[0] for line in done.stdout.decode().splitlines()] == ["JT-1", "JT-8"]
-    assert done.stderr.decode().splitlines()[-1] == "2 violations in 1 of 1 file(s) [profile llama3]"
+    assert done.stderr.decode().splitlines() == [
+        "2 violations in 1 of 1 file(s) [profile llama3]",
+        "2 fixable with `chatnorm repair --model Llama-3.1-8B-Instruct` (add --diff to see the changes first)",
+    ]
