@@ -70,6 +70,7 @@ class Finding:
     cause: Finding | None = None
 
     def describe(self) -> str:
+        """What is shown: the provider's words (a :class:`Root` makes its own)."""
         return self.message
 
 

@@ -147,7 +147,7 @@ def _model_option(f: Any) -> Any:
             kwargs["purpose"] = cfg.purpose
         return f(*args, **kwargs)
 
-    for decorator in [
+    for decorator in reversed([  # click lists options in the order they are applied, last first
         click.option("--model", default=None, metavar="NAME",
                      help="The model the history is sent to (e.g. mistral-small-2506, Llama-3.1-8B-Instruct): "
                           "picks its profile from the model table (README); --profile wins over it."),
@@ -155,7 +155,7 @@ def _model_option(f: Any) -> Any:
                      help="Settings from this TOML file's [tool.chatnorm] table (default: the nearest "
                           "pyproject.toml with one, from the inputs' folder upwards)."),
         click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
-    ]:
+    ]):
         command = decorator(command)
     return command
 

@@ -60,7 +60,7 @@ class Summary:
 
 
 def _text(finding: Finding) -> str:
-    return finding.describe() if isinstance(finding, Root) else finding.message
+    return finding.describe()  # a root cause's sentence is made from what it holds
 
 
 def _where(finding: Finding) -> str:
