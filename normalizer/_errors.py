@@ -74,6 +74,7 @@ class InputError(NormalizerError):
             parts.append(loc)
         if self.index is not None:
             parts.append(f"message {self.index}")
+        # "FILE:LINE:COL: message N", the form of the command line's errors (colons between parts).
         return ": ".join(parts) if parts else "input"
 
     def _render(self) -> str:

@@ -146,8 +146,8 @@ class Report(BaseModel):
 
     def summary(self) -> str:
         """One line for people: ``"12 in, 10 out; merge_assistant 2, stub_missing_result 1"``."""
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        return f"{self.messages_in} in, {self.messages_out} out; " + (kinds or "no repairs")
+        kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(self.counts.items()))
+        return f"{self.messages_in:,} in, {self.messages_out:,} out; " + (kinds or "no repairs")
 
 
 def _replace_surrogates(value: Any, replaced: list[int]) -> Any:

@@ -3,32 +3,45 @@
 Each file is read as a stream of conversations and each conversation goes through its own
 streaming ``Checker`` (constant memory). A finding is placed as it is made, from the
 positions the reader carries (``ConversationStream.position``: JSONL, JSON documents and
-stdin alike): up to ``max_per_file`` are kept per file, the rest only counted, so memory
-stays bounded on a broken dataset too.
+stdin alike), folded under its root cause when it has one (``_findings.Causes``), filtered
+by ``--select``/``--ignore``, and written in the ``--output-format`` asked for
+(``_report_formats``) once its file is done. Up to ``max_per_file`` problems are kept per
+file, the rest only counted, so memory stays bounded on a broken dataset too.
 
 A finding names the message it was found at, or, for a call found unanswered when its block
 of results ends, the assistant message that made the call: those two positions are the
 ones kept (:class:`_Places`). In a file of several conversations, a finding is placed at its
 conversation's record.
 
-One line per violation, grep-friendly (the form of the CLI's errors)::
+The default ``text`` format is one line per finding, grep-friendly (the form of the CLI's
+errors), a root cause's consequences indented under it::
 
-    examples/split-turns.jsonl:4:1: message 3: OA-3 [content.null] <provider's text>
+    examples/split-turns.jsonl:10:1: message 9: OA-1 [tool.unanswered_call] <provider's text>
+
+**Purpose.** A fine-tuning example ends on the assistant turn the model learns, or on the
+call it learns to make: serving-only rules (``SERVING_ONLY_KEYS``: the history may not end
+on the assistant) and calls left open at the end are not held against training data.
+``purpose`` is ``"training"`` or ``"serving"``, or None: training for the fine-tuning
+formats (finetune, sharegpt: several conversations per file), serving otherwise.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
 from ..profiles._profiles import Profile
+from ..profiles._rules import SERVING_ONLY_KEYS
+from ._findings import CAUSES, Causes, Finding, Root, Selection, finding_of
+from ._report_formats import Output, Summary
 from ._text import error_text, say
 from .._errors import InputError
 from .._report import Report
 from ..formats import FORMATS, ConversationStream, Position, read_conversations
 
-__all__ = ["run_check", "INCOMPLETE"]
+__all__ = ["run_check", "INCOMPLETE", "CheckSettings"]
 
 
 #: Exit status of a check that found nothing but could not check everything (a limit was
@@ -36,6 +49,21 @@ __all__ = ["run_check", "INCOMPLETE"]
 INCOMPLETE = 3
 #: The key of the warning ``Checker.close()`` ends with when it could not check everything.
 _INCOMPLETE_KEY = "incomplete"
+
+
+@dataclass
+class CheckSettings:
+    """What ``check`` was asked, the same for every file."""
+
+    fmt: str = "auto"
+    profile: Profile | None = None
+    max_per_file: int = 1000
+    max_seen_ids: int = DEFAULT_MAX_SEEN_IDS
+    quiet: bool = False
+    selection: Selection = field(default_factory=lambda: Selection([], []))
+    purpose: str | None = None  # "serving", "training", or None: by the format read
+    exit_zero: bool = False
+    repair: str = "chatnorm repair"  # the command that fixes what is fixable (for the hint)
 
 
 class _Places:
@@ -50,33 +78,19 @@ class _Places:
         self.index = -1  # the message just fed to the checker
         self.calls: tuple[int, Position | None] | None = None  # the last assistant message with calls
 
-    def check(self, checker: Any, message: Any) -> list[tuple[str, Any]]:
-        """``checker.feed(message)``'s findings, each with where it is."""
+    def fed(self) -> None:
         self.index += 1
-        found = [(self.where(v.index), v) for v in checker.feed(message)]
-        # Kept after placing them: this message's findings may name the calls message before it.
+
+    def placed(self, violations: list[Any]) -> list[Finding]:
+        return [finding_of(v, self.name, self.position(v.index), self.conversation) for v in violations]
+
+    def after(self, message: Any) -> None:
+        # Kept after placing: this message's findings may name the calls message before it.
         if self.conversation is None and isinstance(message, dict) and message.get("role") == "assistant" \
                 and message.get("tool_calls"):
             self.calls = (self.index, self.stream.position)
-        return found
 
-    def close(self, checker: Any) -> list[tuple[str, Any]]:
-        """``checker.close()``'s findings, each with where it is ("incomplete" is not one:
-        it is said apart, with the option to raise)."""
-        return [(self.where(v.index), v) for v in checker.close() if v.key != _INCOMPLETE_KEY]
-
-    def where(self, index: int | None) -> str:
-        """``FILE:LINE:COL: [conversation C ]message N`` (the parts known), or ``FILE: the history``."""
-        position = self._position(index)
-        where = self.name if position is None else f"{self.name}:{position.line}:{position.column}"
-        what = [] if self.conversation is None else [f"conversation {self.conversation}"]
-        if index is not None:
-            what.append(f"message {index}")
-        elif self.conversation is None:
-            what.append("the history")
-        return f"{where}: {' '.join(what)}"
-
-    def _position(self, index: int | None) -> Position | None:
+    def position(self, index: int | None) -> Position | None:
         if self.conversation is not None:
             return self.record
         if index is not None and index == self.index:
@@ -86,82 +100,149 @@ class _Places:
         return None
 
 
-def _keep(placed: list[tuple[str, Any]], found: list[tuple[str, Any]], count: int, limit: int) -> int:
-    """Count the findings, keep the file's first ``limit``; returns the count."""
-    found.extend(placed[: max(limit - len(found), 0)])
-    return count + len(placed)
+class _FileFindings:
+    """One file's problems: the first ``limit`` kept (in order), the rest counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept: list[Finding] = []
+        self.omitted = 0
+        self.violations = 0
+        self.problems = 0
+        self.fixable = 0
+        self.errors = 0
+        self.warnings = 0
+
+    def add(self, top: list[Finding], causes: Causes) -> None:
+        for old, root in causes.replaced:  # a listed finding now folded under a new root
+            if old in self.kept:
+                self.kept[self.kept.index(old)] = root
+        causes.replaced.clear()
+        for finding in top:
+            self.problems += 1
+            self.fixable += finding.fixable
+            if len(self.kept) < self.limit:
+                self.kept.append(finding)
+            else:
+                self.omitted += 1
+
+    def count(self, findings: list[Finding]) -> None:
+        """Count violations (roots are not violations; each of their consequences is)."""
+        for finding in findings:
+            self.violations += 1
+            if finding.severity == "error":
+                self.errors += 1
+            else:
+                self.warnings += 1
 
 
-def run_check(files: list[str], *, fmt: str, profile: Profile, max_per_file: int, quiet: bool,
-              max_seen_ids: int = DEFAULT_MAX_SEEN_IDS) -> int:
-    """Check every file; print violations to stdout, errors and the summary to stderr.
-    Returns the exit status: 1 when a violation of severity ``error`` was found or a file
-    could not be read; else :data:`INCOMPLETE` when a conversation had more distinct call ids
-    than ``max_seen_ids`` (past it, reused ids go unseen); else 0."""
+def _filter(findings: list[Finding], settings: CheckSettings, training: bool, at_end: bool) -> list[Finding]:
+    kept = []
+    for f in findings:
+        if training and (f.key in SERVING_ONLY_KEYS or (at_end and f.key == "tool.unanswered_call")):
+            continue  # a serving rule, or a call left open at the end of a training example
+        if settings.selection(f.code, f.key):
+            kept.append(f)
+    return kept
+
+
+def check_file(path: str, settings: CheckSettings, output: Output, summary: Summary) -> bool:
+    """Check one file and write its findings; returns whether an error-level violation was found."""
     from ..profiles._check import Checker
 
-    total = 0
-    errors = 0
-    warnings = 0
-    bad_files = 0
-    failed = 0
-    messages = 0
-    incomplete = 0
-    echo = say
+    assert settings.profile is not None
+    name = "<stdin>" if path == "-" else path
+    report = Report(max_records=0)
+    found = _FileFindings(settings.max_per_file)
+    enabled = {code: not settings.selection.ignored(code, key) for code, (key, _) in CAUSES.items()}
+    merges_text = bool(settings.profile.core_options().get("merge_text_then_calls", True))
+    incomplete = False
+    messages_before = summary.messages
+    try:
+        source: Any = sys.stdin.buffer if path == "-" else path
+        stream = read_conversations(source, settings.fmt, report=report)
+        for conv in stream:
+            multi = bool(getattr(FORMATS.get(stream.format or ""), "multi", False))
+            training = settings.purpose == "training" or (settings.purpose is None and multi)
+            summary.training = summary.training or training
+            checker = Checker(settings.profile, max_seen_ids=settings.max_seen_ids)
+            places = _Places(stream, name, conv.index if multi else None)
+            causes = Causes(name, places.conversation, merges_text=merges_text, enabled=enabled)
+            for message in conv.messages:
+                summary.messages += 1
+                places.fed()
+                causes.message(message, places.position(places.index))
+                findings = _filter(places.placed(checker.feed(message)), settings, training, False)
+                found.count(findings)
+                found.add(causes.place(findings), causes)
+                places.after(message)
+            closing = [v for v in checker.close() if v.key != _INCOMPLETE_KEY]
+            findings = _filter(places.placed(closing), settings, training, True)
+            found.count(findings)
+            found.add(causes.place(findings, at_end=True), causes)
+            incomplete = incomplete or checker.incomplete
+    except InputError as exc:
+        if exc.source is None or exc.source in ("<input>", "<stream>"):
+            exc.located(source=name)
+        say(f"error: {error_text(exc)}", err=True)
+        summary.failed += 1
+        output.unreadable(Finding(code="input", key="input.unreadable", message=error_text(exc), file=name,
+                                  line=exc.line, column=exc.column if exc.line is not None else None,
+                                  index=exc.index, provider="chat-normalizer"))
+    else:
+        if summary.messages == messages_before:
+            say(f"warning: {name}: no messages in it", err=True)
+    output.file(name, _ordered(found.kept), found.omitted)
+    summary.violations += found.violations
+    summary.problems += found.problems
+    summary.fixable += found.fixable
+    summary.warnings += found.warnings
+    summary.bad_files += bool(found.violations)
+    if incomplete:
+        # Said even with --quiet: without it a clean-looking result would be a false one.
+        summary.incomplete += 1
+        say(f"{name}: check incomplete: more than {settings.max_seen_ids:,} distinct call ids in one "
+            "conversation, so ids past that were not checked for reuse (tool.duplicate_call_id). "
+            "Raise --max-seen-ids to check them all", err=True)
+    return bool(found.errors or found.omitted)
+
+
+def _ordered(findings: list[Finding]) -> list[Finding]:
+    """Top-level findings in file order (a root takes the place of its first message)."""
+    def key(item: tuple[int, Finding]) -> tuple[int, int, int, int]:
+        i, f = item
+        return (f.conversation or 0, f.index if f.index is not None else 1 << 62, 0 if isinstance(f, Root) else 1, i)
+
+    return [f for _, f in sorted(enumerate(findings), key=key)]
+
+
+def run_check(files: list[str], settings: CheckSettings, output: Output, *, missing: list[str] | None = None) -> int:
+    """Check every file; the findings go to ``output`` (stdout), errors and the summary to
+    stderr. Returns the exit status: 1 when a violation of severity ``error`` was found or a
+    file could not be read (violations do not count with ``exit_zero``); else
+    :data:`INCOMPLETE` when a conversation had more distinct call ids than ``max_seen_ids``
+    (past it, reused ids go unseen); else 0."""
+    assert settings.profile is not None
+    missing = missing or []
+    summary = Summary(files=len(files) + len(missing), profile=settings.profile.name, repair=settings.repair)
+    output.begin(_rule_codes(settings))
+    for path in missing:
+        text = f"{path}: no such file or folder. Check the path"
+        say(f"error: {text}", err=True)
+        summary.failed += 1
+        output.unreadable(Finding(code="input", key="input.unreadable", message=text, file=path,
+                                  provider="chat-normalizer"))
+    violations = False
     for path in files:
-        name = "<stdin>" if path == "-" else path
-        report = Report(max_records=0)
-        found: list[tuple[str, Any]] = []  # (where, violation)
-        count = 0
-        file_incomplete = False
-        try:
-            source: Any = sys.stdin.buffer if path == "-" else path
-            stream = read_conversations(source, fmt, report=report)
-            for conv in stream:
-                multi = bool(getattr(FORMATS.get(stream.format or ""), "multi", False))
-                checker = Checker(profile, max_seen_ids=max_seen_ids)
-                places = _Places(stream, name, conv.index if multi else None)
-                for message in conv.messages:
-                    messages += 1
-                    count = _keep(places.check(checker, message), found, count, max_per_file)
-                count = _keep(places.close(checker), found, count, max_per_file)
-                file_incomplete = file_incomplete or checker.incomplete
-        except InputError as exc:
-            if exc.source is None or exc.source in ("<input>", "<stream>"):
-                exc.located(source=name)
-            say(f"error: {error_text(exc)}", err=True)
-            failed += 1
-        for where, v in found:
-            if v.severity == "error":
-                errors += 1
-            else:
-                warnings += 1
-            severity = "" if v.severity == "error" else " (warning)"
-            echo(f"{where}: {v.rule}{severity} [{v.key}] {v.message}")
-        if count > len(found):
-            echo(f"{name}: ... and {count - len(found)} more violation(s) (--max-per-file)")
-            errors += count - len(found)  # not listed, but still a failure
-        if file_incomplete:
-            # Said even with --quiet: without it a clean-looking result would be a false one.
-            incomplete += 1
-            echo(f"{name}: check incomplete: more than {max_seen_ids:,} distinct call ids in one "
-                 "conversation, so ids past that were not checked for reuse (tool.duplicate_call_id). "
-                 "Raise --max-seen-ids to check them all", err=True)
-        total += count
-        bad_files += bool(count)
-    if not quiet:
-        if total:
-            summary = f"{total} violation{'s' if total != 1 else ''} in {bad_files} of {len(files)} file(s)"
-            if warnings:
-                summary += f" ({warnings} warning{'s' if warnings != 1 else ''})"
-        else:
-            summary = f"no violations: {len(files)} file(s), {messages} messages"
-        summary += f" [profile {profile.name}]"
-        if failed:
-            summary += f"; {failed} file(s) could not be read"
-        if incomplete:
-            summary += f"; check incomplete for {incomplete} file(s) (--max-seen-ids)"
-        echo(summary, err=True)
-    if errors or failed:
+        violations = check_file(path, settings, output, summary) or violations
+    output.end(summary, settings.quiet)
+    if summary.failed or (violations and not settings.exit_zero):
         return 1
-    return INCOMPLETE if incomplete else 0
+    return INCOMPLETE if summary.incomplete else 0
+
+
+def _rule_codes(settings: CheckSettings) -> list[str]:
+    """The codes a finding of this run can have: the profile's rules, the root causes, and
+    the two of our own (SARIF lists them up front)."""
+    assert settings.profile is not None
+    return [*settings.profile.active_rules(), *CAUSES, "shape", "input"]

@@ -4,16 +4,26 @@ The input is read whole (explain is for a person looking at one session) and rep
 every record kept. Records that produced the same output message are shown together, as
 one change: the input messages they took (left) and the message that came out (right),
 with each record's kind and sentence above. Records with no output message (a result
-dropped, results reordered) show what was removed, which the report keeps whole.
+dropped, results reordered) show what was removed, which the report keeps whole. A change
+a profile makes after the core (``set_prefix``, a system message folded) has no input
+message: its "before" is the core's own message, found by running the core alone; a
+message the repair added says so.
 
-rich draws the tables: coloured on a terminal, plain ASCII otherwise (``--no-color`` too),
-so the output can be pasted into an issue or diffed.
+The lines that differ are marked as a diff marks them (``-`` on the left, ``+`` on the
+right, red and green on a terminal); long lines wrap, they are never cut. rich draws the
+tables: coloured on a terminal, plain ASCII otherwise (``--no-color`` too), so the output can
+be pasted into an issue or diffed. On a terminal the view goes through a pager (``$PAGER``,
+else ``less``; ``--no-pager`` prints it).
 """
 
 from __future__ import annotations
 
+import difflib
 import io
-import json
+import os
+import shlex
+import shutil
+import subprocess
 import sys
 from typing import Any
 
@@ -56,21 +66,79 @@ def _groups(records: list[Repair]) -> list[tuple[int | None, list[Repair]]]:
     return groups
 
 
+#: Records of a message the repair adds (it has no "before").
+_ADDED = frozenset({"placeholder_continue", "placeholder_user", "bridge_assistant", "stub_missing_result"})
+
+
+def _core_only(profile: Profile, options: dict[str, Any], messages: list[dict[str, Any]]) -> list[Any]:
+    """What the core alone emits for ``messages`` (the profile's core options, no profile
+    stage): the "before" of the changes a profile's stage makes, which have no input message."""
+    if profile.name == "default":
+        return []
+    try:
+        core = Normalizer("default", **{**profile.core_options(), **options}, max_records=0)
+        out = []
+        for m in messages:
+            out.extend(core.feed(m))
+        out.extend(core.close())
+        return out
+    except Exception:  # noqa: BLE001 - only an aid to the view; the real repair succeeded
+        return []
+
+
+def _closest(message: Any, candidates: list[Any], near: int) -> tuple[int, Any] | None:
+    """The candidate most like ``message`` (same role, within a few places of ``near``), if
+    it is alike enough to be the same message before a change."""
+    target = orjson.dumps(message, default=str).decode()
+    best: tuple[float, int, Any] | None = None
+    for k in range(max(near - 4, 0), min(near + 5, len(candidates))):
+        other = candidates[k]
+        if not isinstance(other, dict) or other.get("role") != getattr(message, "get", lambda _: None)("role"):
+            continue
+        ratio = difflib.SequenceMatcher(None, target, orjson.dumps(other, default=str).decode()).ratio()
+        if best is None or ratio > best[0]:
+            best = (ratio, k, other)
+    return (best[1], best[2]) if best is not None and best[0] >= 0.75 else None
+
+
+def _marked(left: list[list[str]], right: list[list[str]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Each side's lines with a mark: ``-`` a line of the left side that is not on the right,
+    ``+`` the reverse, `` `` a line both have (difflib over the JSON lines of all the
+    messages of a side; a message's ``[i]`` label is never matched)."""
+    def flat(side: list[list[str]], tag: str) -> list[tuple[str, bool]]:
+        out: list[tuple[str, bool]] = []
+        for block in side:
+            out.append((block[0], True))  # the label
+            out.extend((line, False) for line in block[1:])
+        return out
+
+    a, b = flat(left, "a"), flat(right, "b")
+    keys_a = [f"\x00label{i}" if label else line for i, (line, label) in enumerate(a)]
+    keys_b = [f"\x01label{i}" if label else line for i, (line, label) in enumerate(b)]
+    same_a: set[int] = set()
+    same_b: set[int] = set()
+    for block in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_matching_blocks():
+        same_a.update(range(block.a, block.a + block.size))
+        same_b.update(range(block.b, block.b + block.size))
+    marked_a = [(("" if label else " " if i in same_a else "-"), line) for i, (line, label) in enumerate(a)]
+    marked_b = [(("" if label else " " if i in same_b else "+"), line) for i, (line, label) in enumerate(b)]
+    return marked_a, marked_b
+
+
 def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any], color: bool | None,
-                width: int | None, max_chars: int) -> int:
+                width: int | None, max_chars: int, pager: bool = True) -> int:
     from rich import box
-    from rich.console import Console, Group
-    from rich.highlighter import JSONHighlighter
+    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     name = "<stdin>" if path == "-" else path
     tty = sys.stdout.isatty()
-    use_color = tty if color is None else color
-    plain = io.StringIO() if not use_color else None
+    use_color = (tty and not os.environ.get("NO_COLOR")) if color is None else color
+    rendered = io.StringIO()
     console = Console(
-        file=plain if plain is not None else sys.stdout, force_terminal=use_color, no_color=not use_color, highlight=False,
-        width=width or (None if tty else 120), soft_wrap=False,
+        file=rendered, force_terminal=use_color, no_color=not use_color, highlight=False,
+        width=width or (shutil.get_terminal_size((120, 30)).columns if tty else 120), soft_wrap=False,
     )
     report = Report()
     conversations: list[tuple[list[dict[str, Any]], list[dict[str, Any]], Report, int | None]] = []
@@ -100,20 +168,26 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
         say(f"error: {error_text(exc)}", err=True)
         return 1
 
-    def show(message: Any) -> Any:
+    def lines_of(message: Any) -> list[str]:
         # The message is data: JSON escapes C0 controls, printable() the rest (DEL, C1, bidi).
         data = _shorten(message, max_chars)
-        if use_color:
-            text = JSONHighlighter()(printable(json.dumps(data, indent=1, ensure_ascii=False, default=str)))
-            text.no_wrap = True
-            text.overflow = None
-            return text
-        return Text(printable(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()))
+        return printable(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode()).splitlines()
+
+    styles = {"-": "red", "+": "green", " ": "", "": "dim"}
+
+    def column(marked: list[tuple[str, str]]) -> Any:
+        text = Text()
+        for n, (mark, line) in enumerate(marked):
+            if n:
+                text.append("\n")
+            text.append(f"{mark} {line}" if mark else line, style=styles[mark] if use_color else "")
+        return text
 
     total = 0
     for c, (before, after, core_report, line) in enumerate(conversations):
         if len(conversations) > 1:
             console.rule(f"conversation {c}" + (f" (line {line})" if line else ""), style="bold" if use_color else "")
+        core_out: list[Any] | None = None
         for output, records in _groups(core_report.records):
             total += 1
             inputs = sorted({i for rec in records for i in rec.input})
@@ -130,30 +204,65 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
                           title=title, title_justify="left", caption=why, caption_justify="left")
             table.add_column("before", ratio=1, overflow="fold")
             table.add_column("after", ratio=1, overflow="fold")
-            left = [Text(f"[{i}]", style="dim") if use_color else Text(f"[{i}]") for i in inputs]
-            left_items: list[Any] = []
-            for label, i in zip(left, inputs):
-                if 0 <= i < len(before):
-                    left_items += [label, show(before[i])]
+            left = [[f"[{i}]", *lines_of(before[i])] for i in inputs if 0 <= i < len(before)]
+            added = any(rec.kind in _ADDED for rec in records)
+            if not left and not added and output is not None and 0 <= output < len(after):
+                # A change of the profile's stage: its "before" is the core's message (no input index).
+                if core_out is None:
+                    core_out = _core_only(profile, options, before)
+                match = _closest(after[output], core_out, output)
+                if match is not None:
+                    left = [[f"core output [{match[0]}], before the {profile.name} profile's changes",
+                             *lines_of(match[1])]]
             if output is not None and 0 <= output < len(after):
-                right: list[Any] = [Text(f"[{output}]"), show(after[output])]
+                right = [[f"[{output}]", *lines_of(after[output])]]
+            elif dropped:
+                right = [["removed, kept in the report:" if k == 0 else "", *lines_of(d)] for k, d in enumerate(dropped)]
             else:
-                right = [Text("(no output message of its own)" if not dropped else "removed, kept in the report:")]
-                right += [show(d) for d in dropped]
-            table.add_row(Group(*left_items) if left_items else Text("(none)"), Group(*right))
+                right = [["(no output message of its own)"]]
+            marked_left, marked_right = _marked(left, right)
+            if output is None and dropped:
+                # Nothing came out: the left side is what went; the right shows it as the report keeps it.
+                marked_left = [(mark and "-", line) for mark, line in marked_left]
+                marked_right = [(mark and " ", line) for mark, line in marked_right]
+            if not left:
+                marked_left = [("", "(none: the repair added this message)" if output is not None
+                                else "(what was removed is on the right)" if dropped else "(none)")]
+            table.add_row(column(marked_left), column(marked_right))
             console.print(table)
             console.print()
         summary = core_report.summary()
         console.print(Text(printable(f"{name}: {summary}"), style="bold" if use_color else ""))
     if not conversations:
         console.print(Text(printable(f"{name}: no messages")))
-    if plain is not None:
-        # rich pads every line to the width; plain text should not carry that.
-        out = sys.stdout
-        for text_line in plain.getvalue().splitlines():
-            out.write(text_line.rstrip() + "\n")
-        out.flush()
+    # rich pads every line to the width; the text should not carry that.
+    text = "".join(text_line.rstrip() + "\n" for text_line in rendered.getvalue().splitlines())
+    if not (pager and tty and _page(text)):
+        sys.stdout.write(text)
+        sys.stdout.flush()
     return 0
+
+
+def _page(text: str) -> bool:
+    """Show ``text`` in a pager (``$PAGER``, else ``less``) as git does: ``LESS=FRX`` when
+    LESS is unset (quit if it fits on one screen, keep colours, leave the screen as it is).
+    False when there is no pager to run (the caller prints instead)."""
+    command = shlex.split(os.environ.get("CHATNORM_PAGER") or os.environ.get("PAGER") or "less")
+    if not command or shutil.which(command[0]) is None:
+        return False
+    env = {**os.environ, "LESS": os.environ.get("LESS", "FRX")}
+    try:
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return False
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text.encode("utf-8", "replace"))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the pager was quit before the end: that is the reader's choice
+    proc.wait()
+    return True
 
 
 def _span(indices: list[int]) -> str:

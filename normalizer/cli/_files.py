@@ -69,15 +69,17 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def expand_inputs(inputs: list[str], *, exclude: str | None = None) -> list[tuple[str, str, str]]:
+def expand_inputs(inputs: list[str], *, exclude: str | None = None,
+                  missing: list[str] | None = None) -> list[tuple[str, str, str]]:
     """``(path, root, relative path)`` for every input file, folders walked recursively.
 
     ``root`` is the folder a file was found in (its own folder for a file given by name);
     ``exclude`` is a folder not to descend into (the output folder, when it is inside an
-    input folder, so a second run does not read its own output).
+    input folder, so a second run does not read its own output). An input that does not
+    exist is added to ``missing`` when that list is given (the others are still done).
 
     Raises:
-        PlanError: an input does not exist.
+        PlanError: an input does not exist (and ``missing`` is None).
     """
     found: list[tuple[str, str, str]] = []
     excluded = os.path.realpath(exclude) if exclude else None
@@ -99,6 +101,8 @@ def expand_inputs(inputs: list[str], *, exclude: str | None = None) -> list[tupl
                     found.append((path, item, os.path.relpath(path, item)))
         elif os.path.exists(item):
             found.append((item, os.path.dirname(item), os.path.basename(item)))
+        elif missing is not None:
+            missing.append(item)
         else:
             raise PlanError(f"{item}: no such file or folder")
     return found
@@ -116,7 +120,8 @@ def _renamed(rel: str, to: str) -> str:
     return rel
 
 
-def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str) -> list[Job]:
+def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str,
+              missing: list[str] | None = None) -> list[Job]:
     """Pair every input file with its output.
 
     * ``--in-place``: each file is its own output (stdin cannot be).
@@ -126,13 +131,18 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str)
     * no ``-o``: stdout -- one input only (several conversations on one stream would run
       together), unless ``--to finetune`` (one conversation per line) is asked for.
 
+    An input that does not exist goes to ``missing`` when that list is given (see
+    :func:`expand_inputs`): one missing file does not stop the others.
+
     Raises:
         PlanError: inputs and outputs that do not fit, or an output outside its folder.
     """
     single = len(inputs) == 1 and (inputs[0] == "-" or not os.path.isdir(inputs[0]))
     exclude = output if output and output != "-" and not single else None
-    found = expand_inputs(inputs, exclude=exclude)
+    found = expand_inputs(inputs, exclude=exclude, missing=missing)
     if not found:
+        if missing:
+            return []
         raise PlanError(f"no session files ({', '.join(SESSION_SUFFIXES)}) in {', '.join(inputs)}")
     jobs: list[Job] = []
     if in_place:
@@ -160,6 +170,12 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str)
         return [Job(path, "<stdin>" if path == "-" else path, output)]
     if os.path.exists(output) and not os.path.isdir(output):
         raise PlanError(f"{output}: exists and is not a folder (several inputs need -o DIR)")
+    if not os.path.exists(output) and output.endswith(SESSION_SUFFIXES):
+        # A new folder named like a file is never what was meant: say so instead of making it.
+        raise PlanError(
+            f"-o {output}: {len(found)} input files are written into a folder, and {output} names a file. "
+            f"Give a folder (-o {os.path.splitext(output)[0]}/), or one input per run"
+        )
     base = os.path.realpath(output)
     seen: dict[str, str] = {}
     for path, _, rel in found:

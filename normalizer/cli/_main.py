@@ -7,9 +7,14 @@ arguments, turns every failure into one sentence on stderr and an exit status, a
 signals. Imported only by the console script and ``python -m normalizer`` -- never by
 ``import normalizer`` -- so click and rich stay out of the library's import path.
 
-Exit status: 0 done; 1 some input failed or ``check`` found violations; 2 usage error;
-3 ``check`` found nothing but is incomplete (a limit was reached);
-130 / 143 interrupted by SIGINT / SIGTERM (the output is then not written at all).
+Exit status: 0 done; 1 some input failed, ``check`` found violations, or ``repair
+--check``/``--diff`` found something to change; 2 usage error; 3 ``check`` found nothing but
+is incomplete (a limit was reached); 130 / 143 interrupted by SIGINT / SIGTERM (output files
+are then not written at all; what reached stdout is said).
+
+Settings not given on the command line come from ``[tool.chatnorm]`` in the nearest
+``pyproject.toml`` (``_config``); check's output formats are ``_report_formats``, its root
+causes ``_findings``, ``repair --check``/``--diff`` is ``_diff``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import orjson
 
 from .. import __version__
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
+from ._choices import Choice, python_value
 from ._text import error_text, printable, say
 from .._errors import NormalizerError
 from .._options import DEFAULT_STUB_TEXT
@@ -59,6 +65,8 @@ class _Profile(click.ParamType["Profile", Any]):
     def convert(self, value: Any, param: Any, ctx: Any) -> Profile:
         from ..profiles._profiles import get_profile
 
+        if isinstance(value, str) and ctx is not None:
+            ctx.meta["profile_text"] = value  # as typed, for hints that repeat the command
         try:
             return get_profile(value)  # a Profile is returned as it is (click converts defaults too)
         except NormalizerError as exc:
@@ -83,33 +91,91 @@ def cli() -> None:
       cat export.jsonl | chatnorm repair | head
       chatnorm repair sessions/ -o repaired/ --jobs 4 --report report.json
       chatnorm repair --in-place sessions/
+      chatnorm repair --diff session.jsonl
       chatnorm check --profile mistral train.jsonl
+      chatnorm check --output-format github sessions/
       chatnorm explain session.jsonl
 
-    Exit status: 0 done, 1 an input failed or check found violations, 2 usage error,
-    3 check found nothing but is incomplete (see check --help), 130/143 interrupted
-    (nothing half-written is left behind).
+    Settings a project always uses can live in pyproject.toml, under [tool.chatnorm].
+
+    Exit status: 0 done, 1 an input failed, check found violations or repair --check found
+    changes, 2 usage error, 3 check found nothing but is incomplete (see check --help),
+    130/143 interrupted (nothing half-written is left behind).
     """
 
 
 def _model_option(f: Any) -> Any:
-    """``--model NAME``: the profile for that model (``normalizer.profile_for_model``), unless
-    ``--profile`` is given too (then ``--profile`` wins: it names the rules outright)."""
+    """``--model NAME``, ``--config FILE`` and ``--isolated``, and what they decide before
+    the command runs: the profile (``--profile``, else the profile of ``--model``
+    (``normalizer.profile_for_model``), else ``[tool.chatnorm]``'s ``profile`` or ``model``,
+    else the default) and every option not given on the command line that the
+    configuration sets (``_config``). ``ctx.meta["repair"]`` is the repair command that
+    uses the same profile (check's hint)."""
 
     @functools.wraps(f)
-    def command(*args: Any, model: str | None, **kwargs: Any) -> Any:
-        ctx = click.get_current_context()
-        if model is not None and ctx.get_parameter_source("profile") is click.core.ParameterSource.DEFAULT:
-            from ..profiles._models import profile_for_model
+    def command(*args: Any, model: str | None, config: str | None, isolated: bool, **kwargs: Any) -> Any:
+        from ..profiles._models import profile_for_model
+        from ._config import ConfigError, find_config
 
+        ctx = click.get_current_context()
+
+        def unset(name: str) -> bool:
+            return ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
+
+        items = list(kwargs["inputs"]) if "inputs" in kwargs else [kwargs.get("input", "-")]
+        try:
+            cfg = find_config(items or ["-"], config=config, isolated=isolated)
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+        hint = "chatnorm repair"
+        if not unset("profile"):
+            hint += f" --profile {ctx.meta.get('profile_text') or kwargs['profile'].name}"
+        elif model is not None:
             kwargs["profile"] = profile_for_model(model)
+            hint += f" --model {model}"
+        elif cfg.profile is not None or cfg.model is not None:
+            kwargs["profile"] = _configured_profile(cfg)
+        ctx.meta["repair"] = hint
+        for name in ("trailing_calls", "orphan_results", "on_invalid", "stub_text"):
+            value = cfg.options.get(name.replace("_", "-"))
+            if name in kwargs and value is not None and unset(name):
+                kwargs[name] = _configured_option(ctx, name, value, cfg.path)
+        for name in ("select", "ignore"):
+            if name in kwargs and unset(name):
+                kwargs[name] = tuple(getattr(cfg, name))
+        if "purpose" in kwargs and unset("purpose") and cfg.purpose is not None:
+            kwargs["purpose"] = cfg.purpose
         return f(*args, **kwargs)
 
-    return click.option(
-        "--model", default=None, metavar="NAME",
-        help="The model the history is sent to (e.g. mistral-small-2506, Llama-3.1-8B-Instruct): "
-             "picks its profile from the model table (README); --profile wins over it.",
-    )(command)
+    for decorator in reversed([  # click lists options in the order they are applied, last first
+        click.option("--model", default=None, metavar="NAME",
+                     help="The model the history is sent to (e.g. mistral-small-2506, Llama-3.1-8B-Instruct): "
+                          "picks its profile from the model table (README); --profile wins over it."),
+        click.option("--config", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+                     help="Settings from this TOML file's [tool.chatnorm] table (default: the nearest "
+                          "pyproject.toml with one, from the inputs' folder upwards)."),
+        click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+    ]):
+        command = decorator(command)
+    return command
+
+
+def _configured_profile(cfg: Any) -> Profile:
+    from ..profiles._models import profile_for_model
+    from ..profiles._profiles import get_profile
+
+    try:
+        return get_profile(cfg.profile) if cfg.profile is not None else profile_for_model(cfg.model)
+    except NormalizerError as exc:
+        raise click.UsageError(f"{cfg.path}: [tool.chatnorm] profile: {exc}") from None
+
+
+def _configured_option(ctx: click.Context, name: str, value: str, path: str | None) -> Any:
+    param = next(p for p in ctx.command.params if p.name == name)
+    try:
+        return param.type.convert(value, param, ctx)
+    except click.BadParameter as exc:
+        raise click.UsageError(f"{path}: [tool.chatnorm.options] {name.replace('_', '-')}: {exc.message}") from None
 
 
 # -- repair ---------------------------------------------------------------------------------------
@@ -120,9 +186,11 @@ def _core_options(f: Any) -> Any:
         click.option("--profile", default="default", show_default=True, type=_Profile(),
                      help="Provider profile: which rules the output must meet "
                           f"({', '.join(_profile_names())}, or a TOML/JSON file)."),
-        click.option("--orphan-results", type=click.Choice(["drop", "keep_as_user", "error"]), default="drop",
-                     show_default=True, help="A tool result that answers no call: drop it (kept in the report), "
-                                             "turn it into user text, or fail."),
+        click.option("--orphan-results", type=Choice(["drop", "keep-as-user", "error"],
+                                                     deprecated={"keep_as_user": "keep-as-user"}),
+                     default="drop", show_default=True,
+                     help="A tool result that answers no call: drop it (kept in the report), turn it into user "
+                          "text, or fail (orphan_results in Python)."),
         click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default=None,
                      help="Calls still unanswered at the end: answer with --stub-text, leave them open "
                           "(tools still running), or remove them. Default: stub for a session; keep for "
@@ -157,14 +225,19 @@ def _core_options(f: Any) -> Any:
               help="Write the JSON report (every repair, with what it removed) here; '-' for stderr.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Files repaired at the same time (each file's output is the same as with one).")
-@click.option("--on-invalid", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
-              help="A line or message that is not valid: fail the file, or skip it (kept in the report).")
+@click.option("--on-invalid", type=Choice(["error", "skip"], deprecated={"fail": "error"}), default="error",
+              show_default=True, help="A line or message that is not valid: fail the file with an error, or skip "
+                                      "it (kept in the report); on_invalid in Python.")
 @_core_options
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 if the repair would change anything (lists those files).")
+@click.option("--diff", "diff", is_flag=True,
+              help="Write nothing; print a unified diff of what the repair would change (exit 1 if anything).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 @_model_option
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool, backup: str | None,
            report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
-           trailing_calls: str, stub_text: str, quiet: bool) -> None:
+           trailing_calls: str, stub_text: str, check_only: bool, diff: bool, quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
     recursively) or - for stdin (the default).
 
@@ -183,27 +256,69 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair sessions/ -o repaired/ --jobs 4
       chatnorm repair --in-place --trailing-calls keep sessions/
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
+      chatnorm repair --check sessions/            # exit 1 if anything would change
+      chatnorm repair --diff session.jsonl | less  # what would change
     """
     from ._files import PlanError, check_paths, plan_jobs
     from ._repair import Settings
 
     items = list(inputs) or ["-"]
-    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)")
-    _check_output_options(fmt, to, in_place, backup, profile, orphan_results, trailing_calls)
+    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)",
+                implicit=not inputs)
+    _check_output_options(fmt, to, in_place, backup, profile, python_value(orphan_results), trailing_calls)
+    if check_only or diff:
+        _repair_check(items, fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, diff=diff, quiet=quiet,
+                      options={"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls,
+                               "stub_text": stub_text, "on_invalid": on_invalid},
+                      writes=[flag for flag, given in (("-o", output is not None), ("--in-place", in_place), ("--backup", backup is not None),
+                                                       ("--report", report_path is not None)) if given])
+        return
+    missing: list[str] = []
     try:
-        plan = plan_jobs(items, output=output, in_place=in_place, to=to)
+        plan = plan_jobs(items, output=output, in_place=in_place, to=to, missing=missing)
         check_paths(plan, items, report_path, backup if in_place else None)
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
-    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls, "stub_text": stub_text,
-               "on_invalid": "error" if on_invalid == "fail" else "skip"}
+    options = {"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls,
+               "stub_text": stub_text, "on_invalid": on_invalid}
     if trailing_calls is None:
         del options["trailing_calls"]  # decided per input: see _repair.core_options
     _validate_core(profile, options)
+    _RUNNING.update(command="repair", output="in-place" if in_place else "files" if output not in (None, "-")
+                    else "stdout")
     with _spool_folder(report_path is not None) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
                             spool_dir=spool_dir, backup=backup)
-        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path)
+        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, missing=missing)
+
+
+def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_invalid: str, diff: bool,
+                  quiet: bool, options: dict[str, Any], writes: list[str]) -> None:
+    """``repair --check`` / ``--diff``: nothing is written (``_diff``)."""
+    from ._diff import run_compare
+    from ._files import Job, PlanError, expand_inputs
+    from ._repair import Settings
+
+    flag = "--diff" if diff else "--check"
+    if writes:
+        raise click.UsageError(f"{flag} writes nothing: drop {' and '.join(writes)}")
+    missing: list[str] = []
+    try:
+        found = [path for path, _, _ in expand_inputs(items, missing=missing)]
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
+    if options["trailing_calls"] is None:
+        del options["trailing_calls"]  # decided per input: see _repair.core_options
+    _validate_core(profile, options)
+    settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, options=options)
+    jobs = [Job(path, "<stdin>" if path == "-" else path, "-") for path in found]
+    _RUNNING.update(command="repair-check")
+    try:
+        status = run_compare(jobs, settings, diff=diff, quiet=quiet, missing=missing)
+    except BrokenPipeError:
+        raise _PipeClosed() from None
+    if status:
+        raise SystemExit(status)
 
 
 def _check_output_options(fmt: str, to: str, in_place: bool, backup: str | None, profile: Profile,
@@ -224,7 +339,7 @@ def _check_output_options(fmt: str, to: str, in_place: bool, backup: str | None,
         raise click.UsageError(f"--profile shapes chat messages for a provider; --to {to} repairs the session in its own "
                                "format. Give --to jsonl to write the provider's chat messages")
     if orphan_results == "keep_as_user":
-        raise click.UsageError(f"--orphan-results keep_as_user would write a result as user text; --to {to} keeps the "
+        raise click.UsageError(f"--orphan-results keep-as-user would write a result as user text; --to {to} keeps the "
                                "session's own lines (drop or error)")
     if trailing_calls == "drop":
         raise click.UsageError(f"--trailing-calls drop would edit the calls' lines; --to {to} answers them (stub) "
@@ -248,24 +363,29 @@ def _spool_folder(wanted: bool) -> Iterator[str | None]:
         yield path
 
 
-def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None) -> None:
+def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None,
+            missing: list[str]) -> None:
     from ._progress import make_tracker
-    from ._repair import run_jobs
+    from ._repair import FileResult, run_jobs
 
     start = time.perf_counter()
-    tracker = make_tracker(len(plan), quiet=quiet)
+    tracker = make_tracker(plan, quiet=quiet)
     with tracker:
         _DEFER_SIGNALS[0] = jobs > 1 and len(plan) > 1
         try:
-            results = run_jobs(plan, settings, tracker, jobs)
+            results = run_jobs(plan, settings, tracker, jobs) if plan else []
         except BrokenPipeError:
             raise _PipeClosed() from None
         finally:
             _DEFER_SIGNALS[0] = False
     elapsed = time.perf_counter() - start
+    results = [FileResult(path, "", error=_missing_text(path)) for path in missing] + results
     failed = [r for r in results if r.error]
     for r in failed:
         say(f"error: {r.error}", err=True)
+    for r in results:
+        if not r.error and not r.messages_in:
+            say(f"warning: {r.input}: no messages in it; its output is empty", err=True)
     if not quiet:
         for r in results:
             if not r.error:
@@ -280,15 +400,23 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
         raise SystemExit(1)
 
 
-def _need_stdin(items: list[str], no_input: str) -> None:
-    """Refuse to read stdin when it is closed, or when it is the terminal and stdin is the
-    only input (the user forgot the file: waiting for typed JSON would look like a hang)."""
+def _need_stdin(items: list[str], no_input: str, *, implicit: bool) -> None:
+    """Refuse to read stdin when it is closed, or when it is the terminal and no input was
+    given at all (the user forgot the file: waiting for typed JSON would look like a hang).
+    An explicit ``-`` on a terminal is read (pasted or typed), with a word on how to end it."""
     from ._streams import stdin_closed
 
     if "-" in items and stdin_closed():
         raise click.UsageError("stdin is closed: give a file or a folder, or pipe a session into it")
-    if items == ["-"] and sys.stdin.isatty():
-        raise click.UsageError(no_input)
+    if "-" in items and sys.stdin.isatty():
+        if implicit:
+            raise click.UsageError(no_input)
+        if sys.stderr.isatty():
+            say("reading <stdin> from the terminal: paste or type the history, then press Ctrl-D", err=True)
+
+
+def _missing_text(path: str) -> str:
+    return f"{path}: no such file or folder. Check the path"
 
 
 def _validate_core(profile: Profile, options: dict[str, Any]) -> None:
@@ -309,9 +437,9 @@ def _total_line(results: list[Any], elapsed: float) -> str:
     n_in = sum(r.messages_in for r in results)
     n_out = sum(r.messages_out for r in results)
     failed = sum(1 for r in results if r.error)
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no repairs"
-    files = f"{len(results)} file{'s' if len(results) != 1 else ''}" + (f" ({failed} failed)" if failed else "")
-    return f"total: {files}, {n_in} in, {n_out} out; {kinds}; {elapsed:.2f} s"
+    kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) or "no repairs"
+    files = f"{len(results):,} file{'s' if len(results) != 1 else ''}" + (f" ({failed:,} failed)" if failed else "")
+    return f"total: {files}, {n_in:,} in, {n_out:,} out; {kinds}; {elapsed:.2f} s"
 
 
 def _write_report(path: str, results: list[Any], elapsed: float) -> None:
@@ -379,49 +507,96 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
 # -- check ----------------------------------------------------------------------------------------
 
 
+def _codes(values: tuple[str, ...]) -> list[str]:
+    """``--select OA-1,MI --select tool`` -> ``["OA-1", "MI", "tool"]``."""
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
 @cli.command(context_settings=_CONTEXT, short_help="List what a provider would reject (exit 1 if anything).")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
 @click.option("--profile", default="default", show_default=True, type=_Profile(),
               help=f"Whose rules to check against ({', '.join(_profile_names())}, or a TOML/JSON file).")
+@click.option("--output-format", type=click.Choice(["text", "concise", "json", "github", "sarif"]), default="text",
+              show_default=True, help="text: a line per finding, root causes with their consequences under them; "
+                                      "concise: a line per problem; json: a list of findings; github: GitHub "
+                                      "Actions annotations; sarif: a SARIF 2.1.0 log.")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Report only these rule codes (comma-separated, repeatable): a rule (OA-1), a provider's "
+                   "rules (OA), a key (tool.unanswered_call) or a category (tool). Default: all.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Do not report these codes (same forms as --select).")
+@click.option("--purpose", type=click.Choice(["serving", "training"]), default=None,
+              help="training: fine-tuning data, which may end on the assistant (serving-only rules and calls "
+                   "left open at the end are not reported). Default: training for the fine-tuning formats "
+                   "(finetune, sharegpt), serving otherwise.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each code has, instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when violations are found (an unreadable input is "
+                                                "still exit 1).")
+@click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal and NO_COLOR "
+                                                       "is not set).")
 @click.option("--max-per-file", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Violations listed per file (all are counted).")
+              help="Problems listed per file (all are counted).")
 @click.option("--max-seen-ids", type=click.IntRange(min=1), default=DEFAULT_MAX_SEEN_IDS, show_default=True,
               help="Distinct call ids remembered per conversation to find an id reused across turns "
                    "(~100 bytes each). Past it the check is incomplete (exit 3).")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @_model_option
-def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int, max_seen_ids: int,
-          quiet: bool) -> None:
+def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: str, select: tuple[str, ...],
+          ignore: tuple[str, ...], purpose: str | None, statistics: bool, exit_zero: bool, color: bool | None,
+          max_per_file: int, max_seen_ids: int, quiet: bool) -> None:
     """List what a provider would reject, changing nothing: for each violation the file,
-    the line (JSONL) or message index, the rule and the provider's error text. Exit status
-    1 when there is any: a CI gate for stored histories and training data.
+    line and column, the message, the rule code and the provider's error text; a violation
+    that follows from another (a turn stored in pieces, a message between calls and their
+    results) is listed under its root cause. Exit status 1 when there is any: a CI gate for
+    stored histories and training data.
 
-    Exit status: 0 no violations; 1 violations, or an input could not be read; 2 usage
-    error; 3 no violations found, but the check is incomplete (a conversation had more
-    distinct call ids than --max-seen-ids: raise it to check every id for reuse).
+    check lists what a provider rejects. repair may still change more (it also normalizes
+    what no provider requires, such as "" next to calls): `chatnorm repair --check` says
+    whether it would change anything, `--diff` shows it.
+
+    Settings can live in pyproject.toml ([tool.chatnorm]: profile, select, ignore, purpose).
+
+    Exit status: 0 no violations (or --exit-zero); 1 violations, or an input could not be
+    read; 2 usage error; 3 no violations found, but the check is incomplete (a conversation
+    had more distinct call ids than --max-seen-ids: raise it to check every id for reuse).
 
     \b
     Examples:
       chatnorm check examples/split-turns.jsonl
-      chatnorm check --profile mistral sessions/
+      chatnorm check --profile mistral --purpose training train.jsonl
+      chatnorm check --output-format github --select OA,tool sessions/
+      chatnorm check --statistics sessions/
       chatnorm repair session.jsonl | chatnorm check -
     """
-    from ._check import run_check
+    from ._check import CheckSettings, run_check
     from ._files import PlanError, expand_inputs
+    from ._findings import Selection, SelectorError
+    from ._report_formats import make_output
 
-    items = list(inputs) or ["-"]
-    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it")
+    if statistics and output_format == "sarif":
+        raise click.UsageError("--statistics has no SARIF form: use --output-format text or json with it")
     try:
-        files = [path for path, _, _ in expand_inputs(items)]
+        selection = Selection(_codes(select), _codes(ignore))
+    except SelectorError as exc:
+        raise click.UsageError(str(exc)) from None
+    items = list(inputs) or ["-"]
+    _need_stdin(items, "no input: give a file or a folder, or pipe a session into it", implicit=not inputs)
+    missing: list[str] = []
+    try:
+        files = [path for path, _, _ in expand_inputs(items, missing=missing)]
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
-    if not files:
+    if not files and not missing:
         raise click.UsageError(f"no session files in {', '.join(items)}")
+    colour = color if color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    settings = CheckSettings(fmt=fmt, profile=profile, max_per_file=max_per_file, max_seen_ids=max_seen_ids,
+                             quiet=quiet, selection=selection, purpose=purpose, exit_zero=exit_zero,
+                             repair=click.get_current_context().meta.get("repair", "chatnorm repair"))
+    _RUNNING.update(command="check")
     try:
-        status = run_check(files, fmt=fmt, profile=profile, max_per_file=max_per_file, quiet=quiet,
-                           max_seen_ids=max_seen_ids)
+        status = run_check(files, settings, make_output(output_format, statistics=statistics, colour=colour),
+                           missing=missing)
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:
@@ -441,11 +616,15 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, max_per_file: int
               help="Columns of the side-by-side view (default: the terminal's, or 120).")
 @click.option("--max-chars", type=click.IntRange(min=20), default=400, show_default=True,
               help="Longer strings are shortened in the view (the repair itself never shortens).")
+@click.option("--pager/--no-pager", default=True, show_default=True,
+              help="On a terminal, show the view in a pager ($PAGER, else less).")
 @_model_option
 def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
-            color: bool | None, width: int | None, max_chars: int) -> None:
+            color: bool | None, width: int | None, max_chars: int, pager: bool) -> None:
     """Show what repair would change in INPUT, and why: per repair, the messages before
-    and after side by side. Nothing is written. Meant for one session (it is held in memory).
+    and after side by side, the lines that differ marked - and + (red and green on a
+    terminal). Nothing is written. Meant for one session (it is held in memory). On a
+    terminal the view goes through a pager ($PAGER, else less; --no-pager prints it).
 
     \b
     Examples:
@@ -454,14 +633,19 @@ def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailin
     """
     from ._explain import run_explain
 
-    _need_stdin([input], "no input: give a file, or pipe a session into it")
+    implicit = click.get_current_context().get_parameter_source("input") is click.core.ParameterSource.DEFAULT
+    _need_stdin([input], "no input: give a file, or pipe a session into it", implicit=implicit)
+    if input != "-" and not os.path.exists(input):
+        say(f"error: {_missing_text(input)}", err=True)
+        raise SystemExit(1)
     if input != "-" and not os.path.isfile(input):
-        raise click.UsageError(f"{input}: no such file")
-    options = {"orphan_results": orphan_results, "trailing_calls": trailing_calls or "stub", "stub_text": stub_text}
+        raise click.UsageError(f"{input}: is a folder; explain shows one session file")
+    options = {"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls or "stub",
+               "stub_text": stub_text}
     _validate_core(profile, options)
     try:
         status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
-                             max_chars=max_chars)
+                             max_chars=max_chars, pager=pager)
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:
@@ -543,6 +727,36 @@ def _stdout_failed(exc: OSError) -> int:
     return 1
 
 
+#: What the running command writes, for the words of an interrupted run: its name, and for
+#: repair where the output goes ("stdout", "files" or "in-place").
+_RUNNING: dict[str, str] = {}
+
+
+def _left_behind() -> str:
+    """What an interrupted run leaves behind, as it is: stdout may hold part of the output
+    (counted), output files are complete or absent (never half-written)."""
+    from ._streams import WRITTEN
+
+    command = _RUNNING.get("command")
+    if command == "check":
+        return "the check did not finish; the findings above are those of the files checked so far"
+    if command != "repair":
+        return "stopped"
+    lines, files = WRITTEN.stdout_lines, WRITTEN.files
+    if _RUNNING.get("output") == "stdout":
+        if not lines:
+            return "nothing was written to stdout"
+        return f"the output on stdout is incomplete ({lines:,} line{'s' if lines != 1 else ''} had been written)"
+    done = f"{files:,} file{'s' if files != 1 else ''}"
+    if _RUNNING.get("output") == "in-place":
+        if not files:
+            return "no input was changed (none was left half-written)"
+        return f"{done} had been replaced by their repair; the others are unchanged (none was left half-written)"
+    if not files:
+        return "no output file was written (none was left half-written)"
+    return f"{done} had been written; no output was left half-written"
+
+
 def _run(argv: list[str] | None) -> int:
     from ._repair import Interrupted
 
@@ -553,7 +767,7 @@ def _run(argv: list[str] | None) -> int:
 
         remove_live_temps()  # what a signal caught between a temp's creation and its owner
         signum = _SIGNAL[0] or signal.SIGINT
-        say(f"\ninterrupted ({signal.Signals(signum).name}): no output was left half-written", err=True)
+        say(f"\ninterrupted ({signal.Signals(signum).name}): {_left_behind()}", err=True)
         return 128 + signum
     except (BrokenPipeError, _PipeClosed):
         # The reader of our output went away (`| head`): it has what it wanted.

@@ -1,39 +1,60 @@
-"""The progress display: rich on stderr when stderr is a terminal, nothing otherwise.
+"""The progress line: one line on stderr when stderr is a terminal, nothing otherwise.
 
-Workers never touch rich. They bump plain counters on a :class:`Tracker` (ints, under the
-GIL; a torn read only makes one refresh a little stale) at their flush points, every few
-hundred messages; rich's own refresh thread redraws ten times a second from those counters.
-So the per-message path pays nothing for the display, and rich is imported only when a
-display is shown (it costs ~40 ms of start-up).
+Workers never draw. They bump plain counters on a :class:`Tracker` -- bytes and messages
+each time the reader reads (``_repair._Input``), so the count moves whatever stdout is (a
+file, a pipe, the terminal, /dev/null) -- and a drawing thread redraws the line eight times
+a second from those counters. The per-message path pays nothing for the display.
+
+What the line shows: bytes read of the run's total (known up front: the sizes of every
+input file, summed before the first is opened), messages read and their rate, files done,
+the time so far and, once the total is known and a little has been read, an estimate of
+the time left::
+
+    ━━━━━━━━━━━━━━━━───────── 52.5/58.4 MB  154,298 msgs  51,230/s  files 3/4  0:03 eta 0:01
+
+Sharing the terminal: everything this process writes to the terminal (stderr through
+:func:`~._text.say`, stdout when it is the terminal) first erases the line (:func:`clear`);
+the next tick draws it again below. Another process cannot be told to: when stdout is a
+pipe whose reader writes to this same terminal (``| head``, ``| less``, ``| grep x | head``),
+that output is the progress, and the line is not shown (:func:`_pipe_ends_on`, Linux; elsewhere
+the line is drawn with the cursor left at its start, so such output overwrites it rather than
+being glued after it). The line is erased at the end, and appears only after
+:data:`SHOW_AFTER` seconds, so short runs never flash it.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 import threading
 import time
 from typing import Any
 
-__all__ = ["Tracker", "make_tracker"]
+__all__ = ["Tracker", "make_tracker", "clear", "render_line", "SHOW_AFTER"]
+
+#: Seconds before the line first appears.
+SHOW_AFTER = 0.3
+#: Seconds between two redraws.
+REFRESH = 0.125
+
+_CLEAR = "\r\x1b[K"
 
 
 class Tracker:
-    """Counters the workers bump; the null display (piped stderr, ``--quiet``)."""
+    """Counters the workers bump; the null display (stderr not a terminal, ``--quiet``)."""
 
-    def __init__(self, files_total: int) -> None:
+    def __init__(self, files_total: int, bytes_total: int | None = None) -> None:
         self.files_total = files_total
         self.files_done = 0
         self.messages = 0
         self.bytes_read = 0
-        self.bytes_total = 0
+        #: The run's input size, or None when part of it is unknown (a pipe on stdin).
+        self.bytes_total = bytes_total
         self._lock = threading.Lock()
 
-    def add_bytes_total(self, n: int) -> None:
-        with self._lock:
-            self.bytes_total += n
-
     def advance(self, messages: int, nbytes: int) -> None:
-        """Called at flush points with the increments since the last call."""
+        """Called as the input is read, with the increments since the last call."""
         self.messages += messages
         self.bytes_read += nbytes
 
@@ -48,61 +69,200 @@ class Tracker:
         pass
 
 
-class _RichTracker(Tracker):
-    """The same counters, drawn by rich's refresh thread."""
+# The live line, if one is shown (one at a time: the CLI runs one command).
+_LIVE: list[_LineTracker] = []
 
-    def __init__(self, files_total: int) -> None:
-        super().__init__(files_total)
-        from rich.console import Console
-        from rich.text import Text
-        from rich.progress import BarColumn, DownloadColumn, Progress, ProgressColumn, TimeElapsedColumn
 
-        tracker = self
+def clear() -> None:
+    """Erase the progress line, if one is shown, before something else is written to the
+    terminal; it is drawn again at the next tick. Safe to call from any thread."""
+    for live in _LIVE:
+        live.clear()
 
-        class _Rate(ProgressColumn):
-            def render(self, task: Any) -> Any:
-                elapsed = max(time.perf_counter() - tracker._start, 1e-9)
-                return Text(f"{tracker.messages:,} msgs {tracker.messages / elapsed:,.0f}/s", style="cyan", no_wrap=True)
 
-        class _Files(ProgressColumn):
-            def render(self, task: Any) -> Any:
-                return Text(f"files {tracker.files_done}/{tracker.files_total}")
+class _LineTracker(Tracker):
+    """The same counters, drawn as one line by a thread of its own."""
 
-        self._start = time.perf_counter()
-        self._progress = Progress(
-            BarColumn(bar_width=12),
-            DownloadColumn(),
-            _Rate(),
-            _Files(),
-            TimeElapsedColumn(),
-            console=Console(file=sys.stderr),
-            transient=True,  # the summary line replaces it at the end
-            refresh_per_second=8,
-            get_time=time.perf_counter,
-        )
-        self._task = self._progress.add_task("repair", total=None)
-
-        # rich pulls values through the task; a getter thread pushes our counters into it.
+    def __init__(self, files_total: int, bytes_total: int | None, stream: Any) -> None:
+        super().__init__(files_total, bytes_total)
+        self._stream = stream
+        self._draw = threading.Lock()  # one writer of the terminal line at a time
+        self._shown = False
         self._stop = threading.Event()
+        self._start = time.perf_counter()
+        self._unicode = (getattr(stream, "encoding", "") or "").lower().replace("-", "") in ("utf8", "utf_8")
+        self._colour = not os.environ.get("NO_COLOR")
 
-    def _pump(self) -> None:
-        while not self._stop.wait(0.125):
-            self._progress.update(self._task, completed=self.bytes_read, total=self.bytes_total or None)
+    def _width(self) -> int:
+        try:
+            columns = os.get_terminal_size(self._stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            columns = 0
+        return (columns or 80) - 1  # never the last column: a full line would wrap
+
+    def _tick(self) -> None:
+        line = render_line(self, time.perf_counter() - self._start, self._width(), unicode=self._unicode,
+                           colour=self._colour)
+        with self._draw:
+            if self._stop.is_set():
+                return
+            try:
+                self._stream.write(f"\r{line}\x1b[K\r")
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._stop.set()  # the terminal went away: nothing more to draw on
+                return
+            self._shown = True
+
+    def clear(self) -> None:
+        with self._draw:
+            if self._shown:
+                self._shown = False
+                try:
+                    self._stream.write(_CLEAR)
+                    self._stream.flush()
+                except (OSError, ValueError):
+                    pass
+
+    def _run(self) -> None:
+        if self._stop.wait(SHOW_AFTER):
+            return
+        # Decided now, not at start: the other processes of the pipeline are set up by then.
+        if _pipe_ends_on(self._stream):
+            return
+        while not self._stop.is_set():
+            self._tick()
+            self._stop.wait(REFRESH)
 
     def __enter__(self) -> Tracker:
-        self._progress.start()
-        self._thread = threading.Thread(target=self._pump, name="normalizer-progress", daemon=True)
+        _LIVE.append(self)
+        self._thread = threading.Thread(target=self._run, name="normalizer-progress", daemon=True)
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self._progress.stop()
+        self.clear()
+        _LIVE.remove(self)
 
 
-def make_tracker(files_total: int, *, quiet: bool) -> Tracker:
-    """A live display when stderr is a terminal and not ``--quiet``; else only counters."""
-    if quiet or not sys.stderr.isatty():
-        return Tracker(files_total)
-    return _RichTracker(files_total)
+def _pipe_ends_on(terminal: Any, hops: int = 8) -> bool:
+    """Whether stdout is a pipe whose reader -- or the reader of that reader's pipe, and so
+    on down the pipeline -- writes to ``terminal``. Linux only (it reads /proc: the readers
+    are the processes of our process group whose stdin is the pipe); False elsewhere, or
+    when anything cannot be read."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        tty = os.fstat(terminal.fileno()).st_rdev
+        pipe = os.fstat(sys.stdout.fileno())
+        group, me = os.getpgrp(), os.getpid()
+        members = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group:  # after the name: state, ppid, pgrp
+                members.append(entry)
+    except (OSError, ValueError, AttributeError, IndexError):
+        return False
+    for _ in range(hops):
+        if not stat.S_ISFIFO(pipe.st_mode):
+            return False
+        for pid in members:
+            try:
+                given = os.stat(f"/proc/{pid}/fd/0")
+                if (given.st_dev, given.st_ino) != (pipe.st_dev, pipe.st_ino):
+                    continue
+                output = os.stat(f"/proc/{pid}/fd/1")  # not 2: every stderr is the terminal
+            except OSError:
+                continue
+            if stat.S_ISCHR(output.st_mode) and output.st_rdev == tty:
+                return True
+            pipe = output
+            break
+        else:
+            return False
+    return False
+
+
+def _size(n: float) -> tuple[float, str]:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return n, unit
+        n /= 1000
+    return n, "TB"  # pragma: no cover - the loop returns at GB
+
+
+def _amount(done: int, total: int | None) -> str:
+    """``52.5/58.4 MB`` (both in the total's unit), or ``12.3 MB`` with no total."""
+    if total is None:
+        value, unit = _size(done)
+        return f"{done:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+    scaled, unit = _size(total)
+    if unit == "bytes":
+        return f"{done:,}/{total:,} bytes"
+    factor = total / scaled
+    return f"{done / factor:.1f}/{scaled:.1f} {unit}"
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def render_line(tracker: Tracker, elapsed: float, width: int, *, unicode: bool = True, colour: bool = False) -> str:
+    """The progress line for ``tracker``'s counters after ``elapsed`` seconds, at most
+    ``width`` characters (colour codes not counted)."""
+    total = tracker.bytes_total
+    done = tracker.bytes_read if total is None else min(tracker.bytes_read, total)
+    parts: list[tuple[str, str]] = []  # (text, ANSI style)
+    if total:
+        cells = 20
+        filled = cells * done // total
+        full, empty = ("━", "─") if unicode else ("#", "-")
+        parts.append((full * filled, "36"))
+        parts.append((empty * (cells - filled) + " ", "2"))
+    parts.append((_amount(done, total), ""))
+    rate = tracker.messages / elapsed if elapsed > 0 else 0.0
+    parts.append((f"  {tracker.messages:,} msgs", "1"))
+    parts.append((f"  {rate:,.0f}/s", ""))
+    if tracker.files_total > 1:
+        parts.append((f"  files {tracker.files_done:,}/{tracker.files_total:,}", ""))
+    parts.append((f"  {_clock(elapsed)}", "2"))
+    if total and 0 < done < total and elapsed >= 1:
+        parts.append((f" eta {_clock(elapsed * (total - done) / done)}", "2"))
+    out: list[str] = []
+    room = width
+    for text, style in parts:
+        if room <= 0:
+            break
+        text = text[:room]
+        room -= len(text)
+        out.append(f"\x1b[{style}m{text}\x1b[0m" if colour and style and text else text)
+    return "".join(out)
+
+
+def _input_size(path: str) -> int | None:
+    """Bytes in an input, or None when unknown (stdin from a pipe or a terminal)."""
+    try:
+        st = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def make_tracker(jobs: list[Any], *, quiet: bool) -> Tracker:
+    """A live line when stderr is a terminal and not ``--quiet``; else only counters.
+    The run's byte total is summed here, before any file is opened."""
+    sizes = [_input_size(job.input) for job in jobs]
+    total = None if any(size is None for size in sizes) else sum(size or 0 for size in sizes)
+    if quiet or not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+        return Tracker(len(jobs), total)
+    return _LineTracker(len(jobs), total, sys.stderr)

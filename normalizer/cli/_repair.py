@@ -41,6 +41,8 @@ import orjson
 
 from ._files import Job, keep_backup, open_output
 from ._progress import Tracker
+from ._progress import clear as clear_progress
+from ._streams import WRITTEN
 from ._text import error_text
 from .._core import Normalizer
 from .._errors import InputError, UsageError
@@ -101,8 +103,8 @@ class FileResult:
     spool: str | None = None
 
     def summary(self) -> str:
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        return f"{self.messages_in} in, {self.messages_out} out; " + (kinds or "no repairs")
+        kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(self.counts.items()))
+        return f"{self.messages_in:,} in, {self.messages_out:,} out; " + (kinds or "no repairs")
 
 
 class _Input:
@@ -116,6 +118,8 @@ class _Input:
         self._before = before_read
         self._read1 = getattr(raw, "read1", raw.read)
         self._again = b""  # bytes read ahead (to tell the format) and given back
+        #: Called after each read: the progress counters move as the input is read.
+        self.after_read: Callable[[], None] | None = None
 
     def read(self, n: int = -1) -> bytes:
         if self._again:
@@ -123,9 +127,13 @@ class _Input:
             self.bytes += len(again)
             return again
         if self._before is not None:
+            if self.after_read is not None:
+                self.after_read()  # the messages of the last read, before a write that may block
             self._before()
         data: bytes = self._read1(n if n > 0 else 1 << 20)
         self.bytes += len(data)
+        if self.after_read is not None:
+            self.after_read()
         return data
 
     def readable(self) -> bool:
@@ -159,12 +167,18 @@ class _Output:
     def __init__(self, dest: Any) -> None:
         self.dest = dest
         self.buf = bytearray()
+        self.stdout = dest is sys.stdout.buffer
+        self.terminal = self.stdout and sys.stdout.isatty()  # shared with the progress line
 
     def drain(self) -> None:
         if self.buf:
+            if self.terminal:
+                clear_progress()
             self.dest.write(self.buf)
+            if self.stdout:
+                WRITTEN.stdout_lines += self.buf.count(b"\n")
             self.buf.clear()
-            if self.dest is sys.stdout.buffer:
+            if self.stdout:
                 self.dest.flush()
 
 
@@ -190,7 +204,6 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
         else:
             try:
                 raw_in = open(job.input, "rb")  # noqa: SIM115 - closed in finally
-                tracker.add_bytes_total(os.fstat(raw_in.fileno()).st_size)
             except OSError as exc:
                 result.error = f"{job.name}: cannot read: {exc.strerror}. Check the path and its permissions"
                 return result
@@ -213,6 +226,7 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
                 if job.in_place and settings.backup is not None:
                     keep_backup(job.output, settings.backup)
                 atomic.commit()
+                WRITTEN.files += 1
             elif job.output == "-":
                 sys.stdout.buffer.flush()
         except InputError as exc:
@@ -333,14 +347,20 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
     done = [0, 0]  # messages and bytes already counted by the tracker
     core: Normalizer | None = None
 
-    def flush_point() -> None:
-        # Every FLUSH_BYTES of output: write, update the counters, honour a stop request.
-        out.drain()
+    def count() -> None:
+        # After every read (src.after_read) and at flush points: the progress counters.
         n = result.messages_in + (core.report.messages_in if core is not None else 0)
         tracker.advance(n - done[0], src.bytes - done[1])
         done[0], done[1] = n, src.bytes
+
+    def flush_point() -> None:
+        # Every FLUSH_BYTES of output: write, update the counters, honour a stop request.
+        out.drain()
+        count()
         if STOP.is_set():
             raise Interrupted(0)
+
+    src.after_read = count
 
     for conv in conversations:
         if encoder is None:

@@ -18,6 +18,7 @@ import re
 import click
 
 from .._errors import InputError
+from ._progress import clear as clear_progress
 
 __all__ = ["printable", "say", "error_text"]
 
@@ -37,22 +38,16 @@ def printable(text: str) -> str:
 
 
 def say(text: str, *, err: bool = False) -> None:
-    """Print one line of human text (to stderr with ``err``), made :func:`printable`."""
+    """Print one line of human text (to stderr with ``err``), made :func:`printable`; the
+    progress line, if one is shown, is erased first (it is drawn again below)."""
+    clear_progress()
     click.echo(printable(text), err=err)
 
 
 def error_text(exc: BaseException) -> str:
     """An error as the command line says it. Bad input reads ``FILE:LINE:COL: message N:
     what. What to do`` (the parts known): the compilers' form, which editors and grep read,
-    and the form of ``check``'s findings."""
-    if not isinstance(exc, InputError):
-        return str(exc)
-    where = []
-    if exc.source is not None:
-        where.append(exc.source)
-        if exc.line is not None:
-            where[-1] += f":{exc.line}" + (f":{exc.column}" if exc.column is not None else "")
-    if exc.index is not None:
-        where.append(f"message {exc.index}")
-    text = ": ".join([*(where or ["input"]), exc.what])
-    return f"{text}. {exc.hint}" if exc.hint else text
+    and the form of ``check``'s findings. (``InputError`` renders itself so, in Python too.)"""
+    if isinstance(exc, InputError):
+        return exc._render()  # current even if a field was set after it was raised
+    return str(exc)

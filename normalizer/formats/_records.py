@@ -656,7 +656,7 @@ def _doc_error(exc: Exception, source: str, walker: DocWalker, where: dict[str, 
     text = str(exc)
     if isinstance(exc, ijson.IncompleteJSONError) and ("premature EOF" in text or "incomplete" in text.lower()):
         return InputError(
-            f"the JSON document ends too early (after record {walker.index}): {text}",
+            f"the JSON document ends too early (after record {walker.index})",
             source=source,
             **where,
             hint="The file looks truncated; repair or re-export it, or convert it to JSONL",
@@ -670,8 +670,20 @@ def _doc_error(exc: Exception, source: str, walker: DocWalker, where: dict[str, 
             hint="Session files are UTF-8; re-encode the file",
         )
     return InputError(
-        f"not valid JSON (after record {walker.index}): {text.strip()}", source=source, **where, hint="Check the file is one JSON array or object"
+        f"not valid JSON (after record {walker.index}): {_parser_reason(text)}", source=source, **where,
+        hint="Check the file is one JSON array or object"
     )
+
+
+def _parser_reason(text: str) -> str:
+    """What the JSON parser (yajl, through ijson) found wrong, without its own framing: its
+    first line only (the rest is a copy of the input with a ``(right here) ------^`` marker,
+    which our FILE:LINE:COLUMN replaces), minus the ``parse error:`` prefix."""
+    first = text.strip().splitlines()[0].strip() if text.strip() else "the parser gave no reason"
+    for prefix in ("parse error:", "lexical error:"):
+        if first.startswith(prefix):
+            first = first[len(prefix):].strip()
+    return first.rstrip(".")
 
 
 def _bad_utf8(piece: bytes) -> int | None:

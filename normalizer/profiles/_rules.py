@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Rule", "RULES", "KEYS", "render"]
+__all__ = ["Rule", "RULES", "KEYS", "SERVING_ONLY_KEYS", "render"]
 
 class Rule(BaseModel):
     """One provider error, as data."""
@@ -41,6 +41,9 @@ class Rule(BaseModel):
     """Only messages of these roles (None: any role the key applies to)."""
     native_index: bool = False
     """``{i}`` counts only non-system messages (Anthropic/Bedrock/Gemini converters)."""
+    fixable: bool = True
+    """``repair`` with the same profile removes every violation of it (each rule's case in
+    tests/profiles/test_check.py shows it: ``check(repair(x)) == []``)."""
 
 
 # The keys the checker detects (and the stage repairs). One line each; the profile docs
@@ -86,6 +89,13 @@ KEYS: dict[str, str] = {
     "fields.role_specific": "tool_calls only on assistant messages",
     "fields.unknown": "no message or call field the provider does not know (source-format metadata...)",
 }
+
+
+#: Keys that hold for a request served now, not for a training example: a fine-tuning
+#: example ends on the assistant turn the model learns (or on the call it learns to make),
+#: which a serving API refuses as the last message. ``chatnorm check --purpose training``
+#: (the default for fine-tuning formats) leaves them out, with calls left open at the end.
+SERVING_ONLY_KEYS: frozenset[str] = frozenset({"role.last_user_or_tool", "content.final_assistant_trailing_ws"})
 
 
 def _rule(id: str, keys: str | tuple[str, ...], provider: str, text: str, source: str, **kw: Any) -> Rule:

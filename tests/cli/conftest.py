@@ -29,6 +29,21 @@ def run(*args: Any, input: bytes | None = None, cwd: Path | None = None, timeout
     )
 
 
+def read_pty(master: int) -> bytes:
+    """Everything written to a pseudo-terminal, until its other side is closed; closes ``master``."""
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the slave side is closed (EIO)
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return seen
+
+
 def jsonl(data: bytes) -> list[Any]:
     return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 

@@ -77,9 +77,9 @@ def test_file_names_with_escapes_and_markup_in_summaries_and_errors(tmp_path: Pa
     assert err.splitlines()[0].startswith(f"error: bad{shown}:1:2: not JSON")
 
     missing = run("check", f"missing{name}", cwd=tmp_path)
-    assert missing.returncode == 2
+    assert missing.returncode == 1
     assert_clean(missing.stderr.decode())
-    assert missing.stderr.decode().splitlines()[-1] == f"Error: missing{shown}: no such file or folder"
+    assert missing.stderr.decode().splitlines()[0] == f"error: missing{shown}: no such file or folder. Check the path"
 
 
 @pytest.mark.parametrize("colour", ["--no-color", "--color"])

@@ -1,0 +1,273 @@
+"""``chatnorm repair --check`` and ``--diff``: would the repair change anything, and what.
+
+The question ``ruff format --check`` answers, for chat histories. Each input is read and
+repaired as ``repair`` would, nothing is written, and two streams of lines are compared:
+the messages read, and the messages the repair writes, both encoded by the output format's
+encoder (chat JSONL: a message per line; fine-tuning JSONL: a conversation per line). So a
+difference is a change of the data, never of its spacing, and a session format read into
+chat messages (Codex, Claude Code...) is compared as those messages. A line left out by
+``--on-invalid skip`` counts as a change (the reader drops it before either side).
+
+``--diff`` prints a unified diff (``--- FILE`` / ``+++ FILE (repaired)``, hunks with three
+lines of context, the line numbers those of the encoded lines). It streams: equal lines are
+let go as soon as they are compared, and the lines in between two changes are compared in
+windows (:class:`_Differ`), so memory stays about a window's worth of lines, whatever the
+input's size. ``--check`` stops reading a file at its first difference.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._files import Job
+from ._repair import _ONE_CONVERSATION, Settings, _locate, core_options
+from ._streams import WRITTEN
+from ._text import error_text, printable, say
+from .._core import Normalizer
+from .._errors import InputError
+from .._report import Report
+from ..formats import ENCODERS, FORMATS, read_conversations
+
+__all__ = ["CompareResult", "compare_file", "run_compare"]
+
+#: Lines of context around a change (as diff -u).
+CONTEXT = 3
+#: Lines held (both sides together) before the ones compared are settled; tried again
+#: every WINDOW more lines while no cut is found.
+WINDOW = 256
+#: Past this, a window is settled even in the middle of a change (a file that differs
+#: everywhere); a hunk may then be split in two, never lost.
+HARD_WINDOW = 1024
+
+
+class _Changed(Exception):
+    """--check: the first difference is enough."""
+
+
+class _Lines:
+    """Encoded bytes in, complete lines out."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.lines: list[bytes] = []
+
+    def add(self, data: bytes) -> None:
+        if data:
+            *complete, self.pending = (self.pending + data).split(b"\n")
+            self.lines.extend(complete)
+
+    def close(self) -> None:
+        if self.pending:
+            self.lines.append(self.pending)
+            self.pending = b""
+
+
+def _range(start: int, length: int) -> str:
+    # diff -u's ranges (difflib._format_range_unified): 1-based start, length omitted when 1.
+    begin = start + 1
+    if length == 1:
+        return f"{begin}"
+    if not length:
+        begin -= 1
+    return f"{begin},{length}"
+
+
+class _Differ:
+    """A unified diff of two line streams, settled window by window (see the module docstring)."""
+
+    def __init__(self, name: str, write: Callable[[str], None] | None) -> None:
+        self.name = name
+        self.write = write  # None: --check (stop at the first difference)
+        self.a = _Lines()
+        self.b = _Lines()
+        self.a0 = 0  # global line number of a.lines[0]
+        self.b0 = 0
+        self.changed = False
+        self._header = False
+        self._next = WINDOW  # held lines at which to try to settle next
+
+    def step(self) -> None:
+        self._trim()
+        held = len(self.a.lines) + len(self.b.lines)
+        if held > self._next:
+            self._settle(final=False)
+            held = len(self.a.lines) + len(self.b.lines)
+            self._next = held + WINDOW
+
+    def close(self) -> None:
+        self.a.close()
+        self.b.close()
+        self._trim()
+        self._settle(final=True)
+
+    def _trim(self) -> None:
+        # Equal lines at the head are done with, but for the context a later change needs.
+        a, b = self.a.lines, self.b.lines
+        n = min(len(a), len(b))
+        same = 0
+        while same < n and a[same] == b[same]:
+            same += 1
+        drop = same - CONTEXT
+        if drop > 0:
+            del a[:drop], b[:drop]
+            self.a0 += drop
+            self.b0 += drop
+
+    def _settle(self, *, final: bool) -> None:
+        a, b = self.a.lines, self.b.lines
+        if final:
+            cut_a, cut_b = len(a), len(b)
+        else:
+            cut = None
+            for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+                if tag == "equal" and i2 - i1 > 2 * CONTEXT:
+                    cut = (i1 + CONTEXT, j1 + CONTEXT)  # no hunk reaches across an equal run this long
+            if cut is None:
+                if len(a) + len(b) <= HARD_WINDOW:
+                    return  # wait for the change to end
+                cut = (len(a), len(b))
+            cut_a, cut_b = cut
+        left = [line.decode("utf-8", "replace") for line in a[:cut_a]]
+        right = [line.decode("utf-8", "replace") for line in b[:cut_b]]
+        for group in difflib.SequenceMatcher(None, left, right, autojunk=False).get_grouped_opcodes(CONTEXT):
+            self.changed = True
+            if self.write is None:
+                raise _Changed()
+            self._hunk(group, left, right)
+        del a[:cut_a], b[:cut_b]
+        self.a0 += cut_a
+        self.b0 += cut_b
+
+    def _hunk(self, group: list[tuple[str, int, int, int, int]], left: list[str], right: list[str]) -> None:
+        assert self.write is not None
+        out: list[str] = []
+        if not self._header:
+            out += [f"--- {self.name}", f"+++ {self.name} (repaired)"]
+            self._header = True
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(self.a0 + first[1], last[2] - first[1])} "
+                   f"+{_range(self.b0 + first[3], last[4] - first[3])} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in left[i1:i2]]
+                continue
+            out += ["-" + line for line in left[i1:i2]]
+            out += ["+" + line for line in right[j1:j2]]
+        self.write("\n".join(out) + "\n")
+
+
+@dataclass
+class CompareResult:
+    name: str
+    changed: bool = False
+    error: str | None = None
+
+
+def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | None) -> CompareResult:
+    """Repair one input in memory-bounded passes and compare (see the module docstring)."""
+    result = CompareResult(job.name)
+    differ = _Differ(job.name, write)
+    reader_report = Report(max_records=0)
+    try:
+        source: Any = sys.stdin.buffer if job.input == "-" else job.input
+        conversations = read_conversations(source, settings.fmt, report=reader_report,
+                                           on_invalid=settings.on_invalid)  # type: ignore[arg-type]
+        before = after = None
+        multi = False
+        core: Normalizer | None = None
+        for conv in conversations:
+            if after is None:
+                multi = bool(getattr(FORMATS.get(conversations.format or ""), "multi", False))
+                kind = settings.to if settings.to != "auto" else ("finetune" if multi else "jsonl")
+                after, before = ENCODERS[kind](), ENCODERS[kind]()
+                differ.a.add(before.start())
+                differ.b.add(after.start())
+            elif not after.multi:
+                raise InputError(
+                    f"this file holds several conversations, and {_ONE_CONVERSATION[after.name]} holds one",
+                    source=job.name, line=conv.line, hint="Compare one conversation per line with --to finetune",
+                )
+            assert before is not None
+            core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0)
+            differ.a.add(before.begin(conv.extra))
+            differ.b.add(after.begin(conv.extra))
+            try:
+                for m in conv.messages:
+                    differ.a.add(before.message(m))
+                    for repaired in core.feed(m):
+                        differ.b.add(after.message(repaired))
+                    differ.step()
+                for repaired in core.close():
+                    differ.b.add(after.message(repaired))
+            except InputError as exc:
+                _locate(exc, job, conversations, core, multi)
+                raise
+            differ.a.add(before.end())
+            differ.b.add(after.end())
+        if after is not None and before is not None:
+            differ.a.add(before.finish())
+            differ.b.add(after.finish())
+        differ.close()
+        result.changed = differ.changed or bool(reader_report.counts.get("skip_invalid"))
+    except _Changed:
+        result.changed = True
+    except InputError as exc:
+        if exc.source is None or exc.source in ("<input>", "<stream>"):
+            exc.located(source=job.name)
+        result.error = error_text(exc)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        result.error = f"{job.name}: cannot read: {exc.strerror or exc}. Check the path and its permissions"
+    return result
+
+
+_COLOURS = {"---": "1", "+++": "1", "@@": "36", "-": "31", "+": "32"}
+
+
+def _coloured(line: str, colour: bool) -> str:
+    """A diff line for a terminal: escaped (``printable``), in git's colours."""
+    shown = printable(line)
+    for mark, code in _COLOURS.items():
+        if colour and line.startswith(mark):
+            return f"\x1b[{code}m{shown}\x1b[0m\n"
+    return shown + "\n"
+
+
+def run_compare(jobs: list[Job], settings: Settings, *, diff: bool, quiet: bool, missing: list[str]) -> int:
+    """``repair --check`` / ``--diff`` over every input; the exit status (1: something would
+    change, or an input failed)."""
+
+    terminal = sys.stdout.isatty()  # a person reads it: data escaped, colour unless NO_COLOR
+    colour = terminal and not os.environ.get("NO_COLOR")
+
+    def write(text: str) -> None:
+        if terminal:
+            text = "".join(_coloured(line, colour) for line in text.splitlines())
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        WRITTEN.stdout_lines += text.count("\n")
+
+    results = [CompareResult(path, error=f"{path}: no such file or folder. Check the path") for path in missing]
+    for job in jobs:
+        result = compare_file(job, settings, write if diff else None)
+        if result.changed and not diff:
+            say(f"would repair: {job.name}")
+        results.append(result)
+    failed = [r for r in results if r.error]
+    for r in failed:
+        say(f"error: {r.error}", err=True)
+    changed = sum(r.changed for r in results)
+    clean = len(results) - changed - len(failed)
+    if not quiet:
+        text = (f"{changed:,} file{'s' if changed != 1 else ''} would be repaired, "
+                f"{clean:,} file{'s' if clean != 1 else ''} already clean")
+        if failed:
+            text += f", {len(failed):,} could not be read"
+        say(text + f" [profile {settings.profile.name}]", err=True)
+    return 1 if changed or failed else 0

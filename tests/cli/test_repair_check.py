@@ -1,0 +1,158 @@
+"""``chatnorm repair --check`` and ``--diff``: ruff format's way to ask "would this change
+anything?" in CI. Nothing is written; exit 1 when something would change."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+
+from tests.cli.conftest import EXAMPLE, SAMPLES, big_session, needs_samples, run, write_jsonl
+
+E = str(EXAMPLE)
+
+
+def lines(data: bytes) -> list[str]:
+    return data.decode().splitlines()
+
+
+def test_check_exits_1_on_the_example_and_0_on_its_repair(tmp_path: Path):
+    result = run("repair", "--check", EXAMPLE)
+    assert result.returncode == 1
+    assert lines(result.stdout) == [f"would repair: {E}"]
+    assert lines(result.stderr) == ["1 file would be repaired, 0 files already clean [profile default]"]
+    fixed = tmp_path / "fixed.jsonl"
+    assert run("repair", EXAMPLE, "-o", fixed).returncode == 0
+    clean = run("repair", "--check", fixed)
+    assert (clean.returncode, clean.stdout) == (0, b"")
+    assert lines(clean.stderr) == ["0 files would be repaired, 1 file already clean [profile default]"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fixed.jsonl"]  # nothing written
+
+
+def test_diff_is_a_unified_diff_of_the_messages():
+    result = run("repair", "--diff", EXAMPLE)
+    assert result.returncode == 1
+    source = [orjson.dumps(orjson.loads(line)).decode() for line in EXAMPLE.read_bytes().splitlines()]
+    fixed = lines(run("repair", "-q", EXAMPLE).stdout)
+    assert lines(result.stdout) == [
+        f"--- {E}",
+        f"+++ {E} (repaired)",
+        "@@ -1,12 +1,10 @@",
+        " " + source[0],
+        " " + source[1],
+        "-" + source[2],
+        "-" + source[3],
+        "-" + source[4],
+        "+" + fixed[2],
+        "+" + fixed[3],
+        "+" + fixed[4],
+        " " + source[5],
+        "-" + source[6],
+        "-" + source[7],
+        "-" + source[8],
+        "-" + source[9],
+        "+" + fixed[6],
+        "+" + fixed[7],
+        " " + source[10],
+        " " + source[11],
+    ]
+    assert fixed[2] == ('{"role":"assistant","content":"Let me look at the files first.","tool_calls":[{"id":"call_ls",'
+                        '"type":"function","function":{"name":"shell","arguments":"{\\"cmd\\": \\"ls\\"}"}},'
+                        '{"id":"call_cat","type":"function","function":{"name":"read_file","arguments":'
+                        '"{\\"path\\": \\"README.md\\"}"}}]}')
+    assert lines(result.stderr) == ["1 file would be repaired, 0 files already clean [profile default]"]
+
+
+def test_diff_compares_data_not_spacing(tmp_path: Path):
+    """The input is JSONL with spaces after colons; a clean history has no diff at all."""
+    path = tmp_path / "spaced.jsonl"
+    path.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant",   "content": "hello"}\n')
+    result = run("repair", "--diff", path)
+    assert (result.returncode, result.stdout) == (0, b"")
+
+
+def apply(diff: list[str], source: list[str]) -> list[str]:
+    """Apply a unified diff (as printed) to ``source``: what ``patch`` does, checked as it goes."""
+    out: list[str] = []
+    at = 0
+    i = 2
+    assert diff[0].startswith("--- ") and diff[1].startswith("+++ ")
+    while i < len(diff):
+        m = re.fullmatch(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", diff[i])
+        assert m, diff[i]
+        start = int(m.group(1)) - (1 if m.group(2) != "0" else 0)
+        out += source[at:start]
+        at = start
+        i += 1
+        while i < len(diff) and not diff[i].startswith("@@"):
+            tag, line = diff[i][0], diff[i][1:]
+            if tag in " -":
+                assert source[at] == line, (at, line)
+                at += 1
+            if tag in " +":
+                out.append(line)
+            i += 1
+    return out + source[at:]
+
+
+def test_a_long_diff_is_settled_window_by_window_and_still_exact(tmp_path: Path):
+    """5,000 turns, each with a change: the diff is made in windows of a few hundred lines;
+    applied to the input, it gives exactly the repaired output."""
+    path = big_session(tmp_path / "big.jsonl", 5_000)
+    result = run("repair", "--diff", "-q", path)
+    assert result.returncode == 1
+    diff = lines(result.stdout)
+    assert len([line for line in diff if line.startswith("@@")]) > 10
+    assert apply(diff, lines(path.read_bytes())) == lines(run("repair", "-q", path).stdout)
+
+
+def test_several_files_a_missing_one_and_a_broken_one(tmp_path: Path):
+    fixed = tmp_path / "fixed.jsonl"
+    fixed.write_bytes(run("repair", "-q", EXAMPLE).stdout)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "robot"}\n')
+    result = run("repair", "--check", EXAMPLE, fixed, broken, tmp_path / "gone.jsonl")
+    assert result.returncode == 1
+    assert lines(result.stdout) == [f"would repair: {E}"]
+    assert lines(result.stderr) == [
+        f"error: {tmp_path / 'gone.jsonl'}: no such file or folder. Check the path",
+        f"error: {broken}:2:1: message 1: unknown role 'robot'. Expected one of system, developer, user, assistant, tool",
+        "1 file would be repaired, 1 file already clean, 2 could not be read [profile default]",
+    ]
+
+
+def test_check_follows_the_profile_and_options():
+    result = run("repair", "--check", "--profile", "mistral", "-", input=run("repair", "-q", EXAMPLE).stdout)
+    assert result.returncode == 1  # repaired for the default profile is not repaired for Mistral
+    assert lines(result.stdout) == ["would repair: <stdin>"]
+    again = run("repair", "-q", "--profile", "mistral", EXAMPLE).stdout
+    assert run("repair", "--check", "--profile", "mistral", "-", input=again).returncode == 0
+
+
+def test_a_skipped_line_is_a_change(tmp_path: Path):
+    path = write_jsonl(tmp_path / "s.jsonl", [{"role": "user", "content": "hi"}, {"role": "robot"},
+                                              {"role": "assistant", "content": "yo"}])
+    assert run("repair", "--check", "--on-invalid", "skip", path).returncode == 1
+
+
+def test_check_and_diff_write_nothing(tmp_path: Path):
+    for flag in ("--check", "--diff"):
+        for extra, named in ((["-o", str(tmp_path / "out.jsonl")], "-o"), (["--in-place"], "--in-place"),
+                             (["--report", str(tmp_path / "r.json")], "--report")):
+            result = run("repair", flag, *extra, EXAMPLE)
+            assert result.returncode == 2
+            assert lines(result.stderr)[-1] == f"Error: {flag} writes nothing: drop {named}"
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_samples
+def test_the_hermes_session_check_passes_and_repair_check_does_not():
+    """The default profile accepts "" next to calls (check: no violations); the repair still
+    normalizes it to null (15 changes): --check says so, --diff shows each."""
+    sample = SAMPLES / "hermes" / "session_20260420_134110_b27c28.json"
+    assert run("check", sample).returncode == 0
+    assert run("repair", "--check", sample).returncode == 1
+    diff = lines(run("repair", "--diff", sample).stdout)
+    assert len([line for line in diff if line.startswith("+")]) == 1 + 15
+    assert all('"content":null' in line for line in diff if line.startswith("+{"))
