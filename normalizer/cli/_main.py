@@ -215,8 +215,8 @@ def _spool_folder(wanted: bool) -> Iterator[str | None]:
 
 
 def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None) -> None:
+    from ._jobs import run_jobs
     from ._progress import make_tracker
-    from ._repair import run_jobs
 
     start = time.perf_counter()
     tracker = make_tracker(len(plan), quiet=quiet)
@@ -282,45 +282,15 @@ def _total_line(results: list[Any], elapsed: float) -> str:
 
 def _write_report(path: str, results: list[Any], elapsed: float) -> None:
     """The JSON report, streamed from each file's record spool (records are never all in
-    memory). One document: per file its counts and records, then the totals."""
+    memory). One document: per file its counts and records, then the totals
+    (``_report.report_chunks``, the one merger every way of running uses)."""
     from ._files import open_output
-
-    counts: dict[str, int] = {}
-    for r in results:
-        for k, v in r.counts.items():
-            counts[k] = counts.get(k, 0) + v
-
-    def chunks() -> Any:
-        yield b'{"files":['
-        for i, r in enumerate(results):
-            head = {
-                "input": r.input, "output": r.output, "format": r.format, "error": r.error,
-                "conversations": r.conversations, "messages_in": r.messages_in,
-                "messages_out": r.messages_out, "counts": dict(sorted(r.counts.items())),
-                "seconds": round(r.seconds, 6),
-            }
-            yield (b",\n" if i else b"\n") + orjson.dumps(head)[:-1] + b',"records":['
-            if r.spool is not None:
-                with open(r.spool, "rb") as spool:  # one spool open at a time
-                    first = True
-                    for line in spool:
-                        yield (b"" if first else b",") + b"\n" + line.rstrip(b"\n")
-                        first = False
-                os.unlink(r.spool)
-            yield b"]}"
-        tail = {
-            "messages_in": sum(r.messages_in for r in results),
-            "messages_out": sum(r.messages_out for r in results),
-            "counts": dict(sorted(counts.items())),
-            "failed": [r.input for r in results if r.error],
-            "seconds": round(elapsed, 6),
-        }
-        yield b"\n]," + orjson.dumps(tail)[1:] + b"\n"
+    from ._report import report_chunks
 
     if path == "-":
         stream = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
         try:
-            for chunk in chunks():
+            for chunk in report_chunks(results, elapsed):
                 if stream is not None:
                     stream.write(chunk)
                 else:  # pragma: no cover - stderr replaced by a text-only object
@@ -334,7 +304,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
         return
     try:
         with open_output(path) as f:
-            for chunk in chunks():
+            for chunk in report_chunks(results, elapsed):
                 f.write(chunk)
             f.commit()
     except OSError as exc:
