@@ -42,8 +42,12 @@ POLL_SECONDS = 0.2
 #: A file in flight when this many pools broke is reported failed.
 _MAX_BREAKS = 2
 
-def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> list[FileResult]:
+def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, engine: str = "local",
+             scheduler: str | None = None) -> list[FileResult]:
     """Repair every job, ``n`` at a time, and return the results in the jobs' order.
+
+    ``engine="dask"``: as tasks on a Dask cluster (``_dask.run_dask``: a LocalCluster of
+    ``n`` workers, or the one at ``scheduler``).
 
     One job, or ``n == 1``: a plain loop in this process (nothing to start, and a signal
     interrupts a blocked read of stdin at once). Otherwise a pool of ``n`` worker processes
@@ -51,6 +55,10 @@ def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> l
     under the GIL; each file's output is exactly what one job writes (each file is repaired
     by its own pipe, start to end).
     """
+    if engine == "dask":
+        from ._dask import run_dask
+
+        return run_dask(jobs, settings, tracker, n, scheduler)
     if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):
         # stdout is one stream: files written to it go one after the other.
         return [repair_file(job, settings, tracker) for job in jobs]

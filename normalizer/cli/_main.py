@@ -150,15 +150,23 @@ def _core_options(f: Any) -> Any:
 @click.option("--report", "report_path", type=str, default=None, metavar="PATH",
               help="Write the JSON report (every repair, with what it removed) here; '-' for stderr.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Files repaired at the same time (each file's output is the same as with one).")
+              help="Files repaired at the same time, each in a worker process (each file's output is "
+                   "the same as with one).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where files are repaired: here (--jobs processes), or as Dask tasks: on a new "
+                   "LocalCluster of --jobs workers, or on the cluster at --scheduler "
+                   "(pip install 'chat-normalizer[dask]').")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="With --engine dask: the address of a running Dask scheduler (tcp://host:8786). "
+                   "Its workers must see the inputs and outputs at the same paths.")
 @click.option("--on-invalid", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
               help="A line or message that is not valid: fail the file, or skip it (kept in the report).")
 @_core_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 @_model_option
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool,
-           report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
-           trailing_calls: str, stub_text: str, quiet: bool) -> None:
+           report_path: str | None, jobs: int, engine: str, scheduler: str | None, on_invalid: str,
+           profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str, quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
     recursively) or - for stdin (the default).
 
@@ -173,6 +181,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair --from codex rollout.jsonl --report report.json > chat.jsonl
       cat session.jsonl | chatnorm repair - | head
       chatnorm repair sessions/ -o repaired/ --jobs 4
+      chatnorm repair sessions/ -o repaired/ --engine dask --scheduler tcp://10.0.0.5:8786
       chatnorm repair --in-place --trailing-calls keep sessions/
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
     """
@@ -191,39 +200,61 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     if trailing_calls is None:
         del options["trailing_calls"]  # decided per input: see _repair.core_options
     _validate_core(profile, options)
-    with _spool_folder(report_path is not None) as spool_dir:
+    _validate_engine(plan, engine, scheduler)
+    # A cluster's workers cannot see this machine's temporary folder: the report's records
+    # are then spooled in a hidden folder beside the first output (a shared file system).
+    spool_where = os.path.dirname(os.path.abspath(plan[0].output)) if scheduler is not None else None
+    with _spool_folder(report_path is not None, spool_where) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
                             spool_dir=spool_dir)
-        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path)
+        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, engine=engine, scheduler=scheduler)
+
+
+def _validate_engine(plan: list[Any], engine: str, scheduler: str | None) -> None:
+    if scheduler is not None and engine != "dask":
+        raise click.UsageError("--scheduler is the address of a Dask scheduler: give --engine dask too")
+    if engine != "dask":
+        return
+    if any(job.input == "-" or job.output == "-" for job in plan):
+        raise click.UsageError("--engine dask repairs files into files: give input files or folders, "
+                               "and -o DIR (or --in-place)")
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise click.UsageError("--engine dask needs Dask: pip install 'chat-normalizer[dask]'")
 
 
 @contextlib.contextmanager
-def _spool_folder(wanted: bool) -> Iterator[str | None]:
+def _spool_folder(wanted: bool, where: str | None = None) -> Iterator[str | None]:
     """For --report: a private temporary folder for the records of each input (streamed
-    into the one report document at the end), removed whatever happens."""
+    into the one report document at the end), removed whatever happens. In TMPDIR, or a
+    hidden folder in ``where`` (a cluster's workers must see it)."""
     if not wanted:
         yield None
         return
     try:
-        folder = tempfile.TemporaryDirectory(prefix="chatnorm-report-")
+        if where is not None:
+            os.makedirs(where, exist_ok=True)
+        folder = tempfile.TemporaryDirectory(prefix=".chatnorm-report-" if where else "chatnorm-report-", dir=where)
     except OSError as exc:
-        say(f"error: cannot make a temporary folder for the report's records in {tempfile.gettempdir()}: "
+        say(f"error: cannot make a temporary folder for the report's records in {where or tempfile.gettempdir()}: "
             f"{exc.strerror or exc}. Point TMPDIR at a writable folder", err=True)
         raise SystemExit(1) from None
     with folder as path:
         yield path
 
 
-def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None) -> None:
+def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None,
+            engine: str = "local", scheduler: str | None = None) -> None:
     from ._jobs import run_jobs
     from ._progress import make_tracker
 
     start = time.perf_counter()
     tracker = make_tracker(len(plan), quiet=quiet)
     with tracker:
-        _DEFER_SIGNALS[0] = jobs > 1 and len(plan) > 1
+        _DEFER_SIGNALS[0] = engine == "dask" or (jobs > 1 and len(plan) > 1)
         try:
-            results = run_jobs(plan, settings, tracker, jobs)
+            results = run_jobs(plan, settings, tracker, jobs, engine=engine, scheduler=scheduler)
         except BrokenPipeError:
             raise _PipeClosed() from None
         finally:
@@ -412,8 +443,8 @@ class _PipeClosed(Exception):
     OSError into exit status 1, and a reader that stopped early is not a failure of ours."""
 
 
-# True while several worker threads run: a signal then only sets STOP (each worker stops
-# at its next flush point and removes its temporary file) instead of raising in the event loop.
+# True while workers run (processes, or Dask tasks): a signal then only sets STOP, which the
+# waiting loop sees; each worker stops at its next flush point and removes its temporary file.
 _DEFER_SIGNALS = [False]
 _SIGNAL = [0]
 
