@@ -1,0 +1,145 @@
+"""Ray Data: repair files, or a dataset of lines, on a Ray cluster
+(``pip install 'chat-normalizer[ray]'``).
+
+* **Files** (sessions, or any files): :func:`repair_files` runs one Ray task per file --
+  the command line's own pipe, streamed, written atomically, byte for byte what ``chatnorm
+  repair`` writes -- and returns the results in the inputs' order (``report=`` merges them).
+  A task whose worker dies is retried by Ray; the retry first removes the run's earlier
+  temporary file for that output (they carry the run's tag), and a file that keeps
+  failing comes back as a failed result.
+* **Lines** (fine-tuning JSONL and the like, one conversation per line): :func:`repair_text`
+  maps :func:`normalizer.distributed.repair_lines` over the batches of a dataset read with
+  ``ray.data.read_text`` (column ``text``, one row per line) and returns a dataset of
+  repaired lines (column ``text``), one per conversation. Rows keep their order when
+  ``preserve_order=True`` (Ray's default is not to).
+
+Pitfalls this module avoids, and you should too around it:
+
+* ``ray.data.read_json`` is lossy for chat data: Arrow's schema unification adds every key
+  any message has to every message, as ``null`` (``"tool_calls": null`` on a user
+  message). Read with ``read_text`` (or ``read_binary_files``): the lines stay raw text
+  until the normalizer parses them.
+* ``read_text`` makes one row per *line*: a session file (one message per line) would be
+  cut across batches. :func:`repair_text` refuses a batch that is not one conversation per
+  line; give session files to :func:`repair_files`.
+* An actor pool with one actor per CPU can starve the read and write tasks of a small
+  cluster (it hung on 2 CPUs): these are plain function tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ..cli._dask import file_task, new_tag
+from ..cli._files import Job, remove_run_temps
+from ..cli._repair import FileResult, Settings
+from .._errors import UsageError
+from ..profiles._profiles import Profile
+from ._batch import repair_lines, settings_for, write_report
+from .dask import _job
+
+__all__ = ["repair_files", "repair_text"]
+
+
+def _file_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, Any]:
+    job = Job(row["input"], row["input"], row["output"], in_place=bool(row["in_place"]))
+    result = file_task(job, settings, tag)
+    assert result is not None  # a Ray run is never told to stop through file_task
+    return {"index": row["index"], "result": orjson.dumps(result.__dict__).decode()}
+
+
+def repair_files(
+    srcs: Sequence[str | os.PathLike[str]],
+    dsts: Sequence[str | os.PathLike[str]],
+    *,
+    report: str | os.PathLike[str] | None = None,
+    profile: str | Profile = "default",
+    fmt: str = "auto",
+    to: str = "auto",
+    on_invalid: str = "error",
+    **options: Any,
+) -> list[FileResult]:
+    """Repair ``srcs[i]`` into ``dsts[i]``, one Ray task per file, on the Ray cluster this
+    process is connected to (``ray.init()`` first; else Ray starts a local one). Arguments
+    and results as :func:`normalizer.distributed.dask.repair_files`."""
+    import ray.data
+
+    if len(srcs) != len(dsts):
+        raise ValueError(f"{len(srcs)} inputs and {len(dsts)} outputs: give one output per input")
+    spool = None
+    if report is not None:
+        spool = tempfile.mkdtemp(prefix=".chatnorm-report-", dir=os.path.dirname(os.path.abspath(os.fspath(report))))
+    try:
+        settings = settings_for(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, records_dir=spool, **options)
+        jobs = [_job(os.fspath(s), os.fspath(d)) for s, d in zip(srcs, dsts)]
+        tag = new_tag()
+        start = time.perf_counter()
+        rows = [{"index": i, "input": j.input, "output": j.output, "in_place": j.in_place} for i, j in enumerate(jobs)]
+        ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
+        done: list[FileResult | None] = [None] * len(jobs)
+        try:
+            for row in ds.map(_file_row, fn_kwargs={"settings": settings, "tag": tag}).iter_rows():
+                done[row["index"]] = FileResult(**orjson.loads(row["result"]))
+        except Exception as exc:  # a task that kept failing fails the whole Dataset
+            for i, job in enumerate(jobs):
+                if done[i] is None:
+                    remove_run_temps(job.output, tag)
+                    done[i] = FileResult(job.name, job.output, error=(
+                        f"{job.name}: the Ray run failed before this file was done ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''}); its output was not written. "
+                        "Run again: the files that are done are whole"))
+        results = [r for r in done if r is not None]
+        if report is not None:
+            write_report(report, results, time.perf_counter() - start)
+        return results
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
+
+
+def _text_batch(batch: Any, *, settings: Settings) -> Any:
+    import pyarrow as pa
+
+    lines, result = repair_lines(batch.column("text").to_pylist(), name="a batch of rows", settings=settings)
+    if result.format is not None and result.format not in ("finetune", "sharegpt"):
+        raise UsageError(
+            f"repair_text repairs one conversation per row, and these rows read as {result.format}, "
+            "one conversation for the whole batch: a session file's lines must not be cut into rows. "
+            "Repair session files with normalizer.distributed.ray.repair_files")
+    return pa.table({"text": pa.array(lines, type=pa.string())})
+
+
+def repair_text(
+    ds: Any,
+    *,
+    profile: str | Profile = "default",
+    fmt: str = "auto",
+    to: str = "auto",
+    on_invalid: str = "error",
+    batch_size: int = 1024,
+    preserve_order: bool = False,
+    **options: Any,
+) -> Any:
+    """A dataset of JSON lines (column ``text``: ``ray.data.read_text``), one conversation
+    per line, repaired batch by batch; returns a dataset with column ``text``, the repaired
+    lines, one per conversation (what ``chatnorm repair`` writes for those lines).
+
+    ``preserve_order=True`` keeps the rows in the input's order (Ray's
+    ``execution_options.preserve_order``, on this dataset's context; slower). A batch
+    holds ``batch_size`` lines in and out. An invalid line fails the run (its error names
+    the line within its batch), unless ``on_invalid="skip"``.
+    """
+    settings = settings_for(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options)
+    if settings.to not in ("auto", "finetune"):
+        raise UsageError(f"repair_text writes one conversation per row: to must be auto or finetune, not {to!r}")
+    out = ds.map_batches(_text_batch, batch_format="pyarrow", batch_size=batch_size,
+                         fn_kwargs={"settings": settings}, zero_copy_batch=True)
+    out.context.execution_options.preserve_order = preserve_order
+    return out
