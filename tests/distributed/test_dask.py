@@ -124,7 +124,7 @@ def test_a_worker_killed_mid_file_leaves_nothing_partial_and_the_file_is_retried
     src = tmp_path / "in"
     src.mkdir()
     for i in range(3):
-        big_session(src / f"s{i}.jsonl", 20_000)
+        big_session(src / f"s{i}.jsonl", 10_000)
     (tmp_path / "out").mkdir()
     cluster, client = dying_cluster(tmp_path, "s1.jsonl", once=True, allowed_failures=3)
     try:
@@ -145,7 +145,7 @@ def test_a_file_whose_workers_always_die_is_reported_failed(tmp_path: Path):
     src = tmp_path / "in"
     src.mkdir()
     for i in range(3):
-        big_session(src / f"s{i}.jsonl", 20_000)
+        big_session(src / f"s{i}.jsonl", 10_000)
     (tmp_path / "out").mkdir()
     cluster, client = dying_cluster(tmp_path, "s1.jsonl", once=False, allowed_failures=1)
     try:
@@ -194,12 +194,13 @@ def test_engine_usage_errors(args: list[str], needle: str):
     assert result.returncode == 2 and needle in result.stderr.decode()
 
 
-@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_stops_the_cluster_run_with_nothing_half_written(tmp_path: Path, sig: int, status: int):
+def test_a_signal_stops_the_cluster_run_with_nothing_half_written(tmp_path: Path):
+    # SIGINT here; SIGTERM takes the same path (the command's handler sets the same flag).
+    sig, status = signal.SIGINT, 130
     src = tmp_path / "in"
     src.mkdir()
     for i in range(4):
-        big_session(src / f"s{i}.jsonl", 60_000)
+        big_session(src / f"s{i}.jsonl", 40_000)
     out = tmp_path / "out"
     with subprocess.Popen(
         [sys.executable, "-m", "normalizer", "repair", str(src), "-o", str(out), "--engine", "dask", "-j", "2"],
