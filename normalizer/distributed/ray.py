@@ -1,8 +1,8 @@
 """Ray Data: repair files, or a dataset of lines, on a Ray cluster
 (``pip install 'chat-normalizer[ray]'``).
 
-* **Files** (sessions, or any files): :func:`repair_files` runs one Ray task per file --
-  the command line's own pipe, streamed, written atomically, byte for byte what ``chatnorm
+* **Files** (sessions, or any files): :func:`repair_files` runs one Ray task per file (or
+  per run of consecutive small files, as the Dask runner does) -- the command line's own pipe, streamed, written atomically, byte for byte what ``chatnorm
   repair`` writes -- and returns the results in the inputs' order (``report=`` merges them).
   A task whose worker dies is retried by Ray; the retry first removes the run's earlier
   temporary file for that output (they carry the run's tag), and a file that keeps
@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from ..cli._dask import file_task, new_tag
+from ..cli._dask import CHUNK_BYTES, CHUNK_FILES, chunk_task, chunks, new_tag
 from ..cli._files import Job, remove_run_temps
 from ..cli._repair import FileResult, Settings
 from .._errors import UsageError
@@ -48,11 +48,11 @@ from .dask import _job
 __all__ = ["repair_files", "repair_text"]
 
 
-def _file_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, Any]:
-    job = Job(row["input"], row["input"], row["output"], in_place=bool(row["in_place"]))
-    result = file_task(job, settings, tag)
-    assert result is not None  # a Ray run is never told to stop through file_task
-    return {"index": row["index"], "result": orjson.dumps(result.__dict__).decode()}
+def _run_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, Any]:
+    """One task: a run of consecutive files (``chunks``), each through the CLI's pipe."""
+    jobs = [Job(i, i, o, in_place=p) for i, o, p in orjson.loads(row["jobs"])]
+    results = chunk_task(jobs, settings, tag)
+    return {"first": row["first"], "results": orjson.dumps([r.__dict__ for r in results if r is not None]).decode()}
 
 
 def repair_files(
@@ -81,12 +81,15 @@ def repair_files(
         jobs = [_job(os.fspath(s), os.fspath(d)) for s, d in zip(srcs, dsts)]
         tag = new_tag()
         start = time.perf_counter()
-        rows = [{"index": i, "input": j.input, "output": j.output, "in_place": j.in_place} for i, j in enumerate(jobs)]
+        runs = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
+        rows = [{"first": run[0], "jobs": orjson.dumps([(jobs[i].input, jobs[i].output, jobs[i].in_place)
+                                                        for i in run]).decode()} for run in runs]
         ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
         done: list[FileResult | None] = [None] * len(jobs)
         try:
-            for row in ds.map(_file_row, fn_kwargs={"settings": settings, "tag": tag}).iter_rows():
-                done[row["index"]] = FileResult(**orjson.loads(row["result"]))
+            for row in ds.map(_run_row, fn_kwargs={"settings": settings, "tag": tag}).iter_rows():
+                for k, data in enumerate(orjson.loads(row["results"])):
+                    done[row["first"] + k] = FileResult(**data)
         except Exception as exc:  # a task that kept failing fails the whole Dataset
             for i, job in enumerate(jobs):
                 if done[i] is None:

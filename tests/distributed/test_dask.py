@@ -141,11 +141,14 @@ def test_a_worker_killed_mid_file_leaves_nothing_partial_and_the_file_is_retried
     assert leftovers(tmp_path) == []
 
 
-def test_a_file_whose_workers_always_die_is_reported_failed(tmp_path: Path):
+def test_a_file_whose_workers_always_die_is_reported_failed_and_only_it(tmp_path: Path):
+    # Three files in one task (small, big, small): the task dies, is split, and only the big
+    # file, which kills every worker that writes it, is reported failed.
     src = tmp_path / "in"
     src.mkdir()
-    for i in range(3):
-        big_session(src / f"s{i}.jsonl", 10_000)
+    (src / "s0.jsonl").write_bytes(EXAMPLE.read_bytes())
+    big_session(src / "s1.jsonl", 10_000)
+    (src / "s2.jsonl").write_bytes(EXAMPLE.read_bytes())
     (tmp_path / "out").mkdir()
     cluster, client = dying_cluster(tmp_path, "s1.jsonl", once=False, allowed_failures=1)
     try:
@@ -160,7 +163,22 @@ def test_a_file_whose_workers_always_die_is_reported_failed(tmp_path: Path):
         "memory; see distributed.scheduler.allowed-failures); its output was not written. "
         "Repair it alone (chatnorm repair FILE) to see why")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["s0.jsonl", "s2.jsonl"]
+    expected = run("repair", "-q", EXAMPLE).stdout
+    assert (tmp_path / "out" / "s0.jsonl").read_bytes() == (tmp_path / "out" / "s2.jsonl").read_bytes() == expected
     assert leftovers(tmp_path) == []
+
+
+def test_small_files_go_in_runs_and_big_ones_alone(tmp_path: Path):
+    from normalizer.cli._dask import chunks
+    from normalizer.cli._files import Job
+
+    sizes = [10, 10, 500, 10, 10, 10, 10]
+    jobs = []
+    for i, n in enumerate(sizes):
+        (tmp_path / f"f{i}").write_bytes(b"x" * n)
+        jobs.append(Job(str(tmp_path / f"f{i}"), f"f{i}", "-"))
+    jobs.append(Job(str(tmp_path / "missing"), "missing", "-"))
+    assert chunks(jobs, max_files=3, max_bytes=100) == [[0, 1], [2], [3, 4, 5], [6, 7]]
 
 
 # -- the command line ---------------------------------------------------------------------------
