@@ -141,7 +141,7 @@ class _Output:
         if self.buf:
             self.dest.write(self.buf)
             self.buf.clear()
-            if self.dest is sys.stdout.buffer:
+            if self.dest is getattr(sys.stdout, "buffer", None):  # (a notebook's stdout has none)
                 self.dest.flush()
 
 
