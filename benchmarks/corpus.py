@@ -6,7 +6,7 @@ Two layouts, the two that corpora come in:
 * chat session files: one conversation per file, one message per line.
 
 A conversation is a system prompt and 1-4 user turns, each answered by 0-2 tool rounds and
-a text answer: about 19 messages and 2.5 KB of JSON on average, with the defects of real
+a text answer: about 12.5 messages and 2.1 KB of JSON on average, with the defects of real
 exports -- a turn split into text + calls (30% of tool turns), ``""`` next to calls, a
 missing result (5% of rounds), an orphan result (3%). Everything is deterministic in the
 seed, and written in streaming blocks (nothing grows with the corpus).

@@ -11,7 +11,8 @@ Every run is a whole command in a subprocess (start-up, cluster start and stop i
 its outputs checked byte for byte against the one-process run's. The runs are interleaved
 round by round (one of each engine per round), so a machine that slows down slows them all;
 figures are medians over ``--rounds``. Per run: wall seconds; conversations per second per
-core (``N`` cores; 1 for the single process); the peak RSS of the largest single process of
+core (``N`` cores; 1 for the single process); the CPU seconds of the whole process tree
+(``RUSAGE_CHILDREN``: the processes it waited for); the peak RSS of the largest single process of
 the run's tree (a worker, or the driver) and of the driver itself, sampled every 50 ms.
 
     python -m benchmarks.scale                       # 200k conversations, 2 cores, 3 rounds
@@ -72,11 +73,17 @@ def _engines(cores: int) -> dict[str, Any]:
 def _measure(cmd: list[str]) -> dict[str, float]:
     """Run ``cmd``; wall seconds and the peak RSS (MiB) of the driver and of the largest
     single process of its tree, sampled every 50 ms."""
+    import resource
+    import tempfile
+
     import psutil
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # stderr to a file, not a pipe: a chatty run cannot fill a pipe nobody reads while we poll
+    errfile = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errfile, env=env)
     driver = psutil.Process(proc.pid)
     peak_driver = peak_any = 0
     while proc.poll() is None:
@@ -93,12 +100,16 @@ def _measure(cmd: list[str]) -> dict[str, float]:
             if p.pid == proc.pid:
                 peak_driver = max(peak_driver, rss)
         time.sleep(0.05)
-    err = proc.stderr.read() if proc.stderr else b""
     proc.wait()
+    errfile.seek(0)
+    err = errfile.read()
+    errfile.close()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(map(str, cmd))[:200]} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
-    return {"wall": wall, "peak_driver_mib": peak_driver / 2**20, "peak_process_mib": peak_any / 2**20}
+    return {"wall": wall, "cpu": cpu, "peak_driver_mib": peak_driver / 2**20, "peak_process_mib": peak_any / 2**20}
 
 
 def _same(a: Path, b: Path) -> None:
@@ -154,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 m = _measure(command(str(src), str(out)))
                 m["cores"] = cores
                 rounds[layout][name].append(m)
-                print(f"{layout:9} round {r + 1} {name:24} {m['wall']:7.2f} s  peak {m['peak_process_mib']:6.0f} MiB",
+                print(f"{layout:9} round {r + 1} {name:24} {m['wall']:7.2f} s wall {m['cpu']:7.2f} s cpu  "
+                      f"peak {m['peak_process_mib']:6.0f} MiB",
                       flush=True)
                 if name != "1 process":
                     _same(args.data / f"out-{layout}-1", out)
@@ -168,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({
                 "layout": layout, "engine": name, "cores": cores, "wall_s": round(wall, 2),
                 "speedup": round(base / wall, 2),
+                "cpu_s": round(statistics.median(m["cpu"] for m in ms), 2),
                 "conv_per_s_per_core": round(args.conversations / wall / cores),
                 "peak_process_mib": round(statistics.median(m["peak_process_mib"] for m in ms)),
                 "peak_driver_mib": round(statistics.median(m["peak_driver_mib"] for m in ms)),
@@ -177,11 +190,11 @@ def main(argv: list[str] | None = None) -> int:
             "rounds": args.rounds, "python": platform.python_version(), "cpus": os.cpu_count(),
             "date": time.strftime("%Y-%m-%d")}
     (args.out / "scale.json").write_text(json.dumps({"meta": meta, "rows": rows, "rounds": rounds}, indent=1) + "\n")
-    head = ("| layout | engine | cores | wall s (median) | × 1 process | conversations/s per core "
-            "| peak RSS, largest process (MiB) | peak RSS, driver (MiB) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+    head = ("| layout | engine | cores | wall s (median) | × 1 process | CPU s (whole tree) | conversations/s per core "
+            "| peak RSS, largest process (MiB) | peak RSS, driver (MiB) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
     table = head + "".join(
-        f"| {r['layout']} | {r['engine']} | {r['cores']} | {r['wall_s']} | {r['speedup']} | {r['conv_per_s_per_core']:,} "
-        f"| {r['peak_process_mib']} | {r['peak_driver_mib']} |\n" for r in rows)
+        f"| {r['layout']} | {r['engine']} | {r['cores']} | {r['wall_s']} | {r['speedup']} | {r['cpu_s']} "
+        f"| {r['conv_per_s_per_core']:,} | {r['peak_process_mib']} | {r['peak_driver_mib']} |\n" for r in rows)
     (args.out / "scale.md").write_text(table)
     print(table)
     return 0

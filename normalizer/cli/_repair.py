@@ -141,8 +141,9 @@ class _Output:
         if self.buf:
             self.dest.write(self.buf)
             self.buf.clear()
-            if self.dest is getattr(sys.stdout, "buffer", None):  # (a notebook's stdout has none)
-                self.dest.flush()
+            stdout = getattr(sys.stdout, "buffer", None)  # (a notebook's stdout has none)
+            if stdout is not None and self.dest is stdout:
+                stdout.flush()
 
 
 def _is_pipe(stream: Any) -> bool:

@@ -17,8 +17,10 @@ report, one file at a time.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..cli._files import Job, open_output
@@ -30,7 +32,7 @@ from .._errors import InputError, UsageError
 from ..formats._encode import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
-__all__ = ["FileResult", "repair_lines", "repair_file", "settings_for", "total_counts", "report_chunks",
+__all__ = ["FileResult", "repair_lines", "repair_file", "run_files", "settings_for", "total_counts", "report_chunks",
            "write_report"]
 
 _LINE_OUTPUTS = ("auto", "jsonl", "finetune")
@@ -189,6 +191,39 @@ def repair_file(
     if source == "-" or target == "-":
         raise UsageError("repair_file reads and writes files; for streams use repair_lines or normalizer.repair")
     return _repair_job(Job(source, source, target), settings, Tracker(1))
+
+
+def run_files(
+    srcs: Sequence[str | os.PathLike[str]],
+    dsts: Sequence[str | os.PathLike[str]],
+    report: str | os.PathLike[str] | None,
+    run: Callable[[list[Job], Settings], list[FileResult]],
+    **settings: Any,
+) -> list[FileResult]:
+    """What every engine's ``repair_files`` shares: one job per ``(src, dst)`` (``dst`` the
+    same file as ``src``: in place), the settings checked once, ``run`` (the engine) on them,
+    and the merged report written to ``report``. The records are spooled in a hidden folder
+    beside the report (the workers must see it), removed at the end whatever happens."""
+    if len(srcs) != len(dsts):
+        raise ValueError(f"{len(srcs)} inputs and {len(dsts)} outputs: give one output per input")
+    spool = None
+    if report is not None:
+        spool = tempfile.mkdtemp(prefix=".chatnorm-report-", dir=os.path.dirname(os.path.abspath(os.fspath(report))))
+    try:
+        checked = settings_for(records_dir=spool, **settings)
+        jobs = []
+        for s, d in zip(srcs, dsts):
+            src, dst = os.fspath(s), os.fspath(d)
+            same = os.path.exists(dst) and os.path.samefile(src, dst)
+            jobs.append(Job(src, src, os.path.realpath(dst) if same else dst, in_place=same))
+        start = time.perf_counter()
+        results = run(jobs, checked)
+        if report is not None:
+            write_report(report, results, time.perf_counter() - start)
+        return results
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
 
 
 # -- reports ------------------------------------------------------------------------------------

@@ -33,20 +33,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import tempfile
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..cli._dask import run_file_jobs
 import orjson
 
+from ..cli._dask import run_file_jobs
 from ..cli._files import Job, open_output
 from ..cli._repair import FileResult, Settings
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, settings_for, write_report
+from ._batch import repair_lines, run_files, settings_for
 
 __all__ = ["repair_files", "repair_bag", "bag_results", "repair_partition"]
 
@@ -79,28 +76,8 @@ def repair_files(
         One :class:`FileResult` per input; a failed file has ``error`` set (and no output).
         ``^C`` stops the run's tasks (nothing half-written is left) and re-raises.
     """
-    if len(srcs) != len(dsts):
-        raise ValueError(f"{len(srcs)} inputs and {len(dsts)} outputs: give one output per input")
-    spool = None
-    if report is not None:
-        where = os.path.dirname(os.path.abspath(os.fspath(report)))
-        spool = tempfile.mkdtemp(prefix=".chatnorm-report-", dir=where)
-    try:
-        settings = settings_for(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, records_dir=spool, **options)
-        jobs = [_job(os.fspath(s), os.fspath(d)) for s, d in zip(srcs, dsts)]
-        start = time.perf_counter()
-        results = _run(jobs, settings, client, scheduler, n_workers)
-        if report is not None:
-            write_report(report, results, time.perf_counter() - start)
-        return results
-    finally:
-        if spool is not None:
-            shutil.rmtree(spool, ignore_errors=True)
-
-
-def _job(src: str, dst: str) -> Job:
-    same = os.path.exists(dst) and os.path.samefile(src, dst)
-    return Job(src, src, os.path.realpath(dst) if same else dst, in_place=same)
+    return run_files(srcs, dsts, report, lambda jobs, settings: _run(jobs, settings, client, scheduler, n_workers),
+                     profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options)
 
 
 def _run(jobs: list[Job], settings: Settings, client: Any, scheduler: str | None, n_workers: int) -> list[FileResult]:

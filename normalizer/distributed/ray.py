@@ -29,9 +29,6 @@ Pitfalls this module avoids, and you should too around it:
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,8 +39,7 @@ from ..cli._files import Job, remove_run_temps
 from ..cli._repair import FileResult, Settings
 from .._errors import UsageError
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, settings_for, write_report
-from .dask import _job
+from ._batch import repair_lines, run_files, settings_for
 
 __all__ = ["repair_files", "repair_text"]
 
@@ -69,42 +65,31 @@ def repair_files(
     """Repair ``srcs[i]`` into ``dsts[i]``, one Ray task per file, on the Ray cluster this
     process is connected to (``ray.init()`` first; else Ray starts a local one). Arguments
     and results as :func:`normalizer.distributed.dask.repair_files`."""
+    return run_files(srcs, dsts, report, _run, profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options)
+
+
+def _run(jobs: list[Job], settings: Settings) -> list[FileResult]:
     import ray.data
 
-    if len(srcs) != len(dsts):
-        raise ValueError(f"{len(srcs)} inputs and {len(dsts)} outputs: give one output per input")
-    spool = None
-    if report is not None:
-        spool = tempfile.mkdtemp(prefix=".chatnorm-report-", dir=os.path.dirname(os.path.abspath(os.fspath(report))))
+    tag = new_tag()
+    runs = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
+    rows = [{"first": run[0], "jobs": orjson.dumps([(jobs[i].input, jobs[i].output, jobs[i].in_place)
+                                                    for i in run]).decode()} for run in runs]
+    ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
+    done: list[FileResult | None] = [None] * len(jobs)
     try:
-        settings = settings_for(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, records_dir=spool, **options)
-        jobs = [_job(os.fspath(s), os.fspath(d)) for s, d in zip(srcs, dsts)]
-        tag = new_tag()
-        start = time.perf_counter()
-        runs = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
-        rows = [{"first": run[0], "jobs": orjson.dumps([(jobs[i].input, jobs[i].output, jobs[i].in_place)
-                                                        for i in run]).decode()} for run in runs]
-        ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
-        done: list[FileResult | None] = [None] * len(jobs)
-        try:
-            for row in ds.map(_run_row, fn_kwargs={"settings": settings, "tag": tag}).iter_rows():
-                for k, data in enumerate(orjson.loads(row["results"])):
-                    done[row["first"] + k] = FileResult(**data)
-        except Exception as exc:  # a task that kept failing fails the whole Dataset
-            for i, job in enumerate(jobs):
-                if done[i] is None:
-                    remove_run_temps(job.output, tag)
-                    done[i] = FileResult(job.name, job.output, error=(
-                        f"{job.name}: the Ray run failed before this file was done ({type(exc).__name__}: "
-                        f"{str(exc).splitlines()[0] if str(exc) else ''}); its output was not written. "
-                        "Run again: the files that are done are whole"))
-        results = [r for r in done if r is not None]
-        if report is not None:
-            write_report(report, results, time.perf_counter() - start)
-        return results
-    finally:
-        if spool is not None:
-            shutil.rmtree(spool, ignore_errors=True)
+        for row in ds.map(_run_row, fn_kwargs={"settings": settings, "tag": tag}).iter_rows():
+            for k, data in enumerate(orjson.loads(row["results"])):
+                done[row["first"] + k] = FileResult(**data)
+    except Exception as exc:  # a task that kept failing fails the whole Dataset
+        for i, job in enumerate(jobs):
+            if done[i] is None:
+                remove_run_temps(job.output, tag)
+                done[i] = FileResult(job.name, job.output, error=(
+                    f"{job.name}: the Ray run failed before this file was done ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}); its output was not written. "
+                    "Run again: the files that are done are whole"))
+    return [r for r in done if r is not None]
 
 
 def _text_batch(batch: Any, *, settings: Settings) -> Any:

@@ -87,7 +87,7 @@ def test_a_bad_line_in_a_bag_fails_the_compute_naming_its_partition_and_line(cli
         lines.compute()
 
 
-class _KillWhileWriting(distributed.WorkerPlugin):  # type: ignore[misc]
+class _KillWhileWriting(distributed.WorkerPlugin):
     """Kills its worker (SIGKILL) as soon as that worker has a temporary output of ``name``
     open; once (a marker file), or every time (``once=False``)."""
 
@@ -112,12 +112,20 @@ class _KillWhileWriting(distributed.WorkerPlugin):  # type: ignore[misc]
             time.sleep(0.002)
 
 
-def dying_cluster(tmp_path: Path, name: str, *, once: bool, allowed_failures: int) -> tuple[Any, Any]:
+def repair_with_a_killer(tmp_path: Path, name: str, *, once: bool, allowed_failures: int) -> list[Any]:
+    """``repair_files`` of ``tmp_path/in`` into ``tmp_path/out`` on a LocalCluster whose
+    workers die (SIGKILL) while writing ``name``."""
+    (tmp_path / "out").mkdir()
     with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures}):
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = distributed.Client(cluster)
-    client.register_plugin(_KillWhileWriting(str(tmp_path / "out"), name, once))
-    return cluster, client
+    try:
+        client.register_plugin(_KillWhileWriting(str(tmp_path / "out"), name, once))
+        srcs = sorted((tmp_path / "in").iterdir())
+        return repair_files(srcs, [tmp_path / "out" / p.name for p in srcs], client=client)
+    finally:
+        client.close()
+        cluster.close()
 
 
 def test_a_worker_killed_mid_file_leaves_nothing_partial_and_the_file_is_retried(tmp_path: Path):
@@ -125,14 +133,8 @@ def test_a_worker_killed_mid_file_leaves_nothing_partial_and_the_file_is_retried
     src.mkdir()
     for i in range(3):
         big_session(src / f"s{i}.jsonl", 10_000)
-    (tmp_path / "out").mkdir()
-    cluster, client = dying_cluster(tmp_path, "s1.jsonl", once=True, allowed_failures=3)
-    try:
-        srcs = sorted(src.iterdir())
-        results = repair_files(srcs, [tmp_path / "out" / p.name for p in srcs], client=client)
-    finally:
-        client.close()
-        cluster.close()
+    srcs = sorted(src.iterdir())
+    results = repair_with_a_killer(tmp_path, "s1.jsonl", once=True, allowed_failures=3)
     assert (tmp_path / "killed-once").exists()  # the worker did die, mid-file
     assert [r.error for r in results] == [None, None, None]
     expected = run("repair", "-q", src / "s0.jsonl").stdout
@@ -149,14 +151,7 @@ def test_a_file_whose_workers_always_die_is_reported_failed_and_only_it(tmp_path
     (src / "s0.jsonl").write_bytes(EXAMPLE.read_bytes())
     big_session(src / "s1.jsonl", 10_000)
     (src / "s2.jsonl").write_bytes(EXAMPLE.read_bytes())
-    (tmp_path / "out").mkdir()
-    cluster, client = dying_cluster(tmp_path, "s1.jsonl", once=False, allowed_failures=1)
-    try:
-        srcs = sorted(src.iterdir())
-        results = repair_files(srcs, [tmp_path / "out" / p.name for p in srcs], client=client)
-    finally:
-        client.close()
-        cluster.close()
+    results = repair_with_a_killer(tmp_path, "s1.jsonl", once=False, allowed_failures=1)
     assert [r.error is None for r in results] == [True, False, True]
     assert results[1].error == (
         f"{src / 's1.jsonl'}: the Dask workers repairing it died each time it was tried (killed, or out of "
