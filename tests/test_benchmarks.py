@@ -134,3 +134,35 @@ def test_benchmark_command_produces_table_and_json(tmp_path: Path) -> None:
     for t in result["targets"]:
         assert {"target", "value", "limit", "met"} <= t.keys()
     assert (out / "bench.md").read_text().startswith("| row |")
+
+
+# -- the scale benchmark (benchmarks/scale.py, benchmarks/corpus.py) ------------------------------
+
+
+def test_scale_corpus_is_seeded_and_both_layouts_hold_the_same_conversations(tmp_path: Path) -> None:
+    from benchmarks import corpus
+
+    convs = list(corpus.conversations(40, seed=3))
+    assert convs == list(corpus.conversations(40, seed=3)) != list(corpus.conversations(40, seed=4))
+    files = corpus.finetune_files(tmp_path / "ft", 40, 3, seed=3)
+    lines = [orjson.loads(line) for p in files for line in p.read_bytes().splitlines()]
+    assert [len(p.read_bytes().splitlines()) for p in files] == [14, 13, 13]
+    assert len(lines) == 40 and all(set(line) == {"messages"} for line in lines)
+    sessions = corpus.session_files(tmp_path / "s", 40, turns_per_file=10, seed=3)
+    assert len(sessions) == 4
+    messages = [orjson.loads(line) for line in sessions[0].read_bytes().splitlines()]
+    assert messages[0]["role"] == "system" and sum(m["role"] == "system" for m in messages) == 1
+
+
+def test_scale_benchmark_runs_and_checks_outputs(tmp_path: Path) -> None:
+    pytest.importorskip("psutil")
+    from benchmarks import scale
+
+    out = tmp_path / "res"
+    assert scale.main(["--conversations", "200", "--files", "4", "--per-file", "5", "--rounds", "1",
+                       "--engines=--jobs", "--data", str(tmp_path / "data"), "--out", str(out)]) == 0
+    data = json.loads((out / "scale.json").read_text())
+    assert [(r["layout"], r["engine"]) for r in data["rows"]] == [
+        ("finetune", "1 process"), ("finetune", "--jobs 2"), ("sessions", "1 process"), ("sessions", "--jobs 2")]
+    assert all(r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_process_mib"] > 0 for r in data["rows"])
+    assert "| finetune | --jobs 2 | 2 |" in (out / "scale.md").read_text()

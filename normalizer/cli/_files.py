@@ -18,18 +18,21 @@ Three promises live here:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import stat
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
 __all__ = [
     "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
     "keep_backup",
+    "remove_stale_temps", "remove_run_temps", "temp_owner",
 ]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
@@ -286,15 +289,17 @@ _CLEANED: set[str] = set()
 _CLEANED_LOCK = threading.Lock()
 
 
-def remove_stale_temps(folder: str) -> list[str]:
+def remove_stale_temps(folder: str, *, again: bool = False) -> list[str]:
     """Remove our temporary files in ``folder`` whose process is gone; once per folder per
-    run (a folder of many outputs is not re-listed for each). Returns what was removed.
+    run (a folder of many outputs is not re-listed for each), unless ``again`` (after a
+    worker process died). Returns what was removed.
 
     Only regular files (not symlinks) named exactly like ours, whose pid is not a live
-    process, go; anything else -- a live run's file, a file we did not make -- stays."""
+    process, go; anything else -- a live run's file, a file we did not make, a cluster
+    task's file (:func:`temp_owner`) -- stays."""
     key = os.path.realpath(folder)
     with _CLEANED_LOCK:
-        if key in _CLEANED:
+        if key in _CLEANED and not again:
             return []
         _CLEANED.add(key)
     removed: list[str] = []
@@ -313,6 +318,51 @@ def remove_stale_temps(folder: str) -> list[str]:
         except OSError:
             continue  # gone already, or not ours to remove: not worth failing a run over
         removed.append(entry.path)
+    return removed
+
+
+#: The owner tag of the temporary files this thread makes (:func:`temp_owner`).
+_OWNER = threading.local()
+
+
+@contextlib.contextmanager
+def temp_owner(tag: str) -> Iterator[None]:
+    """Within the block, this thread's temporary outputs are named
+    ``.NAME.chatnorm-tmp.<tag>-<pid>.XXXXXXXX`` and no stale file is removed.
+
+    For a task of a distributed run (``tag`` names the run): its workers share folders
+    across hosts, where a pid says nothing, so such a file is never judged by its pid --
+    the run removes its own with :func:`remove_run_temps` (a retried task, before it
+    writes; the client, for a file that failed or was never finished)."""
+    if not re.fullmatch(r"[a-z0-9]{1,32}", tag):
+        raise ValueError(f"a temp owner tag is 1 to 32 lowercase letters and digits, not {tag!r}")
+    _OWNER.tag = tag
+    try:
+        yield
+    finally:
+        _OWNER.tag = None
+
+
+def remove_run_temps(path: str, tag: str) -> list[str]:
+    """Remove the temporary files of run ``tag`` for the output ``path`` (what an attempt
+    that died left behind). Returns what was removed."""
+    folder = os.path.dirname(path) or "."
+    prefix = f".{os.path.basename(path)}{TMP_MARK}{tag}-"
+    removed: list[str] = []
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(prefix)]
+    except OSError:
+        return removed
+    for entry in entries:
+        rest = entry.name[len(prefix):]
+        if not re.fullmatch(r"[1-9][0-9]{0,9}\.[a-z0-9_]{8}", rest):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue
     return removed
 
 
@@ -348,8 +398,12 @@ class AtomicOutput:
         self.path = path
         folder = os.path.dirname(path) or "."
         os.makedirs(folder, exist_ok=True)
-        remove_stale_temps(folder)
-        prefix = f".{os.path.basename(path)}{TMP_MARK}{os.getpid()}."
+        tag = getattr(_OWNER, "tag", None)
+        if tag is None:
+            remove_stale_temps(folder)
+            prefix = f".{os.path.basename(path)}{TMP_MARK}{os.getpid()}."
+        else:
+            prefix = f".{os.path.basename(path)}{TMP_MARK}{tag}-{os.getpid()}."
         fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=prefix)
         _LIVE_TEMPS.add(self.tmp)
         self.file: IO[bytes] = os.fdopen(fd, "wb")

@@ -224,7 +224,15 @@ def _core_options(f: Any) -> Any:
 @click.option("--report", "report_path", type=str, default=None, metavar="PATH",
               help="Write the JSON report (every repair, with what it removed) here; '-' for stderr.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Files repaired at the same time (each file's output is the same as with one).")
+              help="Files repaired at the same time, each in a worker process (each file's output is "
+                   "the same as with one).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where files are repaired: here (--jobs processes), or as Dask tasks: on a new "
+                   "LocalCluster of --jobs workers, or on the cluster at --scheduler "
+                   "(pip install 'chat-normalizer[dask]').")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="With --engine dask: the address of a running Dask scheduler (tcp://host:8786). "
+                   "Its workers must see the inputs and outputs at the same paths.")
 @click.option("--on-invalid", type=Choice(["error", "skip"], deprecated={"fail": "error"}), default="error",
               show_default=True, help="A line or message that is not valid: fail the file with an error, or skip "
                                       "it (kept in the report); on_invalid in Python.")
@@ -236,8 +244,8 @@ def _core_options(f: Any) -> Any:
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary (errors are still shown).")
 @_model_option
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool, backup: str | None,
-           report_path: str | None, jobs: int, on_invalid: str, profile: Profile, orphan_results: str,
-           trailing_calls: str, stub_text: str, check_only: bool, diff: bool, quiet: bool) -> None:
+           report_path: str | None, jobs: int, engine: str, scheduler: str | None, on_invalid: str, profile: Profile,
+           orphan_results: str, trailing_calls: str, stub_text: str, check_only: bool, diff: bool, quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
     recursively) or - for stdin (the default).
 
@@ -254,6 +262,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair --to anthropic history.json -o request.json
       cat session.jsonl | chatnorm repair - | head
       chatnorm repair sessions/ -o repaired/ --jobs 4
+      chatnorm repair sessions/ -o repaired/ --engine dask --scheduler tcp://10.0.0.5:8786
       chatnorm repair --in-place --trailing-calls keep sessions/
       chatnorm repair --to finetune --on-invalid skip train.jsonl -o train.fixed.jsonl
       chatnorm repair --check sessions/            # exit 1 if anything would change
@@ -286,10 +295,15 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     _validate_core(profile, options)
     _RUNNING.update(command="repair", output="in-place" if in_place else "files" if output not in (None, "-")
                     else "stdout")
-    with _spool_folder(report_path is not None) as spool_dir:
+    _validate_engine(plan, engine, scheduler)
+    # A cluster's workers cannot see this machine's temporary folder: the report's records
+    # are then spooled in a hidden folder beside the first output (a shared file system).
+    spool_where = os.path.dirname(os.path.abspath(plan[0].output)) if scheduler is not None and plan else None
+    with _spool_folder(report_path is not None, spool_where) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
                             spool_dir=spool_dir, backup=backup)
-        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, missing=missing)
+        _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, missing=missing, engine=engine,
+                scheduler=scheduler)
 
 
 def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_invalid: str, diff: bool,
@@ -346,17 +360,34 @@ def _check_output_options(fmt: str, to: str, in_place: bool, backup: str | None,
                                "or leaves them open (keep)")
 
 
+def _validate_engine(plan: list[Any], engine: str, scheduler: str | None) -> None:
+    if scheduler is not None and engine != "dask":
+        raise click.UsageError("--scheduler is the address of a Dask scheduler: give --engine dask too")
+    if engine != "dask":
+        return
+    if any(job.input == "-" or job.output == "-" for job in plan):
+        raise click.UsageError("--engine dask repairs files into files: give input files or folders, "
+                               "and -o DIR (or --in-place)")
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise click.UsageError("--engine dask needs Dask: pip install 'chat-normalizer[dask]'")
+
+
 @contextlib.contextmanager
-def _spool_folder(wanted: bool) -> Iterator[str | None]:
+def _spool_folder(wanted: bool, where: str | None = None) -> Iterator[str | None]:
     """For --report: a private temporary folder for the records of each input (streamed
-    into the one report document at the end), removed whatever happens."""
+    into the one report document at the end), removed whatever happens. In TMPDIR, or a
+    hidden folder in ``where`` (a cluster's workers must see it)."""
     if not wanted:
         yield None
         return
     try:
-        folder = tempfile.TemporaryDirectory(prefix="chatnorm-report-")
+        if where is not None:
+            os.makedirs(where, exist_ok=True)
+        folder = tempfile.TemporaryDirectory(prefix=".chatnorm-report-" if where else "chatnorm-report-", dir=where)
     except OSError as exc:
-        say(f"error: cannot make a temporary folder for the report's records in {tempfile.gettempdir()}: "
+        say(f"error: cannot make a temporary folder for the report's records in {where or tempfile.gettempdir()}: "
             f"{exc.strerror or exc}. Point TMPDIR at a writable folder", err=True)
         raise SystemExit(1) from None
     with folder as path:
@@ -364,16 +395,17 @@ def _spool_folder(wanted: bool) -> Iterator[str | None]:
 
 
 def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None,
-            missing: list[str]) -> None:
+            missing: list[str], engine: str = "local", scheduler: str | None = None) -> None:
+    from ._jobs import run_jobs
     from ._progress import make_tracker
-    from ._repair import FileResult, run_jobs
+    from ._repair import FileResult
 
     start = time.perf_counter()
     tracker = make_tracker(plan, quiet=quiet)
     with tracker:
-        _DEFER_SIGNALS[0] = jobs > 1 and len(plan) > 1
+        _DEFER_SIGNALS[0] = engine == "dask" or (jobs > 1 and len(plan) > 1)
         try:
-            results = run_jobs(plan, settings, tracker, jobs) if plan else []
+            results = run_jobs(plan, settings, tracker, jobs, engine=engine, scheduler=scheduler) if plan else []
         except BrokenPipeError:
             raise _PipeClosed() from None
         finally:
@@ -444,45 +476,15 @@ def _total_line(results: list[Any], elapsed: float) -> str:
 
 def _write_report(path: str, results: list[Any], elapsed: float) -> None:
     """The JSON report, streamed from each file's record spool (records are never all in
-    memory). One document: per file its counts and records, then the totals."""
+    memory). One document: per file its counts and records, then the totals
+    (``_report.report_chunks``, the one merger every way of running uses)."""
     from ._files import open_output
-
-    counts: dict[str, int] = {}
-    for r in results:
-        for k, v in r.counts.items():
-            counts[k] = counts.get(k, 0) + v
-
-    def chunks() -> Any:
-        yield b'{"files":['
-        for i, r in enumerate(results):
-            head = {
-                "input": r.input, "output": r.output, "format": r.format, "error": r.error,
-                "conversations": r.conversations, "messages_in": r.messages_in,
-                "messages_out": r.messages_out, "counts": dict(sorted(r.counts.items())),
-                "seconds": round(r.seconds, 6),
-            }
-            yield (b",\n" if i else b"\n") + orjson.dumps(head)[:-1] + b',"records":['
-            if r.spool is not None:
-                with open(r.spool, "rb") as spool:  # one spool open at a time
-                    first = True
-                    for line in spool:
-                        yield (b"" if first else b",") + b"\n" + line.rstrip(b"\n")
-                        first = False
-                os.unlink(r.spool)
-            yield b"]}"
-        tail = {
-            "messages_in": sum(r.messages_in for r in results),
-            "messages_out": sum(r.messages_out for r in results),
-            "counts": dict(sorted(counts.items())),
-            "failed": [r.input for r in results if r.error],
-            "seconds": round(elapsed, 6),
-        }
-        yield b"\n]," + orjson.dumps(tail)[1:] + b"\n"
+    from ._report import report_chunks
 
     if path == "-":
         stream = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
         try:
-            for chunk in chunks():
+            for chunk in report_chunks(results, elapsed):
                 if stream is not None:
                     stream.write(chunk)
                 else:  # pragma: no cover - stderr replaced by a text-only object
@@ -496,7 +498,7 @@ def _write_report(path: str, results: list[Any], elapsed: float) -> None:
         return
     try:
         with open_output(path) as f:
-            for chunk in chunks():
+            for chunk in report_chunks(results, elapsed):
                 f.write(chunk)
             f.commit()
     except OSError as exc:
@@ -660,8 +662,8 @@ class _PipeClosed(Exception):
     OSError into exit status 1, and a reader that stopped early is not a failure of ours."""
 
 
-# True while several worker threads run: a signal then only sets STOP (each worker stops
-# at its next flush point and removes its temporary file) instead of raising in the event loop.
+# True while workers run (processes, or Dask tasks): a signal then only sets STOP, which the
+# waiting loop sees; each worker stops at its next flush point and removes its temporary file.
 _DEFER_SIGNALS = [False]
 _SIGNAL = [0]
 

@@ -1,5 +1,5 @@
-"""Repairing files for the command line: one file per :func:`repair_file`, many with
-:func:`run_jobs` (anyio, bounded).
+"""Repairing files for the command line: one file per :func:`repair_file` (many at once:
+``_jobs``).
 
 The per-file pipe is ``read_conversations`` -> one ``Normalizer`` per conversation -> the
 ``--to`` format's encoder (``formats.ENCODERS``) -> a byte buffer written in blocks of
@@ -53,7 +53,7 @@ from ..formats._detect import DETECT_RECORDS, detect_format, guess
 from ..formats._encode import FLUSH_BYTES
 from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, sniff
 
-__all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "run_jobs", "FLUSH_BYTES", "STOP"]
+__all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "FLUSH_BYTES", "STOP"]
 
 _LINE = orjson.OPT_APPEND_NEWLINE
 
@@ -553,51 +553,3 @@ def _locate(exc: InputError, job: Job, conversations: ConversationStream, core: 
         position = conversations.position
         if position is not None:
             exc.located(line=position.line, column=position.column)
-
-
-# -- many files ---------------------------------------------------------------------------------
-
-
-def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> list[FileResult]:
-    """Repair every job, ``n`` at a time, and return the results in the jobs' order.
-
-    One job, or ``n == 1``: a plain loop in this thread (no event loop to pay for, and a
-    signal interrupts a blocked read of stdin at once). Otherwise anyio runs each file in
-    a worker thread under a ``CapacityLimiter(n)``: the work is reading, encoding and
-    writing whole files, so threads overlap the I/O, and each file's output is exactly
-    what one job would write (each file is repaired by its own pipeline, start to end).
-    """
-    if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):
-        # stdout is one stream: files written to it go one after the other.
-        return [repair_file(job, settings, tracker) for job in jobs]
-    import anyio
-    import anyio.to_thread
-
-    results: list[FileResult | None] = [None] * len(jobs)
-    raised: list[BaseException] = []
-
-    async def main() -> None:
-        limiter = anyio.CapacityLimiter(n)
-
-        async def one(i: int, job: Job) -> None:
-            if STOP.is_set():
-                return
-            try:
-                results[i] = await anyio.to_thread.run_sync(repair_file, job, settings, tracker, limiter=limiter)
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, unwrapped
-                # Kept out of the task group: it would wrap it in an ExceptionGroup and
-                # cancel the siblings, which must instead finish or stop at a flush point.
-                raised.append(exc)
-                STOP.set()
-
-        async with anyio.create_task_group() as tg:
-            for i, job in enumerate(jobs):
-                tg.start_soon(one, i, job)
-
-    anyio.run(main)
-    real = [e for e in raised if not isinstance(e, Interrupted)]
-    if real:
-        raise real[0]
-    if raised or STOP.is_set():
-        raise Interrupted(0)
-    return [r for r in results if r is not None]

@@ -1,0 +1,195 @@
+"""Many files at once: ``--jobs N`` in a process pool, or ``--engine dask`` on a cluster.
+
+Both run the very per-file pipe of one job (``_repair.repair_file``) on each file, so each
+output is byte for byte what ``--jobs 1`` writes, and gather the results in the inputs'
+order (the summary and ``--report`` list files as the plan does).
+
+The process pool (:func:`run_pool`):
+
+* ``spawn`` workers, at most ``N``: fresh interpreters that import the pipe once
+  (~0.4 s each, in parallel) and then take file after file.
+* At most ``2 N`` files in flight (:data:`IN_FLIGHT_PER_WORKER`): the pool's queue never
+  holds the whole plan.
+* Stopping: ``^C`` or SIGTERM here sets a shared event; every worker sees it at its next
+  flush point (every ``FLUSH_BYTES`` of output), stops, and removes its temporary output, as
+  one job does. A ``^C`` typed at the terminal reaches the workers too (one process group):
+  they only note it, the same way. Files not started are not started.
+* A worker that dies (``kill -9``, the OOM killer) breaks the pool: the files it and the
+  others had in flight are given to a new pool once more; a file in flight at a second
+  breakage is reported failed (never silently missing), and the dead workers' temporary
+  files are removed (their pids are gone).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from ._files import Job, remove_stale_temps
+from ._progress import Tracker
+from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
+
+__all__ = ["run_jobs", "run_pool", "IN_FLIGHT_PER_WORKER", "POLL_SECONDS"]
+
+#: Files handed to the pool per worker at a time: enough to keep each busy, bounded.
+IN_FLIGHT_PER_WORKER = 2
+#: How often the waiting loop looks at the stop flag.
+POLL_SECONDS = 0.2
+#: A file in flight when this many pools broke is reported failed.
+_MAX_BREAKS = 2
+
+def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, engine: str = "local",
+             scheduler: str | None = None) -> list[FileResult]:
+    """Repair every job, ``n`` at a time, and return the results in the jobs' order.
+
+    ``engine="dask"``: as tasks on a Dask cluster (``_dask.run_dask``: a LocalCluster of
+    ``n`` workers, or the one at ``scheduler``).
+
+    One job, or ``n == 1``: a plain loop in this process (nothing to start, and a signal
+    interrupts a blocked read of stdin at once). Otherwise a pool of ``n`` worker processes
+    (:func:`run_pool`): the work is CPU-bound Python, which threads would run one at a time
+    under the GIL; each file's output is exactly what one job writes (each file is repaired
+    by its own pipe, start to end).
+    """
+    if engine == "dask":
+        from ._dask import run_dask
+
+        return run_dask(jobs, settings, tracker, n, scheduler)
+    if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):
+        # stdout is one stream: files written to it go one after the other.
+        return [repair_file(job, settings, tracker) for job in jobs]
+    return run_pool(jobs, settings, tracker, n)
+
+
+# -- in the worker ------------------------------------------------------------------------------
+
+_STOP_EVENT: list[Any] = [None]
+
+
+class _WorkerTracker(Tracker):
+    """A worker's counters: nobody draws them; ``advance`` (at every flush point) turns the
+    pool's stop event into this process's ``STOP``, which the pipe honours right after."""
+
+    def advance(self, messages: int, nbytes: int) -> None:
+        event = _STOP_EVENT[0]
+        if event is not None and event.is_set():
+            STOP.set()
+
+
+def _note_signal(signum: int, frame: Any) -> None:
+    STOP.set()
+
+
+def _init_worker(event: Any) -> None:
+    _STOP_EVENT[0] = event
+    signal.signal(signal.SIGINT, _note_signal)
+    signal.signal(signal.SIGTERM, _note_signal)
+
+
+def _work(job: Job, settings: Settings) -> FileResult | None:
+    """One file in a worker; None when it was stopped (its temporary file is gone)."""
+    if STOP.is_set() or (_STOP_EVENT[0] is not None and _STOP_EVENT[0].is_set()):
+        return None
+    try:
+        return repair_file(job, settings, _WorkerTracker(1))
+    except Interrupted:
+        return None
+
+
+# -- in the command -----------------------------------------------------------------------------
+
+
+def _context() -> Any:
+    # spawn: each worker is a fresh interpreter, a child of this process. Not fork (it would
+    # copy this process's threads -- the progress display -- mid-lock), nor forkserver (the
+    # server dies of a SIGTERM sent to the process group, and with it every worker's
+    # sentinel: the pool would think them all dead while they still run).
+    return multiprocessing.get_context("spawn")
+
+
+def run_pool(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> list[FileResult]:
+    """Repair every job in up to ``n`` worker processes; the results in the jobs' order.
+
+    Raises:
+        Interrupted: a signal stopped the run (every worker has stopped and cleaned up).
+    """
+    ctx = _context()
+    stop = ctx.Event()
+    results: list[FileResult | None] = [None] * len(jobs)
+    breaks = [0] * len(jobs)
+    todo = list(range(len(jobs)))
+    while todo and not STOP.is_set():
+        todo = _one_pool(ctx, stop, jobs, todo, settings, tracker, n, results, breaks)
+    if STOP.is_set():
+        raise Interrupted(0)
+    return [r for r in results if r is not None]
+
+
+def _one_pool(ctx: Any, stop: Any, jobs: list[Job], todo: list[int], settings: Settings, tracker: Tracker, n: int,
+              results: list[FileResult | None], breaks: list[int]) -> list[int]:
+    """Run ``todo`` (job indices, in order) in one pool; returns what is left to run again
+    (the files in flight when the pool broke)."""
+    queue = iter(todo)
+    pending: dict[Future[FileResult | None], int] = {}
+    again: list[int] = []
+    hit: list[int] = []  # in flight when the pool broke
+    broken = False
+    pool = ProcessPoolExecutor(max_workers=min(n, len(todo)), mp_context=ctx, initializer=_init_worker,
+                               initargs=(stop,))
+    try:
+        while True:
+            while not broken and not STOP.is_set() and len(pending) < IN_FLIGHT_PER_WORKER * n:
+                i = next(queue, None)
+                if i is None:
+                    break
+                try:
+                    pending[pool.submit(_work, jobs[i], settings)] = i
+                except BrokenProcessPool:
+                    broken = True
+                    again.append(i)
+            if not pending:
+                break
+            if STOP.is_set():
+                stop.set()  # the workers stop at their next flush point
+            done, _ = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = pending.pop(future)
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    hit.append(i)
+                    breaks[i] += 1
+                    if breaks[i] >= _MAX_BREAKS:
+                        results[i] = _died(jobs[i])
+                        tracker.file_done()
+                    else:
+                        again.append(i)
+                    continue
+                if result is not None:
+                    results[i] = result
+                    tracker.advance(result.messages_in, 0)
+                    tracker.file_done()
+    finally:
+        if STOP.is_set():
+            stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+    if broken:
+        # The dead workers' temporary files: their pids are gone now.
+        for folder in sorted({os.path.dirname(jobs[i].output) or "." for i in hit}):
+            remove_stale_temps(folder, again=True)
+        rest = [i for i in queue]
+        return sorted(again) + rest
+    return []
+
+
+def _died(job: Job) -> FileResult:
+    kept = f"{job.input} is unchanged" if job.in_place else "its output was not written"
+    return FileResult(job.name, job.output, error=(
+        f"{job.name}: the worker process repairing it died (killed, or out of memory) twice; {kept}. "
+        "Repair it alone (chatnorm repair FILE) to see why, or with fewer --jobs"))
+
