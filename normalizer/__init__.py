@@ -5,93 +5,134 @@ The core is :class:`Normalizer` (``feed(message) -> list``, ``close() -> list``,
 :func:`repairing` wraps a history loader. Each exposes a :class:`Report` of every repair.
 """
 
+# Imports are lazy (PEP 562): ``import normalizer`` loads this file only, and each name below
+# loads its module on first use -- a command that prints its version, or a program that only
+# reads files, never pays for pydantic, anyio or the profiles. Type checkers and IDEs see the
+# names through the TYPE_CHECKING imports, which mirror _EXPORTS (tests/test_init.py checks).
+
 from __future__ import annotations
 
+import importlib
 import warnings
-from typing import Any
-
-from ._aio import AsyncRepaired, arepair, repairing
-from ._core import Normalizer
-from ._errors import (
-    InputError,
-    InvalidMessage,
-    LimitExceeded,
-    NormalizerError,
-    OrphanResultError,
-    UsageError,
-)
-from ._options import DEFAULT_STUB_TEXT, Options
-from ._report import Repair, Report
-from ._sync import Repaired, repair
-from ._types import ChatMessage, ProfileArg, ProfileName, RepairOptions
-from .formats import (
-    ENCODERS,
-    FORMATS,
-    WRITERS,
-    AsyncConversationStream,
-    AsyncMessageStream,
-    Conversation,
-    ConversationStream,
-    MessageStream,
-    Position,
-    aread_conversations,
-    aread_messages,
-    awrite_anthropic,
-    awrite_finetune,
-    awrite_json_array,
-    awrite_jsonl,
-    awrite_responses,
-    detect_format,
-    read_conversations,
-    read_messages,
-    repair_session,
-    write_anthropic,
-    write_finetune,
-    write_json_array,
-    write_jsonl,
-    write_responses,
-)
-from .profiles import (
-    PROFILES,
-    RULES,
-    Checker,
-    Profile,
-    Rule,
-    Violation,
-    acheck,
-    acheck_iter,
-    check,
-    check_iter,
-    get_profile,
-    load_profile,
-    profile_for_model,
-)
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("AsyncRepaired", "arepair", "repairing"), "._aio"),
+    "Normalizer": "._core",
+    **dict.fromkeys(("InputError", "InvalidMessage", "LimitExceeded", "NormalizerError", "OrphanResultError",
+                     "UsageError"), "._errors"),
+    **dict.fromkeys(("DEFAULT_STUB_TEXT", "Options"), "._options"),
+    **dict.fromkeys(("Repair", "Report"), "._report"),
+    **dict.fromkeys(("Repaired", "repair"), "._sync"),
+    **dict.fromkeys(("ChatMessage", "ProfileArg", "ProfileName", "RepairOptions"), "._types"),
+    **dict.fromkeys((
+        "ENCODERS", "FORMATS", "WRITERS", "AsyncConversationStream", "AsyncMessageStream", "Conversation",
+        "ConversationStream", "MessageStream", "Position", "aread_conversations", "aread_messages",
+        "awrite_anthropic", "awrite_finetune", "awrite_json_array", "awrite_jsonl", "awrite_responses",
+        "detect_format", "read_conversations", "read_messages", "repair_session", "write_anthropic",
+        "write_finetune", "write_json_array", "write_jsonl", "write_responses",
+    ), ".formats"),
+    **dict.fromkeys((
+        "PROFILES", "RULES", "Checker", "Profile", "Rule", "Violation", "acheck", "acheck_iter", "check",
+        "check_iter", "get_profile", "load_profile", "profile_for_model",
+    ), ".profiles"),
+}
 
 # The naming convention: a sync function has the plain name and its async twin an ``a``
 # prefix (``repair``/``arepair``, ``read_messages``/``aread_messages``); a sync class has the
 # plain name and its async twin an ``Async`` prefix (``Repaired``/``AsyncRepaired``). The
 # names of 0.1 that broke it stay importable for one release, with a DeprecationWarning.
 _DEPRECATED = {
-    "normalize": ("arepair", arepair),
-    "normalize_sync": ("repair", repair),
-    "Normalized": ("Repaired", Repaired),
-    "ANormalized": ("AsyncRepaired", AsyncRepaired),
+    "normalize": "arepair",
+    "normalize_sync": "repair",
+    "Normalized": "Repaired",
+    "ANormalized": "AsyncRepaired",
 }
 
 
 def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value  # once: the next lookup is a plain module attribute
+        return value
     if name in _DEPRECATED:
-        new, value = _DEPRECATED[name]
+        new = _DEPRECATED[name]
         warnings.warn(
             f"normalizer.{name} is deprecated and will be removed in 0.3; use normalizer.{new}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return value
+        return __getattr__(new)
     raise AttributeError(f"module 'normalizer' has no attribute {name!r}")
 
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:
+    from ._aio import AsyncRepaired, arepair, repairing
+    from ._core import Normalizer
+    from ._errors import (
+        InputError,
+        InvalidMessage,
+        LimitExceeded,
+        NormalizerError,
+        OrphanResultError,
+        UsageError,
+    )
+    from ._options import DEFAULT_STUB_TEXT, Options
+    from ._report import Repair, Report
+    from ._sync import Repaired, repair
+    from ._types import ChatMessage, ProfileArg, ProfileName, RepairOptions
+    from .formats import (
+        ENCODERS,
+        FORMATS,
+        WRITERS,
+        AsyncConversationStream,
+        AsyncMessageStream,
+        Conversation,
+        ConversationStream,
+        MessageStream,
+        Position,
+        aread_conversations,
+        aread_messages,
+        awrite_anthropic,
+        awrite_finetune,
+        awrite_json_array,
+        awrite_jsonl,
+        awrite_responses,
+        detect_format,
+        read_conversations,
+        read_messages,
+        repair_session,
+        write_anthropic,
+        write_finetune,
+        write_json_array,
+        write_jsonl,
+        write_responses,
+    )
+    from .profiles import (
+        PROFILES,
+        RULES,
+        Checker,
+        Profile,
+        Rule,
+        Violation,
+        acheck,
+        acheck_iter,
+        check,
+        check_iter,
+        get_profile,
+        load_profile,
+        profile_for_model,
+    )
+
+# A literal list (what type checkers read as the re-exported names): __version__ and _EXPORTS.
 __all__ = [
     "__version__",
     "acheck",

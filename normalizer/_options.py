@@ -1,4 +1,4 @@
-"""Options of the core, and the documented limits of its buffers."""
+"""Options of the core (their defaults and the limits of its buffers live in ``_defaults``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ._defaults import (
+    DEFAULT_MAX_HELD_BYTES,
+    DEFAULT_MAX_HELD_MESSAGES,
+    DEFAULT_MAX_TURN_FRAGMENTS,
+    DEFAULT_STUB_TEXT,
+)
 from ._errors import UsageError
 from ._report import DEFAULT_MAX_RECORDS, Repair
 
@@ -19,23 +25,6 @@ __all__ = [
     "make_options",
 ]
 
-#: The synthetic result for a call that never got one. Worded as a fact about the record,
-#: not as tool output: hermes' "see context summary above" made models invent results
-#: (hermes.md G13).
-DEFAULT_STUB_TEXT = "[no result: this tool call was not answered in the stored history]"
-
-# Limits of the pending turn. Real agent sessions merge a handful of fragments per turn
-# (Claude Code writes one line per content block: thinking, text, and one per tool_use --
-# a few dozen at most) and run at most a few hundred parallel calls. The defaults are two
-# orders of magnitude above that, so only hostile or corrupted input reaches them.
-
-#: Assistant fragments merged into one turn (and user messages merged into one).
-DEFAULT_MAX_TURN_FRAGMENTS = 10_000
-#: Messages held at once: results of the pending turn plus messages deferred behind them.
-DEFAULT_MAX_HELD_MESSAGES = 10_000
-#: Held at once for one turn: characters of every string (content and its parts, arguments,
-#: reasoning, other keys, keys too) plus one per list item or object entry; 256 MiB.
-DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 
 class Options(BaseModel):

@@ -25,14 +25,10 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 from pydantic_core import PydanticSerializationError
 
+from ._defaults import DEFAULT_MAX_RECORDS
+
 __all__ = ["Note", "Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
-#: Records kept in memory per report. A real session has tens of repairs; a 10M-message
-#: dataset with a defect every few turns has hundreds of thousands, which belong in a
-#: stream (``on_record``, as the CLI's --report does), not in RAM. A record keeps what it
-#: dropped whole (a tool output can be KBs), so 1,000 of them is already a few MB: enough to
-#: read by eye, and memory stays flat from the first thousand defects on.
-DEFAULT_MAX_RECORDS = 1_000
 
 
 class Note(NamedTuple):

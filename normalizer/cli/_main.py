@@ -35,11 +35,10 @@ import click
 import orjson
 
 from .. import __version__
-from ..profiles._check import DEFAULT_MAX_SEEN_IDS
+from .._defaults import DEFAULT_MAX_SEEN_IDS, DEFAULT_STUB_TEXT
 from ._choices import Choice, python_value
 from ._text import error_text, printable, say
 from .._errors import NormalizerError
-from .._options import DEFAULT_STUB_TEXT
 
 if TYPE_CHECKING:
     from ..profiles._profiles import Profile
@@ -51,9 +50,13 @@ _TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "claude-co
 
 
 def _profile_names() -> list[str]:
-    from ..profiles._profiles import PROFILES
+    # From the ProfileName literal (kept in step with PROFILES by tests/test_types.py), not
+    # from PROFILES: declaring the options must not load the profiles (start-up time).
+    import typing
 
-    return sorted(PROFILES)
+    from .._types import ProfileName
+
+    return sorted(n for n in typing.get_args(ProfileName) if ":" not in n)
 
 
 class _Profile(click.ParamType["Profile", Any]):

@@ -33,6 +33,7 @@ from .._content import (
     is_text_part,
     unknown_fields,
 )
+from .._defaults import DEFAULT_MAX_SEEN_IDS
 from .._errors import InvalidMessage, UsageError
 from .._messages import is_plain, validate_message
 from ._encode import known_reasoning
@@ -49,12 +50,6 @@ __all__ = [
     "DEFAULT_MAX_SEEN_IDS",
 ]
 
-#: Call ids remembered to find ids reused across turns (``tool.duplicate_call_id``). The
-#: check is exact up to this many distinct ids (a few MB); past it new ids are no longer
-#: remembered, ``Checker.incomplete`` turns True (``incomplete_reason`` names the limit) and
-#: ``close()`` ends with a warning (rule ``incomplete``), so ``check()``'s list says it too.
-#: Repair does not need this memory: its ids are unique by construction (see ``_stage.py``).
-DEFAULT_MAX_SEEN_IDS = 100_000
 
 
 class Violation(BaseModel):
