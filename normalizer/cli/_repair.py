@@ -167,7 +167,7 @@ class _Output:
     def __init__(self, dest: Any) -> None:
         self.dest = dest
         self.buf = bytearray()
-        self.stdout = dest is sys.stdout.buffer
+        self.stdout = dest is getattr(sys.stdout, "buffer", None)  # (a notebook's stdout has none)
         self.terminal = self.stdout and sys.stdout.isatty()  # shared with the progress line
 
     def drain(self) -> None:

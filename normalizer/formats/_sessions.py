@@ -290,6 +290,11 @@ _DIALECTS: dict[str, Callable[[], _Dialect]] = {"claude-code": _ClaudeCode, "cod
 # -- the repairer ------------------------------------------------------------------------------
 
 
+#: Output held while no line is recognised as the session's format (see ``_take``); past it,
+#: the lines go out and an error at the end comes after them.
+_HOLD_UNRECOGNISED = 1 << 20
+
+
 class SessionRepairer:
     """A Claude Code session or a Codex rollout in (bytes, in chunks), the same session out,
     repaired in its own format (see the module docstring). Sans-I/O.
@@ -405,6 +410,10 @@ class SessionRepairer:
     # -- reading --------------------------------------------------------------------------------
 
     def _take(self) -> bytes:
+        if not self.recognised and not self._closed and len(self._out) < _HOLD_UNRECOGNISED:
+            # Nothing recognised yet: held, so that a file in another format (an error at
+            # close) writes nothing, on a stream too.
+            return b""
         out = bytes(self._out)
         self._out.clear()
         return out

@@ -139,7 +139,7 @@ def test_session_output_options_that_cannot_apply_are_usage_errors(tmp_path: Pat
         assert result.returncode == 2 and words in result.stderr.decode(), (args, result.stderr)
     wrong = run("repair", "--to", "codex", path)
     assert wrong.returncode == 1
-    assert "nothing in this file was recognised as a codex session" in wrong.stderr.decode()
+    assert "no record of this file was recognised as codex; it looks like claude-code" in wrong.stderr.decode()
     kept = run("repair", "-q", "--in-place", "--profile", "mistral", path)
     assert kept.returncode == 1 and "--profile mistral shapes chat messages" in kept.stderr.decode()
 
@@ -286,3 +286,14 @@ def test_every_sample_in_place_keeps_its_format_and_then_stays_as_it_is(tmp_path
     again = run("repair", "--in-place", path)
     assert path.read_bytes() == once
     assert again.stderr.decode().splitlines()[0].endswith("; no repairs")
+
+
+def test_a_stream_in_another_format_writes_nothing() -> None:
+    # Read as a Claude Code session, a Codex line is not recognised: the lines are held, so
+    # the error is all there is (on a file, the atomic output already leaves nothing).
+    codex = b'{"timestamp": "t", "type": "session_meta", "payload": {}}\n'
+    result = run("repair", "--from", "claude-code", input=codex)
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr.decode().splitlines()[0] == (
+        "error: <stdin>: no record of this file was recognised as claude-code; it looks like codex. "
+        "Read it with --from codex (in Python: format='codex')")

@@ -211,8 +211,8 @@ def test_files_of_other_formats_are_refused() -> None:
                               "repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from")
     with pytest.raises(InputError) as exc:
         repaired(dumps(cc_user("u1", None, "hi")), fmt="codex")
-    assert str(exc.value) == ("<input>: nothing in this file was recognised as a codex session. "
-                              "Is it in another format? Name it with --from")
+    assert str(exc.value) == ("<input>: no record of this file was recognised as codex; it looks like claude-code. "
+                              "Read it with --from claude-code (in Python: format='claude-code')")
     assert repaired(b"") == (b"", normalizer.Report())
 
 
