@@ -716,7 +716,7 @@ def test_15_read_messages_takes_responses_items_in_memory() -> None:
 def test_15_a_bad_item_in_memory_is_named_by_its_index() -> None:
     with pytest.raises(InputError) as exc:
         list(read_messages([ITEMS[0], {"type": "function_call", "call_id": 7}], "responses"))
-    assert str(exc.value).startswith("<items> message 1: a Responses 'function_call' item needs a string 'name'")
+    assert str(exc.value).startswith("<items>: message 1: a Responses 'function_call' item needs a string 'name'")
 
 
 def test_15_openai_sdk_response_objects() -> None:

@@ -10,7 +10,9 @@ writes; the results are gathered in the jobs' order. The paths must mean the sam
 What can go wrong, and what is left:
 
 * **A worker dies mid-file** (killed, out of memory, its machine gone). (A task of several
-  files that fails is split: each of its files goes again as a task of its own.) Its output was a
+  files that fails is split: each of its files goes again as a task of its own; a file whose
+  task died beside others goes once more with nothing else in flight, since a worker's death
+  fails every task assigned to it.) Its output was a
   temporary file, never the destination. The scheduler runs the task again elsewhere (up to
   ``distributed.scheduler.allowed-failures`` times); the new attempt first removes the
   temporary files of the run's earlier attempts at that output (:func:`_files.remove_run_temps`:
@@ -164,17 +166,29 @@ def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: 
     results: list[FileResult | None] = [None] * len(jobs)
     pending: dict[Any, list[int]] = {}
     queue = collections.deque(runs)
+    # A file whose workers died while other tasks ran beside it may only have shared a worker
+    # with the file at fault (a worker's death fails every task assigned to it): it goes once
+    # more with nothing else in flight, and only a file that dies alone is reported failed.
+    alone: collections.deque[int] = collections.deque()
+    solo: set[Any] = set()
     submitted = 0
+
+    def submit(run: list[int]) -> Any:
+        nonlocal submitted
+        # The settings go with each task (~1 KB): scattered once, they would be lost with
+        # the workers holding them, and every task after with them.
+        submitted += 1  # a key is never reused: a split task's files get new ones
+        future = client.submit(chunk_task, [jobs[i] for i in run], settings, tag,
+                               key=f"chatnorm-{tag}-{submitted}", pure=False)
+        pending[future] = run
+        return future
+
     try:
         while True:
             while not stop.is_set() and len(pending) < window and queue:
-                run = queue.popleft()
-                # The settings go with each task (~1 KB): scattered once, they would be lost with
-                # the workers holding them, and every task after with them.
-                submitted += 1  # a key is never reused: a split task's files get new ones
-                future = client.submit(chunk_task, [jobs[i] for i in run], settings, tag,
-                                       key=f"chatnorm-{tag}-{submitted}", pure=False)
-                pending[future] = run
+                submit(queue.popleft())
+            if not stop.is_set() and not pending and not queue and alone:
+                solo.add(submit([alone.popleft()]))
             if not pending or stop.is_set():
                 break
             try:
@@ -192,6 +206,10 @@ def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: 
                     # again on its own, so only the one at fault is reported failed.
                     queue.extendleft([i] for i in reversed(run))
                     continue
+                if future not in gathered and future not in solo and _killed(future):
+                    alone.append(run[0])
+                    continue
+                solo.discard(future)
                 outcomes = gathered.get(future) or [_outcome(future, jobs[i], tag) for i in run]
                 for i, result in zip(run, outcomes):
                     results[i] = result
@@ -208,6 +226,12 @@ def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: 
         for future in pending:
             future.release()
     return [r for r in results if r is not None]
+
+
+def _killed(future: Any) -> bool:
+    from distributed import KilledWorker
+
+    return future.status == "error" and isinstance(future.exception(), KilledWorker)
 
 
 def _outcome(future: Any, job: Job, tag: str) -> FileResult | None:

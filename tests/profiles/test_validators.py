@@ -132,7 +132,7 @@ def test_default_keeps_list_content_which_a_template_cannot_concatenate() -> Non
     history = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
     assert _repair(history, "default") == history
     assert qwen25(history) == 'can only concatenate str (not "list") to str'
-    assert _repair(history, "qwen3") == [{"role": "user", "content": "ab"}]
+    assert _repair(history, "qwen3") == [{"role": "user", "content": "a\nb"}]
     assert qwen25(_repair(history, "qwen3")) is None
 
 
