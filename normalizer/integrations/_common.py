@@ -17,7 +17,7 @@ from .._sync import repair
 from .._types import ProfileArg, RepairOptions
 from ..profiles import Profile, profile_for_model
 
-__all__ = ["AUTO", "LOGGER", "AutoProfile", "OnReport", "is_auto", "profile_name", "resolve_profile", "ChatRepair", "repair_chat", "summary", "log_report"]
+__all__ = ["AUTO", "LOGGER", "AutoProfile", "OnReport", "is_auto", "profile_name", "resolve_profile", "ChatRepair", "repair_chat", "lost_in_reading", "summary", "log_report"]
 
 #: The logger every adapter reports to (``normalizer.integrations.<framework>`` below it):
 #: a repair is logged at INFO, a history that needed none at DEBUG. Nothing goes to stdout.
@@ -59,6 +59,18 @@ def repair_chat(messages: Iterable[Any], profile: ProfileArg, options: RepairOpt
     stream = repair(messages, profile=profile, **options)
     out: list[dict[str, Any]] = list(stream)  # type: ignore[arg-type]  # plain dicts at run time (_types.py)
     return ChatRepair(messages=out, report=stream.report)
+
+
+#: What a converter may leave out of a history that loses nothing the model needs: the id or
+#: status of the second item of a merged turn (the turn keeps the first).
+_HARMLESS = frozenset({"drop_conflicting_field"})
+
+
+def lost_in_reading(reading: Report) -> list[str]:
+    """The kinds of content reading a framework's history into chat messages left out (a
+    hosted tool's item, a block with no chat form...). An adapter then sends the history as it
+    is: writing the repaired chat back would lose that content for good."""
+    return sorted(kind for kind in reading.counts if kind.startswith("drop_") and kind not in _HARMLESS)
 
 
 def summary(report: Report, profile: ProfileArg) -> dict[str, Any]:

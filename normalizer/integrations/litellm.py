@@ -48,7 +48,7 @@ from typing_extensions import Unpack
 from .._report import Report
 from .._types import ProfileArg, ProfileName, RepairOptions
 from ..formats._memory import from_anthropic, to_anthropic
-from ._common import AUTO, LOGGER, AutoProfile, OnReport, is_auto, log_report, repair_chat, resolve_profile, summary
+from ._common import AUTO, LOGGER, AutoProfile, OnReport, is_auto, log_report, lost_in_reading, repair_chat, resolve_profile, summary
 
 if TYPE_CHECKING:
     from litellm.caching.dual_cache import DualCache
@@ -236,7 +236,7 @@ def _repair_anthropic(
     chat = from_anthropic(messages, system=request.get("system"), report=reading)
     result = repair_chat(chat, profile, options)
     report = _joined(reading, result.report)
-    held_back = sorted(kind for kind in reading.counts if kind.startswith("drop_"))
+    held_back = lost_in_reading(reading)
     if held_back:
         # Blocks with no chat form (a server tool's blocks...) would not come back: send the
         # request as it is rather than lose them.
