@@ -232,6 +232,7 @@ class _Builder:
         self.parts: list[ModelRequestPart] = []  # the request being built
         self.request_origins: list[int] = []  # the original requests its parts came from
         self.placed: set[int] = set()  # original messages whose parts with no chat form are placed
+        self.cursor: dict[type, int] = {}  # per kind: every original before it is placed
         self.calls: dict[str, str] = {}  # tool_call_id -> tool name, for a result the repair made
 
     # A request part, or several (a merge of user messages gives back each original part).
@@ -311,14 +312,18 @@ class _Builder:
 
     def _unplaced(self, origins: Iterable[int], kind: type[ModelRequest] | type[ModelResponse]) -> list[Any]:
         """The parts with no chat form of these original messages of ``kind`` and of every one
-        before them not placed yet (one the repair dropped), in order; then marked placed."""
+        before them not placed yet (one the repair dropped), in order; then marked placed.
+        A cursor per kind: each original is looked at once (the history can be long)."""
         last = max(origins, default=-1)
+        start = self.cursor.get(kind, 0)
         found: list[Any] = []
-        for index, original in enumerate(self.history.originals[: last + 1]):
+        for index in range(start, last + 1):
+            original = self.history.originals[index]
             if index in self.placed or not isinstance(original, kind):
                 continue
             self.placed.add(index)
             found.extend(part for part in original.parts if not _has_chat_form(part))
+        self.cursor[kind] = max(start, last + 1)
         return found
 
     def _part(self, origin: tuple[int, int]) -> ModelRequestPart:
