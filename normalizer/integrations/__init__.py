@@ -13,8 +13,9 @@ them, and this package imports nothing):
 ``normalizer.integrations.langchain``    LangChain v1 agents: :class:`NormalizerMiddleware`,
                                          :func:`repair_messages`. Extra ``[langchain]``.
 ``normalizer.integrations.pydantic_ai``  pydantic-ai: :func:`repair_history` (a history
-                                         processor), :class:`HistoryRepair`. Extra
-                                         ``[pydantic-ai]``.
+                                         processor), :class:`HistoryRepair`,
+                                         :func:`repair_capability` (pydantic-ai 2's
+                                         ``ProcessHistory``). Extra ``[pydantic-ai]``.
 =======================================  =====================================================
 
 Every adapter leaves the caller's objects as they are (a repaired history is a new list;
