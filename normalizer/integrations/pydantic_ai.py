@@ -238,12 +238,12 @@ class _Builder:
     # A request part, or several (a merge of user messages gives back each original part).
     def request_part(self, message: dict[str, Any]) -> None:
         origins = _origins(message)
-        self.request_origins.extend(index for index, _ in origins)
+        self.request_origins.extend(map(_message_index, origins))
         self.parts.extend(self._request_parts(message, origins))
 
     def response(self, message: dict[str, Any]) -> None:
         self._end_request()
-        origins = [index for index, _ in _origins(message)]
+        origins = [_message_index(origin) for origin in _origins(message)]
         originals = [self.history.originals[i] for i in origins]
         for call in message.get("tool_calls") or ():
             self.calls[call["id"]] = call["function"]["name"]
@@ -269,9 +269,9 @@ class _Builder:
                 self.out.append(ModelRequest(parts=leftover))
         return self.out
 
-    def _request_parts(self, message: dict[str, Any], origins: list[tuple[int, int]]) -> list[ModelRequestPart]:
+    def _request_parts(self, message: dict[str, Any], origins: list[str]) -> list[ModelRequestPart]:
         originals = [self._part(origin) for origin in origins]
-        if len(origins) == 1 and _same(message, self.history.forms.get(_key(origins[0]))):
+        if len(origins) == 1 and _same(message, self.history.forms.get(origins[0])):
             return [originals[0]]
         role = message["role"]
         if role == "tool":
@@ -286,7 +286,7 @@ class _Builder:
         call_id: str = message["tool_call_id"]
         name = message.get("name") or self.calls.get(call_id) or getattr(original, "tool_name", None) or "unknown"
         if isinstance(original, (ToolReturnPart, RetryPromptPart)):
-            form = self.history.forms[_key(_origins(message)[0])]
+            form = self.history.forms[_origins(message)[0]]
             if message["content"] == form["content"]:
                 # The output as it was (an object, a retry): only the pairing can have changed.
                 changes: dict[str, Any] = {"tool_call_id": call_id}
@@ -326,22 +326,19 @@ class _Builder:
         self.cursor[kind] = max(start, last + 1)
         return found
 
-    def _part(self, origin: tuple[int, int]) -> ModelRequestPart:
-        message = self.history.originals[origin[0]]
-        return message.parts[origin[1]]  # type: ignore[return-value]
+    def _part(self, origin: str) -> ModelRequestPart:
+        message, _, part = origin.partition(".")
+        return self.history.originals[int(message)].parts[int(part)]  # type: ignore[return-value]
 
 
-def _origins(message: dict[str, Any]) -> list[tuple[int, int]]:
-    """(message index, part index) of each part a chat message came from (-1: a response)."""
-    out: list[tuple[int, int]] = []
-    for origin in message.get(ORIGIN) or ():
-        index, _, part = origin.partition(".")
-        out.append((int(index), int(part) if part else -1))
-    return out
+def _origins(message: dict[str, Any]) -> list[str]:
+    """The parts a chat message came from: ``"3"`` (response 3), ``"2.1"`` (request 2, part 1)."""
+    origins: list[str] = message.get(ORIGIN) or []
+    return origins
 
 
-def _key(origin: tuple[int, int]) -> str:
-    return str(origin[0]) if origin[1] < 0 else f"{origin[0]}.{origin[1]}"
+def _message_index(origin: str) -> int:
+    return int(origin.partition(".")[0])
 
 
 def _holds_exactly(parts: Sequence[object], original: Sequence[object]) -> bool:
