@@ -154,6 +154,13 @@ class RepairingSession:
     async def clear_session(self) -> None:
         await self.session.clear_session()
 
+    def __getattr__(self, name: str) -> Any:
+        """Anything else is the wrapped session's (``run_compaction`` of a compaction-aware
+        session, ``db_path``...): the wrapper only changes what ``get_items`` returns."""
+        if name == "session":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.session, name)
+
     def _whole_history(self, limit: int | None) -> bool:
         """Only a history read whole may replace the stored one (a window would drop the rest)."""
         settings = self.session.session_settings

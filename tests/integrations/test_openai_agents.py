@@ -129,6 +129,17 @@ async def test_call_model_input_filter_auto_takes_the_agents_model(stub: Stub, c
     assert "[profile qwen3]" in record.getMessage()
 
 
+async def test_the_wrapper_is_the_wrapped_session_for_everything_else() -> None:
+    stored = await _session(BROKEN_ITEMS)
+    session = RepairingSession(stored)
+    assert session.session_id == "user-42" and session.db_path == ":memory:"
+    assert await session.pop_item() == BROKEN_ITEMS[-1]
+    await session.add_items([{"role": "user", "content": "again"}])
+    assert (await stored.get_items())[-1] == {"role": "user", "content": "again"}
+    await session.clear_session()
+    assert await stored.get_items() == []
+
+
 def test_a_clean_history_is_the_same_list() -> None:
     outcome = repair_items(REPAIRED_ITEMS)
     assert outcome.items is REPAIRED_ITEMS
