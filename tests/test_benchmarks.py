@@ -166,3 +166,27 @@ def test_scale_benchmark_runs_and_checks_outputs(tmp_path: Path) -> None:
         ("finetune", "1 process"), ("finetune", "--jobs 2"), ("sessions", "1 process"), ("sessions", "--jobs 2")]
     assert all(r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_process_mib"] > 0 for r in data["rows"])
     assert "| finetune | --jobs 2 | 2 |" in (out / "scale.md").read_text()
+
+
+def test_integrations_benchmark_prints_a_row_per_adapter(tmp_path: Path) -> None:
+    out = tmp_path / "integrations.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.integrations", "--messages", "200", "--repeats", "1", "--json", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| adapter | µs/history | × core | note |" in proc.stdout
+    result = json.loads(out.read_text())
+    by = {r["adapter"]: r for r in result["rows"]}
+    assert list(by) == ["core", "litellm", "litellm anthropic", "openai-agents", "langchain", "pydantic-ai"]
+    assert by["core"]["status"] == "ok" and by["core"]["ratio_to_core"] == 1.0
+    for adapter, module in (("litellm", "litellm"), ("openai-agents", "agents"), ("langchain", "langchain"), ("pydantic-ai", "pydantic_ai")):
+        installed = importlib.util.find_spec(module) is not None
+        assert (by[adapter]["status"] == "ok") is installed, adapter
+        assert (by[adapter]["us_per_history"] is not None) is installed, adapter

@@ -269,6 +269,30 @@ def test_a_system_before_the_messages_is_given_once(fmt: str, stream: bool) -> N
     assert (out, report.records) == ([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}], [])
 
 
+ONE_LINE_REQUEST = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}
+ONE_LINE_MESSAGES = [
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "t1", "content": "ok"}]
+
+
+@pytest.mark.parametrize("fmt", ["auto", "anthropic"])
+def test_a_request_body_on_one_line_is_a_request(fmt: str) -> None:
+    # As pasted into bug reports: a request on one line is not a fine-tuning JSONL line (one
+    # has "model", the other never), and with the format named even "messages" alone says so.
+    out, found, report = read(orjson.dumps(ONE_LINE_REQUEST), fmt)
+    assert (out, found, report.records) == (ONE_LINE_MESSAGES, "anthropic", [])
+    bare = orjson.dumps({"messages": ONE_LINE_REQUEST["messages"]})
+    if fmt == "anthropic":
+        assert read(bare, fmt)[:2] == (ONE_LINE_MESSAGES, "anthropic")
+    else:  # alone, {"messages": [...]} on one line is a fine-tuning example
+        assert read(bare, fmt)[1] == "finetune"
+
+
 def test_a_hermes_snapshot_system_prompt_after_its_messages() -> None:
     snapshot = {"session_id": "s", "messages": [{"role": "user", "content": "hi"}], "system_prompt": "You are Hermes."}
     expected = [{"role": "system", "content": "You are Hermes."}, {"role": "user", "content": "hi"}]

@@ -69,6 +69,10 @@ def of(lang: str) -> list[Block]:
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
+    # "Plug it into your framework" builds agents on OpenAI models, as a user with a key set
+    # does (nothing is sent); LiteLLM reads its price map from its own package, not the network.
+    monkeypatch.setenv("OPENAI_API_KEY", os.environ.get("OPENAI_API_KEY") or "sk-readme-never-sent")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return tmp_path
 
 

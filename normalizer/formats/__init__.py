@@ -12,6 +12,9 @@ layer sans-I/O but the last:
   file and fetch its bytes, or take records already in memory (``read_messages``,
   ``aread_messages``...).
 
+In memory, :func:`from_responses` / :func:`to_responses` and :func:`from_anthropic` /
+:func:`to_anthropic` (``_memory``) drive the same converters and encoders over a list.
+
 Writing is one table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that
 the writers (``_writers``) and the command line pump into files. A Claude Code session or a
 Codex rollout can also be repaired in its own format (``_sessions``: bytes in, the same
@@ -36,6 +39,7 @@ from ._claude import AnthropicConverter, ClaudeCodeConverter
 from ._codex import CodexConverter, CodexPlan, plan_codex
 from ._detect import detect_format
 from ._encode import ENCODERS, Encoder
+from ._memory import from_anthropic, from_responses, to_anthropic, to_responses
 from ._read import (
     FORMATS,
     AsyncConversationStream,
@@ -101,6 +105,10 @@ __all__ = [
     "plan_codex",
     "ClaudeCodeConverter",
     "AnthropicConverter",
+    "from_responses",
+    "to_responses",
+    "from_anthropic",
+    "to_anthropic",
     "ShareGPTConverter",
     "FinetuneConverter",
 ]

@@ -180,7 +180,7 @@ class _BlockConverter:
                     turn.reasoning.append(value["thinking"])
                 turn.preserve(THINKING_KEY, value)
             else:
-                # server_tool_use, web_search_tool_result, ...: no Chat equivalent.
+                # A block with no Chat equivalent (container_upload, a type this reader does not know).
                 note_extra(self.report, "drop_block", f"{value.get('type')!r} block has no Chat equivalent; left out", line=line, dropped=value)
 
     def _user_parts(self, content: Any, line: int | None) -> tuple[list[dict[str, Any]], Any]:

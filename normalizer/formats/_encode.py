@@ -578,6 +578,7 @@ class AnthropicEncoder(Encoder):
         self._system: list[Any] = []  # leading system contents (object: hoisted when it opens)
         self._pending: dict[str, Any] | None = None  # the message the next one may join
         self._thinking = False  # the pending message has thinking blocks
+        self._server_calls: set[Any] = set()  # ids of the calls Anthropic ran (server tools)
         self.message = self._message
 
     def begin(self, extra: Mapping[str, Any]) -> bytes:
@@ -606,10 +607,20 @@ class AnthropicEncoder(Encoder):
             return self._flush() + self._write({"role": "system", "content": content})
         if role == "assistant":
             thinking = _thinking_blocks(message)
-            blocks = [*thinking, *_content_blocks(message.get("content")), *_tool_uses(message)]
+            uses = _tool_uses(message)
+            self._server_calls = {b["id"] for b in uses if b["type"] != "tool_use"}
+            blocks = [*thinking, *_content_blocks(message.get("content")), *uses]
             if not blocks:
                 return b""  # nothing to send
             return self._join("assistant", blocks, bool(thinking))
+        if role == "tool" and message.get("tool_call_id") in self._server_calls:
+            # A server tool's result (web_search_tool_result...) is the assistant's own block,
+            # right after its server_tool_use, as the reader found it.
+            source = _source(message)
+            result = {"type": source.get("type"), "tool_use_id": message.get("tool_call_id"),
+                      "content": source["content"] if "content" in source else message.get("content"),
+                      **{k: v for k, v in source.items() if k not in ("type", "content")}}
+            return self._join("assistant", [result], False)
         if role == "tool":
             block: dict[str, Any] = {
                 "type": "tool_result",
@@ -720,7 +731,9 @@ def _tool_uses(message: Message) -> list[dict[str, Any]]:
                 f"call {call.get('id')!r}: its arguments are not a JSON object, and an Anthropic tool_use input must be one",
                 hint="Repair the arguments, or write another format",
             )
-        block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": name, "input": value}
+        # A server tool (run by Anthropic, item_type from the reader) is written back as one.
+        kind = "server_tool_use" if call.get("item_type") == "server_tool_use" else "tool_use"
+        block: dict[str, Any] = {"type": kind, "id": call.get("id"), "name": name, "input": value}
         for key, extra in _with_source(call).items():
             if key not in _CALL_KEYS and key not in _RESPONSES_ONLY:
                 block.setdefault(key, extra)

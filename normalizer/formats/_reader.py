@@ -230,7 +230,7 @@ class Reader:
         #: Everything was given out: nothing is fed any more.
         self.done = False
         self._closing = False
-        self._sniffer: Sniffer | None = Sniffer(limits.max_line_bytes)
+        self._sniffer: Sniffer | None = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"))
         self._lines: LineSplitter | None = None
         self._doc: DocReader | None = None
         self._pending: list[Record | Meta] = []  # records waiting for the format or a plan

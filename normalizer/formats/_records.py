@@ -321,8 +321,10 @@ def nesting_at(data: bytes, max_depth: int, depth: int = 0, in_string: bool = Fa
 # -- sniffing ---------------------------------------------------------------------------------
 
 
-def sniff(head: bytes, at_eof: bool) -> Literal["jsonl", "document", "empty", "more"]:
-    """Which container the bytes read so far show (``"more"``: read on)."""
+def sniff(head: bytes, at_eof: bool, *, single: bool = False) -> Literal["jsonl", "document", "empty", "more"]:
+    """Which container the bytes read so far show (``"more"``: read on). ``single``: the
+    format named is one conversation per file (chat, responses, anthropic), so an object on
+    one line that holds ``messages`` or ``input`` is a request body, not a JSONL record."""
     if head.startswith(BOM):
         head = head[3:]
     text = head.lstrip()
@@ -343,7 +345,8 @@ def sniff(head: bytes, at_eof: bool) -> Literal["jsonl", "document", "empty", "m
         if exc.pos >= len(first.decode("utf-8", "replace").rstrip()) and end >= 0:
             return "document"
         return "jsonl"
-    if isinstance(value, dict) and not value.keys().isdisjoint(_REQUEST_KEYS):
+    keys = _REQUEST_KEYS | _CONVERSATION_KEYS if single else _REQUEST_KEYS
+    if isinstance(value, dict) and not value.keys().isdisjoint(keys):
         # A request body or dump written on one line: a document, if nothing follows it.
         rest = text[len(first):].strip()
         if rest:
@@ -352,16 +355,20 @@ def sniff(head: bytes, at_eof: bool) -> Literal["jsonl", "document", "empty", "m
     return "jsonl"
 
 
-# Top-level keys of request bodies and dumps (whose messages sit beside other fields).
-_REQUEST_KEYS = frozenset({"request", "body", "input", "system", "system_prompt"})
+# Top-level keys of request bodies and dumps (whose messages sit beside other fields). A
+# fine-tuning line has "messages" (and "tools") but never "model" or "max_tokens".
+_REQUEST_KEYS = frozenset({"request", "body", "input", "system", "system_prompt", "model", "max_tokens"})
+# What holds one conversation's records (with a format that reads one conversation per file).
+_CONVERSATION_KEYS = frozenset({"messages", "input"})
 
 
 class Sniffer:
     """Reads the head of a file until :func:`sniff` can tell; joins chunks only when needed
     (at a newline or the end), so a long first line costs no quadratic copying."""
 
-    def __init__(self, max_line_bytes: int) -> None:
+    def __init__(self, max_line_bytes: int, *, single: bool = False) -> None:
         self.max_line_bytes = max_line_bytes
+        self.single = single  # see sniff()
         self._parts: list[bytes] = []
         self._size = 0
         self.head = b""
@@ -376,7 +383,7 @@ class Sniffer:
             return "auto"
         self.head = b"".join(self._parts)
         self._parts = [self.head]
-        kind = sniff(self.head, at_eof=not chunk)
+        kind = sniff(self.head, at_eof=not chunk, single=self.single)
         return "auto" if kind == "more" else kind
 
 

@@ -1,62 +1,67 @@
-"""Memory: a long rollout streams through in constant memory (tracemalloc peak at two sizes)."""
+"""In-memory conversions (``formats/_memory.py``): the same converters and encoders as the
+files, over a list; input left as it is; what has no chat form recorded."""
 
 from __future__ import annotations
 
-import tracemalloc
-from pathlib import Path
+import copy
+import doctest
+from typing import Any
 
-import orjson
-import pytest
+import normalizer
+import normalizer.formats._memory
+from normalizer.formats import from_anthropic, from_responses, to_anthropic, to_responses
 
-from normalizer import Report
-from normalizer.formats import read_messages
+ITEMS: list[dict[str, Any]] = [
+    {"role": "user", "content": "What is in the repo?"},
+    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "Let me look.", "annotations": []}]},
+    {"type": "function_call", "call_id": "call_ls", "name": "ls", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_ls", "output": "README.md"},
+]
 
-_BLOCK = 5  # lines per generated turn
-
-
-def make_rollout(path: Path, lines: int) -> None:
-    """A Codex rollout of ``lines`` lines: user, reasoning, call, output, answer, repeated."""
-    with path.open("wb") as f:
-        buf = bytearray()
-        for i in range(lines // _BLOCK):
-            for payload in (
-                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i}"}]},
-                {"type": "reasoning", "summary": [{"type": "summary_text", "text": "thinking"}], "content": None, "encrypted_content": "gAAAA" + "x" * 64},
-                {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}', "call_id": f"call_{i}"},
-                {"type": "function_call_output", "call_id": f"call_{i}", "output": "a\nb\nc"},
-                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}"}]},
-            ):
-                buf += orjson.dumps({"timestamp": "2025-11-13T01:50:42.994Z", "type": "response_item", "payload": payload})
-                buf += b"\n"
-            if len(buf) > 1 << 20:
-                f.write(buf)
-                buf.clear()
-        f.write(buf)
+ANTHROPIC: list[dict[str, Any]] = [
+    {"role": "user", "content": [{"type": "text", "text": "What is in the repo?"}]},
+    {"role": "assistant", "content": [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_ls", "name": "ls", "input": {}},
+    ]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_ls", "content": "README.md"}]},
+]
 
 
-def peak_while_reading(path: Path) -> tuple[int, int]:
-    report = Report()
-    tracemalloc.start()
-    try:
-        n = sum(1 for _ in read_messages(path, report=report))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return n, peak
+def test_docstring_examples() -> None:
+    assert doctest.testmod(normalizer.formats._memory).failed == 0
 
 
-@pytest.mark.parametrize(
-    "sizes",
-    [(10_000, 100_000), pytest.param((100_000, 1_000_000), marks=pytest.mark.slow)],
-    ids=["10k-100k", "100k-1m"],
-)
-def test_memory_is_flat_at_two_sizes(tmp_path: Path, sizes: tuple[int, int]) -> None:
-    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
-    make_rollout(small, sizes[0])
-    make_rollout(big, sizes[1])
-    n_small, peak_small = peak_while_reading(small)
-    n_big, peak_big = peak_while_reading(big)
-    assert (n_small, n_big) == (sizes[0] * 4 // 5, sizes[1] * 4 // 5)  # 4 messages per 5 lines
-    # Ten times the input, (about) the same peak: a few read chunks and one turn.
-    assert peak_big < peak_small * 1.25 + 256 * 1024, (peak_small, peak_big)
-    assert peak_big < 8 * 1024 * 1024
+def test_responses_round_trip() -> None:
+    before = copy.deepcopy(ITEMS)
+    chat = from_responses(ITEMS)
+    assert chat == [
+        {"role": "user", "content": "What is in the repo?"},
+        # the message item's id and status ride along (source_fields), so writing it back keeps them
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": "call_ls", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+         "source_fields": {"id": "msg_1", "status": "completed"}},
+        {"role": "tool", "tool_call_id": "call_ls", "content": "README.md"},
+    ]
+    assert ITEMS == before
+    back = to_responses(chat)
+    assert [item.get("type", "message") for item in back] == ["message", "message", "function_call", "function_call_output"]
+    assert from_responses(back) == chat
+
+
+def test_anthropic_round_trip_with_system() -> None:
+    chat = from_anthropic(ANTHROPIC, system="Be brief.")
+    assert chat[0] == {"role": "system", "content": "Be brief."}
+    assert normalizer.check(chat, profile="anthropic") == []
+    request = to_anthropic(chat)
+    assert request["system"] == "Be brief."
+    assert from_anthropic(request["messages"], system=request["system"]) == chat
+    assert "system" not in to_anthropic(chat[1:])
+
+
+def test_what_has_no_chat_form_is_reported() -> None:
+    report = normalizer.Report()
+    chat = from_responses([*ITEMS, {"type": "web_search_call", "id": "ws_1", "status": "completed"}], report=report)
+    assert len(chat) == 3
+    assert report.counts

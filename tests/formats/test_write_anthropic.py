@@ -213,3 +213,22 @@ def test_the_async_twin_writes_the_same_bytes() -> None:
         return out.getvalue()
 
     assert anyio.run(go) == written(history)
+
+
+def test_a_server_tool_and_its_result_are_written_back_as_the_assistant_s_own_blocks() -> None:
+    # Read as a call and its tool message (issue 15); written back as Anthropic ran them: a
+    # server_tool_use and its web_search_tool_result in the assistant's message, never a
+    # client tool_use answered by the user; is_error and the other fields restored.
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+             "content": [{"type": "web_search_result", "url": "https://example.com", "title": "Example"}]}
+    body = {"messages": [
+        {"role": "user", "content": "Search the web"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Searching."}, search, found]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "x", "is_error": True}]},
+    ]}
+    messages = list(read_messages(io.BytesIO(orjson.dumps(body)), "anthropic"))
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
+    out = request(messages)
+    assert out["messages"][:2] == body["messages"][:2]
+    assert out["messages"][2]["content"][0]["is_error"] is True
