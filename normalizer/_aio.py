@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+from itertools import islice
 import weakref
+from time import monotonic
 from types import AsyncGeneratorType
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Protocol, TypeVar, overload
@@ -29,9 +31,15 @@ from ._sync import Repaired, add_position_note
 
 __all__ = ["AsyncRepaired", "arepair", "repairing"]
 
-# A sync source never yields to the event loop by itself; checkpoint every so many
-# messages so a long history stays cancellable without paying ~1 us per message.
-_CHECKPOINT_EVERY = 256
+# Neither a sync source nor an async one that never suspends yields to the event loop by
+# itself: the loop checkpoints once it has held the event loop for _CHECKPOINT_SECONDS, so
+# a long history stays cancellable and lets other tasks run. Looked at (one clock read)
+# every _CHECK_EVERY messages. By time, not by count: a checkpoint every 256 messages (~1 ms
+# of the core's work) cost 3-6% of the whole run, measured; one every 5 ms costs ~1%, and
+# the bound holds for large messages too (~5 ms plus 64 messages).
+_CHECK_EVERY = 64
+_CHECKPOINT_SECONDS = 0.005
+_END: Any = object()  # no message pulled (a source may yield None)
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -43,31 +51,48 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
     Use it as ``async with arepair(src) as messages: async for m in messages: ...`` (or
     call ``aclose()``) to close the source promptly when you stop early.
 
-    The loop is one async generator (``_run``); ``__anext__`` is a plain method that hands
-    out the generator's own awaitable, after refusing a second task (an async generator
-    is a single consumer's). So each message costs the core's work, the source's await and
-    one Python call -- as much as a bare ``async for`` around ``feed`` (measured: 1.07-1.09x
-    the sync adapter, against 1.2x for a coroutine per message written out by hand).
+    The loop is one async generator (``_run``), and the first ``__aiter__`` hands out that
+    generator itself: an ``async for`` then costs no Python call per message beyond the
+    loop's own step -- what a bare async generator around ``feed`` costs. ``__anext__`` (and
+    any later ``__aiter__``, which returns this object) is a plain method that refuses a
+    second task while one is inside the loop (an async generator is a single consumer's),
+    then hands out the generator's own awaitable.
+
+    The generator, not this object, holds the claim on the normalizer (weakly): a consumer
+    of the bare generator may drop this object at once, and the history is still the
+    generator's until it ends. Nothing refers back to this object, so a stream dropped
+    unfinished is collected at once (no cycle), and its claim with it.
     """
 
     def __init__(self, source: AsyncIterable[Any] | Iterable[Any], normalizer: Normalizer) -> None:
-        normalizer._claim(self)  # one history per normalizer: a second stream over it is refused
+        normalizer._claim(self)  # one history per normalizer: refused before the source is touched
         self.normalizer = normalizer
         # Taking the iterator starts nothing (an async generator's __aiter__ is itself).
         self._source: Any = source.__aiter__() if hasattr(source, "__aiter__") else iter(source)
         self._started: list[bool] = [False]  # shared with the loop, which must not hold self
-        # The loop holds a weak reference to this object, not the object: a stream dropped
-        # unfinished is collected at once (no cycle), and its claim on the normalizer with it.
+        self._handed_out = False  # the first __aiter__ gave out the generator itself
+        # The loop's weak reference to itself (filled once it exists): it releases its claim by it.
+        me: list[weakref.ref[Any]] = []
         self._messages: AsyncGeneratorType[dict[str, Any], None] = _run(  # type: ignore[assignment]
-            self._source, hasattr(self._source, "__anext__"), normalizer, weakref.ref(self), self._started
+            self._source, hasattr(self._source, "__anext__"), normalizer, me, self._started
         )
+        me.append(weakref.ref(self._messages))
+        normalizer._release(self)
+        normalizer._claim(self._messages)
 
     @property
     def report(self) -> Report:
         return self.normalizer.report
 
-    def __aiter__(self) -> AsyncRepaired:
-        return self
+    def __aiter__(self) -> AsyncIterator[ChatMessage]:
+        if self._handed_out:
+            # A second loop over this stream (maybe in another task): through __anext__,
+            # which refuses it while the first one is inside.
+            return self
+        self._handed_out = True
+        # The generator itself: an async for-loop then skips one Python call per message.
+        # (Its items are the core's plain dicts, in the shape ChatMessage describes: see _types.py.)
+        return self._messages  # type: ignore[return-value, unused-ignore]
 
     def __anext__(self) -> Awaitable[ChatMessage]:
         messages = self._messages
@@ -82,7 +107,7 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
         """Stop early: closes the source (``aclose``/``close``) too."""
         await self._messages.aclose()
         if not self._started[0]:  # never started: its `finally` did not run
-            self.normalizer._release(self)
+            self.normalizer._release(self._messages)
             await _close(self._source)
 
     async def __aenter__(self) -> AsyncRepaired:
@@ -93,7 +118,7 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
 
 
 async def _run(
-    source: Any, is_async: bool, normalizer: Normalizer, owner: weakref.ref[AsyncRepaired], started: list[bool]
+    source: Any, is_async: bool, normalizer: Normalizer, me: list[weakref.ref[Any]], started: list[bool]
 ) -> AsyncGenerator[dict[str, Any], None]:
     # Pulls exactly one message per step: never reads further ahead than the consumer asks.
     started[0] = True
@@ -102,25 +127,44 @@ async def _run(
     try:
         try:
             if is_async:
+                # An await on the source is a checkpoint only if the source suspends, and an
+                # async generator over a list (or a driver's prefetched rows) never does: so
+                # checkpoint here too, every so many messages, or such a source would hold
+                # the event loop for the whole history and could not be cancelled. (A small
+                # countdown: no int is allocated per message.)
+                left = _CHECK_EVERY
+                due = monotonic() + _CHECKPOINT_SECONDS
                 async for message in source:
+                    left -= 1
+                    if not left:
+                        left = _CHECK_EVERY
+                        if monotonic() >= due:
+                            await checkpoint()
+                            due = monotonic() + _CHECKPOINT_SECONDS
                     feeding = True
                     out = feed(message)
                     feeding = False
                     for item in out:
                         yield item
             else:
-                pulled = 0
-                for message in source:
-                    # A sync source never yields to the event loop by itself: checkpoint
-                    # now and then so that a long history stays cancellable.
-                    pulled += 1
-                    if not pulled % _CHECKPOINT_EVERY:
+                # A sync source never yields to the event loop by itself: look at the clock
+                # every _CHECK_EVERY messages. islice counts them in C and pulls one message
+                # at a time (it reads no further ahead): a Python counter per message would
+                # cost a quarter of what the async loop adds to the sync one.
+                due = monotonic() + _CHECKPOINT_SECONDS
+                while True:
+                    message = _END
+                    for message in islice(source, _CHECK_EVERY):
+                        feeding = True
+                        out = feed(message)
+                        feeding = False
+                        for item in out:
+                            yield item
+                    if message is _END:  # nothing left to pull (an ended iterator stays ended)
+                        break
+                    if monotonic() >= due:
                         await checkpoint()
-                    feeding = True
-                    out = feed(message)
-                    feeding = False
-                    for item in out:
-                        yield item
+                        due = monotonic() + _CHECKPOINT_SECONDS
         except NormalizerError:
             raise  # ours (or a reader's): it already says where
         except Exception as exc:
@@ -131,9 +175,11 @@ async def _run(
         for item in normalizer.close():
             yield item
     finally:
-        stream = owner()
-        if stream is not None:
-            normalizer._release(stream)
+        # Dead when this generator is being finalized after it was dropped: its claim died
+        # with the reference (a generator's weak references are cleared before it finalizes).
+        this = me[0]()
+        if this is not None:
+            normalizer._release(this)
         await _close(source)
 
 

@@ -261,3 +261,61 @@ async def test_the_normalizer_is_free_again_when_its_stream_ends(end):
         del stream  # never iterated nor closed: its claim is weak and goes with it
     assert shared._owner is None or shared._owner() is None
     normalizer.arepair(CountingSource([]), normalizer=shared)  # not refused
+
+
+async def test_two_loops_over_one_stream_in_two_tasks_are_refused():
+    # The first `async for` runs the bare loop; a second one (here in another task) goes
+    # through the checked __anext__, and is refused while the first is inside.
+    source = Gated(HISTORY, at=1)
+    stream = normalizer.arepair(source)
+    refused: list[str] = []
+
+    async def second():
+        await source.waiting.wait()
+        with pytest.raises(normalizer.UsageError, match="one Normalizer per history"):
+            async for _ in stream:
+                pass
+        refused.append("yes")
+        source.gate.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second)
+            out = [m async for m in stream]
+    assert refused == ["yes"]
+    assert out == EXPECTED
+
+
+@pytest.mark.parametrize("kind", ["list", "async generator that never suspends"])
+async def test_a_long_history_lets_other_tasks_run(kind):
+    # Neither a list nor an async generator that never awaits anything yields to the event
+    # loop by itself: the adapter checkpoints once it has held the loop for a few ms, so
+    # another task runs (and a cancellation gets in) before a long history ends (20,000
+    # messages are tens of ms of work on any machine).
+    n = 20_000
+    messages = [U(str(i)) if i % 2 == 0 else A(str(i)) for i in range(n)]
+    pulled = [0]
+
+    async def never_suspends():
+        for message in messages:
+            pulled[0] += 1
+            yield message
+
+    def counted():
+        for message in messages:
+            pulled[0] += 1
+            yield message
+
+    ran_at: list[int] = []
+
+    async def other():
+        ran_at.append(pulled[0])
+
+    source = never_suspends() if kind != "list" else counted()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        count = 0
+        async for _ in normalizer.arepair(source):
+            count += 1
+    assert count == n
+    assert ran_at and ran_at[0] < n, ran_at

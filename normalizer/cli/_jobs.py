@@ -22,16 +22,16 @@ The process pool (:func:`run_pool`):
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._files import Job, remove_stale_temps
 from ._progress import Tracker
 from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = ["run_jobs", "run_pool", "IN_FLIGHT_PER_WORKER", "POLL_SECONDS"]
 
@@ -108,6 +108,8 @@ def _context() -> Any:
     # copy this process's threads -- the progress display -- mid-lock), nor forkserver (the
     # server dies of a SIGTERM sent to the process group, and with it every worker's
     # sentinel: the pool would think them all dead while they still run).
+    import multiprocessing  # here, not at the top: a run of one file starts no process (start-up)
+
     return multiprocessing.get_context("spawn")
 
 
@@ -133,6 +135,9 @@ def _one_pool(ctx: Any, stop: Any, jobs: list[Job], todo: list[int], settings: S
               results: list[FileResult | None], breaks: list[int]) -> list[int]:
     """Run ``todo`` (job indices, in order) in one pool; returns what is left to run again
     (the files in flight when the pool broke)."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     queue = iter(todo)
     pending: dict[Future[FileResult | None], int] = {}
     again: list[int] = []

@@ -48,7 +48,7 @@ from .._core import Normalizer
 from .._errors import InputError, UsageError
 from ..profiles._profiles import PROFILES, Profile, get_profile
 from .._report import Report, Repair
-from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder, SessionRepairer, read_conversations
+from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder, read_conversations
 from ..formats._detect import DETECT_RECORDS, detect_format, guess
 from ..formats._encode import FLUSH_BYTES
 from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, sniff
@@ -516,6 +516,8 @@ def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, track
             f"--profile {settings.profile.name} shapes chat messages for a provider; a session repaired in its own "
             "format keeps its own", source=job.name, hint="Give --to jsonl to write the provider's chat messages",
         )
+    from ..formats._sessions import SessionRepairer  # only for session files: start-up of the rest
+
     options = {k: v for k, v in settings.options.items() if k in ("trailing_calls", "orphan_results", "stub_text")}
     report = Report(max_records=0, on_record=on_record)
     try:

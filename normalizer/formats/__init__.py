@@ -34,40 +34,84 @@ session out with the fewest edits, :class:`SessionRepairer`).
 
 from __future__ import annotations
 
-from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
-from ._claude import AnthropicConverter, ClaudeCodeConverter
-from ._codex import CodexConverter, CodexPlan, plan_codex
-from ._detect import detect_format
-from ._encode import ENCODERS, Encoder
-from ._memory import from_anthropic, from_responses, to_anthropic, to_responses
-from ._read import (
-    FORMATS,
-    AsyncConversationStream,
-    AsyncMessageStream,
-    Conversation,
-    ConversationStream,
-    MessageStream,
-    aread_conversations,
-    aread_messages,
-    read_conversations,
-    read_messages,
-)
-from ._records import Position
-from ._responses import ResponsesConverter
-from ._sessions import SESSION_FORMATS, SessionRepairer, repair_session
-from ._writers import (
-    WRITERS,
-    awrite_anthropic,
-    awrite_finetune,
-    awrite_json_array,
-    awrite_jsonl,
-    awrite_responses,
-    write_anthropic,
-    write_finetune,
-    write_json_array,
-    write_jsonl,
-    write_responses,
-)
+# Names are loaded lazily (PEP 562), as in the package's own __init__: the command line
+# reading chat JSONL needs the reader and an encoder, not the session repairers, the
+# writers or the in-memory converters (each a few ms of start-up). Type checkers see the
+# names through the TYPE_CHECKING imports, which mirror _EXPORTS (tests/formats/test_lazy_names.py).
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("ChatConverter", "FinetuneConverter", "ShareGPTConverter"), "._chat"),
+    **dict.fromkeys(("AnthropicConverter", "ClaudeCodeConverter"), "._claude"),
+    **dict.fromkeys(("CodexConverter", "CodexPlan", "plan_codex"), "._codex"),
+    **dict.fromkeys(("SESSION_FORMATS", "detect_format"), "._detect"),
+    **dict.fromkeys(("ENCODERS", "Encoder"), "._encode"),
+    **dict.fromkeys(("from_anthropic", "from_responses", "to_anthropic", "to_responses"), "._memory"),
+    **dict.fromkeys((
+        "FORMATS", "AsyncConversationStream", "AsyncMessageStream", "Conversation", "ConversationStream",
+        "MessageStream", "aread_conversations", "aread_messages", "read_conversations", "read_messages",
+    ), "._read"),
+    "Position": "._records",
+    "ResponsesConverter": "._responses",
+    **dict.fromkeys(("SessionRepairer", "repair_session"), "._sessions"),
+    **dict.fromkeys((
+        "WRITERS", "awrite_anthropic", "awrite_finetune", "awrite_json_array", "awrite_jsonl", "awrite_responses",
+        "write_anthropic", "write_finetune", "write_json_array", "write_jsonl", "write_responses",
+    ), "._writers"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # once: the next lookup is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:
+    from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
+    from ._claude import AnthropicConverter, ClaudeCodeConverter
+    from ._codex import CodexConverter, CodexPlan, plan_codex
+    from ._detect import SESSION_FORMATS, detect_format
+    from ._encode import ENCODERS, Encoder
+    from ._memory import from_anthropic, from_responses, to_anthropic, to_responses
+    from ._read import (
+        FORMATS,
+        AsyncConversationStream,
+        AsyncMessageStream,
+        Conversation,
+        ConversationStream,
+        MessageStream,
+        aread_conversations,
+        aread_messages,
+        read_conversations,
+        read_messages,
+    )
+    from ._records import Position
+    from ._responses import ResponsesConverter
+    from ._sessions import SessionRepairer, repair_session
+    from ._writers import (
+        WRITERS,
+        awrite_anthropic,
+        awrite_finetune,
+        awrite_json_array,
+        awrite_jsonl,
+        awrite_responses,
+        write_anthropic,
+        write_finetune,
+        write_json_array,
+        write_jsonl,
+        write_responses,
+    )
 
 __all__ = [
     "FORMATS",

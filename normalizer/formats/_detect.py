@@ -9,7 +9,12 @@ from .._errors import InputError
 from ._claude import CLAUDE_LINE_TYPES
 from ._codex import CODEX_LINE_TYPES
 
-__all__ = ["detect_format", "guess", "nothing_recognised", "DETECT_RECORDS"]
+__all__ = ["detect_format", "guess", "nothing_recognised", "DETECT_RECORDS", "SESSION_FORMATS"]
+
+#: The formats a session file can be repaired in (``--to claude-code``, ``--to codex``; see
+#: ``_sessions``). Here, not there: the command line asks it of every input, and a chat
+#: file must not load the session repairers to be told it is not a session.
+SESSION_FORMATS = ("claude-code", "codex")
 
 #: Records looked at before settling on a weak guess (a plain ``{"role", "content"}`` could
 #: be Chat, Anthropic or Responses; a later record with tool calls usually tells).

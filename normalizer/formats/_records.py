@@ -51,7 +51,6 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple, Union
 
-import ijson  # type: ignore[import-untyped]  # ijson ships no type information
 import orjson
 
 from .._errors import InputError, InvalidMessage, LimitExceeded
@@ -316,6 +315,15 @@ def nesting_at(data: bytes, max_depth: int, depth: int = 0, in_string: bool = Fa
         elif bracket == b"]" or bracket == b"}":
             depth -= 1
     return None
+
+
+def _ijson() -> Any:
+    """The ijson module, imported at the first JSON document rather than with this module:
+    JSONL, the common case (and the command line's), never needs the parser (~3 ms of
+    start-up: ijson picks its C backend when imported)."""
+    import ijson  # type: ignore[import-untyped]  # ijson ships no type information
+
+    return ijson
 
 
 # -- sniffing ---------------------------------------------------------------------------------
@@ -661,7 +669,7 @@ _NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b <= 0xBF)
 def _doc_error(exc: Exception, source: str, walker: DocWalker, where: dict[str, int]) -> InputError:
     # ijson says nothing of where; the start of the slice it was parsing is the best we know.
     text = str(exc)
-    if isinstance(exc, ijson.IncompleteJSONError) and ("premature EOF" in text or "incomplete" in text.lower()):
+    if isinstance(exc, _ijson().IncompleteJSONError) and ("premature EOF" in text or "incomplete" in text.lower()):
         return InputError(
             f"the JSON document ends too early (after record {walker.index})",
             source=source,
@@ -836,6 +844,8 @@ class DocReader:
         self.source = source
         self.max_record_bytes = max_record_bytes
         self.walker = DocWalker(max_depth)
+        ijson = _ijson()
+        self._errors = (ijson.JSONError, UnicodeDecodeError)  # what the parser raises on bad input
         self._events = ijson.sendable_list()
         self._coro = ijson.basic_parse_coro(self._events, use_float=True)
         self._surrogates = _SurrogateScan()
@@ -858,7 +868,7 @@ class DocReader:
         self._check_surrogates(b"", final=True)
         try:
             self._coro.close()
-        except (ijson.JSONError, UnicodeDecodeError) as exc:
+        except self._errors as exc:
             raise self._parse_error(exc, b"") from None
         out = self._drain(b"", _Slice(b"", self._where, self._carried))
         return out + self.walker.end()
@@ -867,7 +877,7 @@ class DocReader:
         self._check_surrogates(piece)
         try:
             self._coro.send(piece)
-        except (ijson.JSONError, UnicodeDecodeError) as exc:
+        except self._errors as exc:
             raise self._parse_error(exc, piece) from None
         where = _Slice(piece, self._where, self._carried)
         out = self._drain(piece, where)
@@ -955,6 +965,8 @@ class KeysScanner:
     def __init__(self, keys: Iterable[str], *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
         self._wanted = {prefix + key for prefix in CONTAINER_PREFIXES for key in keys}
         self._max_depth = max_depth
+        ijson = _ijson()
+        self._errors = (ijson.JSONError, UnicodeDecodeError)  # what the parser raises on bad input
         self._events = ijson.sendable_list()
         self._coro = ijson.basic_parse_coro(self._events, use_float=True)
         self._names: list[str] = []  # keys of the open objects that could hold a wanted key
@@ -973,7 +985,7 @@ class KeysScanner:
                 return
             try:
                 self._coro.send(chunk[start : start + DOC_SLICE_BYTES])
-            except (ijson.JSONError, UnicodeDecodeError):
+            except self._errors:
                 self._failed = True
                 return
             self._walk()
@@ -982,7 +994,7 @@ class KeysScanner:
         if not self._failed:
             try:
                 self._coro.close()
-            except (ijson.JSONError, UnicodeDecodeError):
+            except self._errors:
                 self._failed = True
             else:
                 self._walk()

@@ -66,15 +66,12 @@ import orjson
 from .._errors import InputError, InvalidMessage, UsageError
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report
-from ._detect import DETECT_RECORDS, detect_format, guess, nothing_recognised
+from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
 from ._read import open_source
 from ._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, line_error
 from ._writers import _open
 
 __all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session"]
-
-#: The formats a session file can be repaired in (``--to claude-code``, ``--to codex``).
-SESSION_FORMATS = ("claude-code", "codex")
 
 # What a line is to the pairing rules.
 Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]

@@ -405,6 +405,21 @@ def test_no_rich_import_when_not_on_a_terminal():
     assert result.returncode == 0, result.stderr
 
 
+def test_repairing_chat_jsonl_loads_only_what_it_needs():
+    # Start-up time: a chat file to stdout needs no worker processes, no JSON document parser,
+    # no session repairer and no writer of the library's own API.
+    unneeded = ("multiprocessing", "concurrent.futures", "ijson", "normalizer.formats._sessions",
+                "normalizer.formats._writers", "normalizer.formats._memory", "normalizer._aio", "anyio")
+    code = (
+        "import sys; sys.argv=['normalizer','repair','-q',%r]\n"
+        "from normalizer.cli._main import main\n"
+        "main(sys.argv[1:]); print(sorted(m for m in %r if m in sys.modules), file=sys.stderr)" % (str(EXAMPLE), unneeded)
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, env={"PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.decode().strip().splitlines()[-1] == "[]"
+
+
 def test_main_in_process(capsys: pytest.CaptureFixture[str]):
     from normalizer.cli._main import main
 
