@@ -35,6 +35,7 @@ __all__ = [
     "REASONING_PART_TYPES",
     "OPAQUE_KEYS",
     "unknown_fields",
+    "drop_unknown_fields",
     "NAME_PATTERN",
     "NOT_ID_CHAR",
     "ANTHROPIC_ID",
@@ -111,6 +112,53 @@ def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str
             if isinstance(function, Mapping):
                 found += [f"tool_calls.{j}.function.{k}" for k in function if k not in _FUNCTION_FIELDS]
     return found
+
+
+def drop_unknown_fields(message: Message, event: str, exempt: Container[str] = ()) -> tuple[Message, dict[Any, Any]]:
+    """``message`` without the fields :func:`unknown_fields` names, and the removed values
+    by those paths, in its order (top-level fields, then each call's own, then its
+    function's). The message itself when none is there; else a copy, with a call (and its
+    ``function``) copied only where something is removed from it."""
+    known = _KNOWN_FIELDS[event]
+    removed: dict[Any, Any] = {}
+    out: Message = {}
+    for key, value in message.items():
+        if key in known or key in exempt:
+            out[key] = value
+        else:
+            removed[key] = value
+    calls = message.get("tool_calls") if event == "assistant" else None
+    if isinstance(calls, list):
+        new_calls: list[Any] = []
+        changed = False
+        for j, call in enumerate(calls):
+            if isinstance(call, Mapping):
+                kept: dict[Any, Any] = {}
+                for key, value in call.items():
+                    if key in _CALL_FIELDS:
+                        kept[key] = value
+                    else:
+                        removed[f"tool_calls.{j}.{key}"] = value
+                function = call.get("function")
+                if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+                    kept_function = {}
+                    for key, value in function.items():
+                        if key in _FUNCTION_FIELDS:
+                            kept_function[key] = value
+                        else:
+                            removed[f"tool_calls.{j}.function.{key}"] = value
+                    kept["function"] = kept_function  # (in place: "function" is a call field)
+                elif len(kept) == len(call):
+                    new_calls.append(call)  # nothing of this call is unknown: the call itself
+                    continue
+                changed = True
+                call = kept
+            new_calls.append(call)
+        if changed:
+            out["tool_calls"] = new_calls
+    if not removed:
+        return message, removed
+    return out, removed
 
 
 #: OpenAI's ``name`` pattern (and most providers' function-name pattern).

@@ -82,13 +82,13 @@ from .._content import (
     OPAQUE_KEYS,
     REASONING_KEYS,
     REASONING_PART_TYPES,
+    drop_unknown_fields,
     has_text,
     is_blank_part,
     is_text_part,
     join_text,
     part_kind,
     text_of,
-    unknown_fields,
 )
 from .._report import Note
 from ._rules import RULES
@@ -241,40 +241,12 @@ class Encoder:
 
     def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """fields.unknown: the message without the fields the provider rejects; each removed
-        value kept whole in the note, under its path."""
-        paths = unknown_fields(m, role, self._exempt)
-        if not paths:
+        value kept whole in the note, under its path (in the message's order)."""
+        out, removed = drop_unknown_fields(m, role, self._exempt)
+        if not removed:
             return m
-        removed: dict[str, Any] = {}
-        top = {p for p in paths if "." not in p}
-        out = {k: v for k, v in m.items() if k not in top}
-        for path in paths:
-            if path in top:
-                removed[path] = m[path]
-        if len(top) < len(paths):
-            calls = []
-            for j, call in enumerate(m["tool_calls"]):
-                if not isinstance(call, Mapping):
-                    calls.append(call)
-                    continue
-                prefix = f"tool_calls.{j}."
-                mine = {p[len(prefix):] for p in paths if p.startswith(prefix)}
-                if not mine:
-                    calls.append(call)
-                    continue
-                fn_keys = {p[len("function."):] for p in mine if p.startswith("function.")}
-                new = {k: v for k, v in call.items() if k not in mine}
-                for key in mine - {f"function.{k}" for k in fn_keys}:
-                    removed[prefix + key] = call[key]
-                if fn_keys:
-                    function = call["function"]
-                    new["function"] = {k: v for k, v in function.items() if k not in fn_keys}
-                    for key in fn_keys:
-                        removed[f"{prefix}function.{key}"] = function[key]
-                calls.append(new)
-            out["tool_calls"] = calls
-        notes.append(Note("drop_unknown_fields", f"removed {', '.join(removed)}: {self.profile.name} rejects fields "
-                          "it does not know", inputs, removed))
+        notes.append(Note("drop_unknown_fields", f"removed {', '.join(map(str, removed))}: {self.profile.name} "
+                          "rejects fields it does not know", inputs, removed))
         return out
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:

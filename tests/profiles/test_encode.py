@@ -275,3 +275,60 @@ def test_repairing_a_repaired_history_records_nothing(profile: str) -> None:
     twice, report = _repair(once, profile=profile)
     assert twice == once
     assert report.records == [] and not report.changed
+
+
+# -- fields.unknown
+
+
+def _unknown_everywhere() -> list[dict[str, Any]]:
+    """An assistant turn with unknown fields at every level, several per level (so a set
+    somewhere on the way would show as an order that changes with PYTHONHASHSEED)."""
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "zeta": 1, "alpha": 2, "mid": 3, "tool_calls": [
+            {"id": "c1", "type": "function", "z_call": 1, "a_call": 2, "m_call": 3,
+             "function": {"name": "f", "arguments": "{}", "z_fn": 1, "a_fn": 2, "m_fn": 3}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+            {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}", "strict": True}},
+        ]},
+        {"role": "tool", "tool_call_id": "c1", "content": "1"},
+        {"role": "tool", "tool_call_id": "c2", "content": "2"},
+        {"role": "tool", "tool_call_id": "c3", "content": "3"},
+    ]
+
+
+def test_unknown_fields_are_removed_and_recorded_in_the_message_order() -> None:
+    history = _unknown_everywhere()
+    out, report = _repair(history, profile="groq")
+    paths = ["zeta", "alpha", "mid", "tool_calls.0.z_call", "tool_calls.0.a_call", "tool_calls.0.m_call",
+             "tool_calls.0.function.z_fn", "tool_calls.0.function.a_fn", "tool_calls.0.function.m_fn",
+             "tool_calls.2.function.strict"]
+    [record] = [r for r in report.records if r.kind == "drop_unknown_fields"]
+    assert record.detail == f"removed {', '.join(paths)}: groq rejects fields it does not know"
+    assert list(record.dropped) == paths
+    assert record.dropped == {"zeta": 1, "alpha": 2, "mid": 3, "tool_calls.0.z_call": 1, "tool_calls.0.a_call": 2,
+                              "tool_calls.0.m_call": 3, "tool_calls.0.function.z_fn": 1,
+                              "tool_calls.0.function.a_fn": 2, "tool_calls.0.function.m_fn": 3,
+                              "tool_calls.2.function.strict": True}
+    assert out[1] == {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+        {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}"}},
+    ]}
+    assert check(out, profile="groq") == []
+
+
+def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() -> None:
+    from normalizer._content import drop_unknown_fields, unknown_fields
+
+    turn = _unknown_everywhere()[1]
+    for exempt in ((), ("zeta",), ("zeta", "alpha", "mid")):
+        out, removed = drop_unknown_fields(turn, "assistant", exempt)
+        assert list(removed) == unknown_fields(turn, "assistant", exempt)
+        assert unknown_fields(out, "assistant", exempt) == []
+        assert out["tool_calls"][1] is turn["tool_calls"][1]  # a call with nothing unknown is not copied
+    plain = {"role": "assistant", "content": "x", "tool_calls": [_call("c")]}
+    assert drop_unknown_fields(plain, "assistant")[0] is plain
+    # tool_calls are checked on assistant messages only (another rule removes them elsewhere)
+    user = {"role": "user", "content": "x", "tool_calls": [{"id": "c", "zz": 1}], "yy": 2}
+    assert list(drop_unknown_fields(user, "user")[1]) == unknown_fields(user, "user") == ["tool_calls", "yy"]
