@@ -22,7 +22,7 @@ module may import it, so it can never be part of an import cycle.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 __all__ = [
@@ -36,6 +36,8 @@ __all__ = [
     "OPAQUE_KEYS",
     "unknown_fields",
     "drop_unknown_fields",
+    "known_fields",
+    "has_unknown_fields",
     "NAME_PATTERN",
     "NOT_ID_CHAR",
     "ANTHROPIC_ID",
@@ -93,6 +95,32 @@ _KNOWN_FIELDS: dict[str, frozenset[str]] = {
 }
 _CALL_FIELDS = frozenset(("id", "type", "function", "extra_content"))
 _FUNCTION_FIELDS = frozenset(("name", "arguments"))
+
+
+def known_fields(event: str, exempt: Iterable[str] = ()) -> frozenset[str]:
+    """The message fields a strict provider knows for the event ``event``, with ``exempt``
+    (as :func:`unknown_fields` takes it): the ``known`` of :func:`has_unknown_fields`."""
+    return _KNOWN_FIELDS[event] | frozenset(exempt)
+
+
+def has_unknown_fields(message: Mapping[str, Any], event: str, known: frozenset[str]) -> bool:
+    """``bool(unknown_fields(message, event, exempt))`` for ``known = known_fields(event,
+    exempt)``, without building a path: almost every message has only known fields, and
+    a set inclusion per dict says so in one C call (the encoder asks this of every message
+    a ``fields.unknown`` profile emits; :func:`unknown_fields` runs only when it is True)."""
+    if not message.keys() <= known:
+        return True
+    calls = message.get("tool_calls") if event == "assistant" else None
+    if isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, Mapping):
+                continue
+            if not call.keys() <= _CALL_FIELDS:
+                return True
+            function = call.get("function")
+            if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+                return True
+    return False
 
 
 def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str] = ()) -> list[str]:

@@ -84,9 +84,11 @@ from .._content import (
     REASONING_PART_TYPES,
     drop_unknown_fields,
     has_text,
+    has_unknown_fields,
     is_blank_part,
     is_text_part,
     join_text,
+    known_fields,
     part_kind,
     text_of,
 )
@@ -107,6 +109,8 @@ _A = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES = ("system", "user", "assistant", "tool")
+#: The keys whose presence lets :meth:`Encoder._drop_opaque` change a message.
+_OPAQUE_TRIGGERS = frozenset((*OPAQUE_KEYS, "finish_reason"))
 #: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
 #: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
 MAX_KEPT_IDS = 100_000
@@ -180,6 +184,8 @@ class Encoder:
         # note); the reasoning fields follow the reasoning policy instead.
         self._unknown = "fields.unknown" in keys
         self._exempt = known_reasoning(p)
+        # Per event: the fields that pass fields.unknown (the known ones and the exempt ones).
+        self._known = {role: known_fields(role, self._exempt) for role in _ALL_ROLES}
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
                        or self._unknown)
@@ -188,7 +194,12 @@ class Encoder:
 
     def shape(self, message: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """``message`` (of the event ``role``) in the provider's shape: a copy if anything
-        changed (each change a note in ``notes``), else the message itself."""
+        changed (each change a note in ``notes``), else the message itself.
+
+        This runs for every message a shaping profile emits, and almost every message needs
+        nothing: each step is guarded by a cheap test that holds whenever the step would
+        change something (a key it acts on is there, a value it rewrites could be there),
+        so a message already in shape costs a few dict lookups and set tests."""
         m = message
         if role == "system" and self._developer_to_system and m.get("role") == "developer":
             notes.append(Note("developer_to_system", f"a developer message is sent as a system message: "
@@ -198,21 +209,31 @@ class Encoder:
             notes.append(Note("strip_tool_calls", f"removed 'tool_calls' from a {role} message", inputs,
                               {"tool_calls": m["tool_calls"]}))
             m = {k: v for k, v in m.items() if k != "tool_calls"}
-        name = m.get("name")
-        if self._names and role != "tool" and isinstance(name, str) and not NAME_PATTERN.match(name):
-            fixed = NOT_ID_CHAR.sub("_", name) or "_"
-            notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
-                              inputs, {"name": name}))
-            m = {**m, "name": fixed}
-        if role == "assistant" and not self.keeps_opaque:
-            m = self._drop_opaque(m, inputs, notes)
-        if role == "assistant" and self._strip_reasoning and isinstance(m.get("content"), list):
-            m = self._strip_reasoning_parts(m, inputs, notes)
-        if self._content:
-            m = self._shape_content(m, role, inputs, notes)
+        if self._names and role != "tool" and "name" in m:
+            name = m["name"]
+            if isinstance(name, str) and not NAME_PATTERN.match(name):
+                fixed = NOT_ID_CHAR.sub("_", name) or "_"
+                notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ "
+                                  "and -)", inputs, {"name": name}))
+                m = {**m, "name": fixed}
         if role == "assistant":
+            # Only a key it removes (or finish_reason) can make _drop_opaque change anything.
+            if not self.keeps_opaque and not m.keys().isdisjoint(_OPAQUE_TRIGGERS):
+                m = self._drop_opaque(m, inputs, notes)
+            if self._strip_reasoning and isinstance(m.get("content"), list):
+                m = self._strip_reasoning_parts(m, inputs, notes)
+        if self._content:
+            content = m.get("content")
+            # Non-blank text is in every profile's shape: no step of _shape_content touches it
+            # (it reshapes lists, blank text and null only).
+            if not (type(content) is str and content and not content.isspace()):
+                m = self._shape_content(m, role, inputs, notes)
+        if role == "assistant" and (
+            (self._strip_reasoning and not m.keys().isdisjoint(REASONING_KEYS))
+            or (self.pad_reasoning and m.get("reasoning_content") is None)
+        ):
             m = self._shape_reasoning(m, inputs, notes)
-        if self._unknown:
+        if self._unknown and has_unknown_fields(m, role, self._known[role]):
             m = self._drop_unknown(m, role, inputs, notes)
         return m
 
