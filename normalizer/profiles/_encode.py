@@ -116,13 +116,23 @@ _OPAQUE_TRIGGERS = frozenset((*OPAQUE_KEYS, "finish_reason"))
 MAX_KEPT_IDS = 100_000
 
 
+#: Every two-digit base-62 string, at its value: base62 takes two digits per division
+#: (a Mistral id is 9 digits, written for every call a Mistral history carries).
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+
+
 def base62(n: int, width: int = 0) -> str:
-    """``n`` in base 62 (digits, upper, lower), left-padded with ``0`` to ``width``."""
-    digits = []
-    while n:
-        n, r = divmod(n, 62)
-        digits.append(_ALPHABET[r])
-    return "".join(reversed(digits)).rjust(width, "0") or "0"
+    """``n`` (>= 0) in base 62 (digits, upper, lower), left-padded with ``0`` to ``width``."""
+    if n < 62:
+        text = _ALPHABET[n]
+    else:
+        chunks = []
+        while n >= 3844:
+            n, r = divmod(n, 3844)
+            chunks.append(_PAIRS[r])
+        chunks.append(_PAIRS[n] if n >= 62 else _ALPHABET[n])
+        text = "".join(reversed(chunks))
+    return text.rjust(width, "0")
 
 
 def mistral_id(n: int) -> str:

@@ -37,6 +37,22 @@ def test_mistral_ids_are_nine_alphanumerics_and_unique() -> None:
 
 def test_base62() -> None:
     assert base62(0) == "0" and base62(61) == "z" and base62(62) == "10" and base62(5, 3) == "005"
+    assert base62(0, 9) == "000000000" and base62(3844) == "100" and base62(62**9 - 1) == "z" * 9
+
+
+def _base62_one_digit_at_a_time(n: int, width: int = 0) -> str:
+    digits = []
+    while n:
+        n, r = divmod(n, 62)
+        digits.append("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[r])
+    return "".join(reversed(digits)).rjust(width, "0") or "0"
+
+
+def test_base62_two_digits_at_a_time_is_one_at_a_time() -> None:
+    edges = [62**k + d for k in range(12) for d in (-1, 0, 1)] + [3844 * k + d for k in range(1, 70) for d in (-1, 0)]
+    for n in [*range(10_000), *edges, *(mistral_id(k) and (k * 0x9E3779B9) % 62**9 for k in range(2_000))]:
+        for width in (0, 2, 9):
+            assert base62(n, width) == _base62_one_digit_at_a_time(n, width), (n, width)
 
 
 def _turns(n: int) -> list[dict[str, Any]]:
