@@ -339,13 +339,11 @@ class Normalizer:
                 self._note(notes, None)
             return
         if notes:
-            self._note(notes, self._n_out + len(self._out))
+            self._report.add_notes(notes, self._n_out + len(self._out))
         self._out.append(message)
 
     def _note(self, notes: list[Note], output: int | None) -> None:
-        add = self._report.add
-        for note in notes:
-            add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
+        self._report.add_notes(notes, output)
 
     def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
         # A repair with no message to point at (something dropped).
@@ -1012,7 +1010,7 @@ class Normalizer:
             return None
         notes.append(Note(
             "rewrite_call_id",
-            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed),
+            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed]),
             list(inputs), [a for a, _ in renamed],
         ))
         return new_ids
