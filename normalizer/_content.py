@@ -22,7 +22,7 @@ module may import it, so it can never be part of an import cycle.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 __all__ = [
@@ -35,6 +35,9 @@ __all__ = [
     "REASONING_PART_TYPES",
     "OPAQUE_KEYS",
     "unknown_fields",
+    "drop_unknown_fields",
+    "known_fields",
+    "has_unknown_fields",
     "NAME_PATTERN",
     "NOT_ID_CHAR",
     "ANTHROPIC_ID",
@@ -94,6 +97,32 @@ _CALL_FIELDS = frozenset(("id", "type", "function", "extra_content"))
 _FUNCTION_FIELDS = frozenset(("name", "arguments"))
 
 
+def known_fields(event: str, exempt: Iterable[str] = ()) -> frozenset[str]:
+    """The message fields a strict provider knows for the event ``event``, with ``exempt``
+    (as :func:`unknown_fields` takes it): the ``known`` of :func:`has_unknown_fields`."""
+    return _KNOWN_FIELDS[event] | frozenset(exempt)
+
+
+def has_unknown_fields(message: Mapping[str, Any], event: str, known: frozenset[str]) -> bool:
+    """``bool(unknown_fields(message, event, exempt))`` for ``known = known_fields(event,
+    exempt)``, without building a path: almost every message has only known fields, and
+    a set inclusion per dict says so in one C call (the encoder asks this of every message
+    a ``fields.unknown`` profile emits; :func:`unknown_fields` runs only when it is True)."""
+    if not message.keys() <= known:
+        return True
+    calls = message.get("tool_calls") if event == "assistant" else None
+    if isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, Mapping):
+                continue
+            if not call.keys() <= _CALL_FIELDS:
+                return True
+            function = call.get("function")
+            if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+                return True
+    return False
+
+
 def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str] = ()) -> list[str]:
     """The fields of ``message`` (of the event ``event``) that a strict provider does not know,
     as paths: ``"source_fields"``, ``"tool_calls.0.status"``, ``"tool_calls.0.function.strict"``.
@@ -111,6 +140,53 @@ def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str
             if isinstance(function, Mapping):
                 found += [f"tool_calls.{j}.function.{k}" for k in function if k not in _FUNCTION_FIELDS]
     return found
+
+
+def drop_unknown_fields(message: Message, event: str, exempt: Container[str] = ()) -> tuple[Message, dict[Any, Any]]:
+    """``message`` without the fields :func:`unknown_fields` names, and the removed values
+    by those paths, in its order (top-level fields, then each call's own, then its
+    function's). The message itself when none is there; else a copy, with a call (and its
+    ``function``) copied only where something is removed from it."""
+    known = _KNOWN_FIELDS[event]
+    removed: dict[Any, Any] = {}
+    out: Message = {}
+    for key, value in message.items():
+        if key in known or key in exempt:
+            out[key] = value
+        else:
+            removed[key] = value
+    calls = message.get("tool_calls") if event == "assistant" else None
+    if isinstance(calls, list):
+        new_calls: list[Any] = []
+        changed = False
+        for j, call in enumerate(calls):
+            if isinstance(call, Mapping):
+                kept: dict[Any, Any] = {}
+                for key, value in call.items():
+                    if key in _CALL_FIELDS:
+                        kept[key] = value
+                    else:
+                        removed[f"tool_calls.{j}.{key}"] = value
+                function = call.get("function")
+                if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+                    kept_function = {}
+                    for key, value in function.items():
+                        if key in _FUNCTION_FIELDS:
+                            kept_function[key] = value
+                        else:
+                            removed[f"tool_calls.{j}.function.{key}"] = value
+                    kept["function"] = kept_function  # (in place: "function" is a call field)
+                elif len(kept) == len(call):
+                    new_calls.append(call)  # nothing of this call is unknown: the call itself
+                    continue
+                changed = True
+                call = kept
+            new_calls.append(call)
+        if changed:
+            out["tool_calls"] = new_calls
+    if not removed:
+        return message, removed
+    return out, removed
 
 
 #: OpenAI's ``name`` pattern (and most providers' function-name pattern).

@@ -97,8 +97,11 @@ class Normalizer:
         self._shapes = encoder.shapes
         self._rewrites_ids = encoder.rewrites_ids
         self._object_arguments = encoder.object_arguments
-        # Calls whose arguments the encoding reads (objects, or JSON that must parse) take the slow path.
-        self._read_arguments = encoder.object_arguments or encoder.repairs_arguments
+        # Arguments the encoding turns into objects take the slow path; arguments that must
+        # parse (repairs_arguments) take it only when they do not.
+        self._repair_arguments: Callable[[str], str | None] | None = (
+            encoder.repair_arguments if encoder.repairs_arguments else None
+        )
         self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
         self._single_call = encoder.single_call  # a turn with parallel calls is emitted as call/result rounds
         self._tool_only_null = encoder.tool_only == "null"  # the core's own: None stays None
@@ -113,8 +116,11 @@ class Normalizer:
         # final on to the output list.
         self._emit: Callable[[Message, list[Note] | None], None] = self._append if stage is None else stage.feed
         self._stage_close: Callable[[], None] = _nothing if stage is None else stage.close
-        # A stored result can go to the output as it is (no stage, shape, id or name to write).
-        self._plain_results = stage is None and not (encoder.shapes or encoder.rewrites_ids or encoder.response_name)
+        # A stored result is sent as it is when there is no shape, id or name to write on it
+        # (_encode_result would return it unchanged), straight into the output list when
+        # there is no stage either.
+        self._encode_results = encoder.shapes or encoder.rewrites_ids or encoder.response_name
+        self._plain_results = stage is None and not self._encode_results
         self._n_calls = 0  # calls emitted so far: id styles number them across the conversation
         self.state = IDLE
         # False, True once an error left the pending turn half-built, or _IN_USE while a
@@ -333,13 +339,11 @@ class Normalizer:
                 self._note(notes, None)
             return
         if notes:
-            self._note(notes, self._n_out + len(self._out))
+            self._report.add_notes(notes, self._n_out + len(self._out))
         self._out.append(message)
 
     def _note(self, notes: list[Note], output: int | None) -> None:
-        add = self._report.add
-        for note in notes:
-            add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
+        self._report.add_notes(notes, output)
 
     def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
         # A repair with no message to point at (something dropped).
@@ -724,11 +728,13 @@ class Normalizer:
             ))
             return {k: v for k, v in message.items() if k != "tool_calls"}
         # Fast path: every call already clean (a function with a name and non-blank string
-        # arguments, an id new to the turn, a type) -- register them, change nothing.
-        # (Arguments as objects, for a profile that wants them so, take the slow path.)
+        # arguments, an id new to the turn, a type; arguments that parse where the profile
+        # repairs those that do not) -- register them, change nothing. (Arguments as
+        # objects, for a profile that wants them so, take the slow path.)
         registry = self._calls
         fresh: list[str] = []
-        for call in raw if not self._read_arguments else ():
+        repair = self._repair_arguments
+        for call in raw if not self._object_arguments else ():
             function = call.get("function")
             call_id = call.get("id")
             if (
@@ -742,10 +748,12 @@ class Normalizer:
             arguments = function.get("arguments")
             if not name or type(arguments) is not str or not arguments or arguments.isspace() or name.isspace():
                 break
+            if repair is not None and repair(arguments) is not None:
+                break
             registry[call_id] = call
             fresh.append(call_id)
         else:
-            if not self._read_arguments:
+            if not self._object_arguments:
                 unanswered = self._unanswered
                 for call_id in fresh:
                     unanswered[call_id] = None
@@ -1002,7 +1010,7 @@ class Normalizer:
             return None
         notes.append(Note(
             "rewrite_call_id",
-            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed),
+            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed]),
             list(inputs), [a for a, _ in renamed],
         ))
         return new_ids
@@ -1079,6 +1087,14 @@ class Normalizer:
                         out.append(result[0])  # _emit, inlined for the common case
                 elif stub:
                     self._emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
+        elif not self._encode_results:
+            emit = self._emit
+            for call_id in self._calls:
+                result = results.get(call_id)
+                if result is not None:
+                    emit(result[0], result[2])
+                elif stub:
+                    emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
         else:
             for call_id in self._calls:
                 self._emit_result(call_id, stub, inputs, ids)

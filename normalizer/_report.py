@@ -116,6 +116,20 @@ class Report(BaseModel):
             self.on_record(record)
         return record
 
+    def add_notes(self, notes: list[Note], output: int | None) -> None:
+        """``add`` each note of one message (output index ``output``): the same counts,
+        records and callbacks. Once the kept records are full and nobody listens, a note
+        is only counted -- no record is built to be thrown away (a long history with a
+        repair per message spends most of its notes there)."""
+        if self.on_record is None and len(self.records) >= self.max_records:
+            counts = self.counts
+            for note in notes:
+                counts[note.kind] = counts.get(note.kind, 0) + 1
+            self.__dict__["records_omitted"] += len(notes)
+            return
+        for note in notes:  # (add() itself counts the notes past max_records)
+            self.add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
+
     def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
         try:
             return super().model_dump_json(**kwargs)

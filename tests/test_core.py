@@ -513,6 +513,24 @@ def test_report_records_are_bounded_but_all_reach_the_callback():
     assert len(seen) == 50 and report.counts["drop_orphan_result"] == 50
 
 
+@pytest.mark.parametrize("listen", [False, True])
+def test_notes_past_max_records_are_counted_as_records_are(listen):
+    """Report.add_notes (the notes of one emitted message) is add() per note, whether the
+    kept records are full or not, with or without a listener."""
+    from normalizer._report import Note, Report
+
+    notes = [Note(f"kind{i % 3}", f"detail {i}", [i], {"i": i} if i % 2 else None) for i in range(7)]
+    seen_a, seen_b = [], []
+    a = Report(max_records=4, on_record=seen_a.append if listen else None)
+    b = Report(max_records=4, on_record=seen_b.append if listen else None)
+    for output in (0, None, 2):
+        a.add_notes(notes, output)
+        for note in notes:
+            b.add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
+    assert a.model_dump() == b.model_dump() and a.records_omitted == 17 and seen_a == seen_b
+    assert len(seen_a) == (21 if listen else 0)
+
+
 def test_seed_histories_obey_the_rules_and_lose_nothing():
     history = [
         S(), U("q"), A("Let me look", reasoning_content="plan"), A("", ["c1", "c2"]),

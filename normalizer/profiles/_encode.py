@@ -82,13 +82,15 @@ from .._content import (
     OPAQUE_KEYS,
     REASONING_KEYS,
     REASONING_PART_TYPES,
+    drop_unknown_fields,
     has_text,
+    has_unknown_fields,
     is_blank_part,
     is_text_part,
     join_text,
+    known_fields,
     part_kind,
     text_of,
-    unknown_fields,
 )
 from .._report import Note
 from ._rules import RULES
@@ -107,18 +109,30 @@ _A = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES = ("system", "user", "assistant", "tool")
+#: The keys whose presence lets :meth:`Encoder._drop_opaque` change a message.
+_OPAQUE_TRIGGERS = frozenset((*OPAQUE_KEYS, "finish_reason"))
 #: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
 #: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
 MAX_KEPT_IDS = 100_000
 
 
+#: Every two-digit base-62 string, at its value: base62 takes two digits per division
+#: (a Mistral id is 9 digits, written for every call a Mistral history carries).
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+
+
 def base62(n: int, width: int = 0) -> str:
-    """``n`` in base 62 (digits, upper, lower), left-padded with ``0`` to ``width``."""
-    digits = []
-    while n:
-        n, r = divmod(n, 62)
-        digits.append(_ALPHABET[r])
-    return "".join(reversed(digits)).rjust(width, "0") or "0"
+    """``n`` (>= 0) in base 62 (digits, upper, lower), left-padded with ``0`` to ``width``."""
+    if n < 62:
+        text = _ALPHABET[n]
+    else:
+        chunks = []
+        while n >= 3844:
+            n, r = divmod(n, 3844)
+            chunks.append(_PAIRS[r])
+        chunks.append(_PAIRS[n] if n >= 62 else _ALPHABET[n])
+        text = "".join(reversed(chunks))
+    return text.rjust(width, "0")
 
 
 def mistral_id(n: int) -> str:
@@ -180,6 +194,8 @@ class Encoder:
         # note); the reasoning fields follow the reasoning policy instead.
         self._unknown = "fields.unknown" in keys
         self._exempt = known_reasoning(p)
+        # Per event: the fields that pass fields.unknown (the known ones and the exempt ones).
+        self._known = {role: known_fields(role, self._exempt) for role in _ALL_ROLES}
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
                        or self._unknown)
@@ -188,7 +204,12 @@ class Encoder:
 
     def shape(self, message: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """``message`` (of the event ``role``) in the provider's shape: a copy if anything
-        changed (each change a note in ``notes``), else the message itself."""
+        changed (each change a note in ``notes``), else the message itself.
+
+        This runs for every message a shaping profile emits, and almost every message needs
+        nothing: each step is guarded by a cheap test that holds whenever the step would
+        change something (a key it acts on is there, a value it rewrites could be there),
+        so a message already in shape costs a few dict lookups and set tests."""
         m = message
         if role == "system" and self._developer_to_system and m.get("role") == "developer":
             notes.append(Note("developer_to_system", f"a developer message is sent as a system message: "
@@ -198,21 +219,31 @@ class Encoder:
             notes.append(Note("strip_tool_calls", f"removed 'tool_calls' from a {role} message", inputs,
                               {"tool_calls": m["tool_calls"]}))
             m = {k: v for k, v in m.items() if k != "tool_calls"}
-        name = m.get("name")
-        if self._names and role != "tool" and isinstance(name, str) and not NAME_PATTERN.match(name):
-            fixed = NOT_ID_CHAR.sub("_", name) or "_"
-            notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
-                              inputs, {"name": name}))
-            m = {**m, "name": fixed}
-        if role == "assistant" and not self.keeps_opaque:
-            m = self._drop_opaque(m, inputs, notes)
-        if role == "assistant" and self._strip_reasoning and isinstance(m.get("content"), list):
-            m = self._strip_reasoning_parts(m, inputs, notes)
-        if self._content:
-            m = self._shape_content(m, role, inputs, notes)
+        if self._names and role != "tool" and "name" in m:
+            name = m["name"]
+            if isinstance(name, str) and not NAME_PATTERN.match(name):
+                fixed = NOT_ID_CHAR.sub("_", name) or "_"
+                notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ "
+                                  "and -)", inputs, {"name": name}))
+                m = {**m, "name": fixed}
         if role == "assistant":
+            # Only a key it removes (or finish_reason) can make _drop_opaque change anything.
+            if not self.keeps_opaque and not m.keys().isdisjoint(_OPAQUE_TRIGGERS):
+                m = self._drop_opaque(m, inputs, notes)
+            if self._strip_reasoning and isinstance(m.get("content"), list):
+                m = self._strip_reasoning_parts(m, inputs, notes)
+        if self._content:
+            content = m.get("content")
+            # Non-blank text is in every profile's shape: no step of _shape_content touches it
+            # (it reshapes lists, blank text and null only).
+            if not (type(content) is str and content and not content.isspace()):
+                m = self._shape_content(m, role, inputs, notes)
+        if role == "assistant" and (
+            (self._strip_reasoning and not m.keys().isdisjoint(REASONING_KEYS))
+            or (self.pad_reasoning and m.get("reasoning_content") is None)
+        ):
             m = self._shape_reasoning(m, inputs, notes)
-        if self._unknown:
+        if self._unknown and has_unknown_fields(m, role, self._known[role]):
             m = self._drop_unknown(m, role, inputs, notes)
         return m
 
@@ -241,40 +272,12 @@ class Encoder:
 
     def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """fields.unknown: the message without the fields the provider rejects; each removed
-        value kept whole in the note, under its path."""
-        paths = unknown_fields(m, role, self._exempt)
-        if not paths:
+        value kept whole in the note, under its path (in the message's order)."""
+        out, removed = drop_unknown_fields(m, role, self._exempt)
+        if not removed:
             return m
-        removed: dict[str, Any] = {}
-        top = {p for p in paths if "." not in p}
-        out = {k: v for k, v in m.items() if k not in top}
-        for path in paths:
-            if path in top:
-                removed[path] = m[path]
-        if len(top) < len(paths):
-            calls = []
-            for j, call in enumerate(m["tool_calls"]):
-                if not isinstance(call, Mapping):
-                    calls.append(call)
-                    continue
-                prefix = f"tool_calls.{j}."
-                mine = {p[len(prefix):] for p in paths if p.startswith(prefix)}
-                if not mine:
-                    calls.append(call)
-                    continue
-                fn_keys = {p[len("function."):] for p in mine if p.startswith("function.")}
-                new = {k: v for k, v in call.items() if k not in mine}
-                for key in mine - {f"function.{k}" for k in fn_keys}:
-                    removed[prefix + key] = call[key]
-                if fn_keys:
-                    function = call["function"]
-                    new["function"] = {k: v for k, v in function.items() if k not in fn_keys}
-                    for key in fn_keys:
-                        removed[f"{prefix}function.{key}"] = function[key]
-                calls.append(new)
-            out["tool_calls"] = calls
-        notes.append(Note("drop_unknown_fields", f"removed {', '.join(removed)}: {self.profile.name} rejects fields "
-                          "it does not know", inputs, removed))
+        notes.append(Note("drop_unknown_fields", f"removed {', '.join(map(str, removed))}: {self.profile.name} "
+                          "rejects fields it does not know", inputs, removed))
         return out
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:

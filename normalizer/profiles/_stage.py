@@ -124,7 +124,10 @@ class ProfileStage:
             message = {**message, "role": "user"}
             if self._encoder.shapes:
                 message = self._encoder.shape(message, "user", [], notes)
-        self._place(message, notes)
+        if self._started:
+            self._put(message, notes)  # _place, once the first non-system message is placed
+        else:
+            self._place(message, notes)
 
     def close(self) -> None:
         """End of input: place what is still held."""
@@ -282,7 +285,8 @@ class ProfileStage:
                     self._put({"role": "user", "content": self.profile.placeholder_user},
                               [Note("placeholder_user", "added a user message between two assistant messages that "
                                 "cannot be merged (opaque state)", [], None)])
-        self._flush()
+        if self._held is not None:
+            self._flush()
         # Hold what the next message may merge into, or may reveal as the final message.
         if role == "user" or (role == "assistant" and not m.get("tool_calls")):
             self._held = (m, notes)

@@ -37,6 +37,22 @@ def test_mistral_ids_are_nine_alphanumerics_and_unique() -> None:
 
 def test_base62() -> None:
     assert base62(0) == "0" and base62(61) == "z" and base62(62) == "10" and base62(5, 3) == "005"
+    assert base62(0, 9) == "000000000" and base62(3844) == "100" and base62(62**9 - 1) == "z" * 9
+
+
+def _base62_one_digit_at_a_time(n: int, width: int = 0) -> str:
+    digits = []
+    while n:
+        n, r = divmod(n, 62)
+        digits.append("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[r])
+    return "".join(reversed(digits)).rjust(width, "0") or "0"
+
+
+def test_base62_two_digits_at_a_time_is_one_at_a_time() -> None:
+    edges = [62**k + d for k in range(12) for d in (-1, 0, 1)] + [3844 * k + d for k in range(1, 70) for d in (-1, 0)]
+    for n in [*range(10_000), *edges, *(mistral_id(k) and (k * 0x9E3779B9) % 62**9 for k in range(2_000))]:
+        for width in (0, 2, 9):
+            assert base62(n, width) == _base62_one_digit_at_a_time(n, width), (n, width)
 
 
 def _turns(n: int) -> list[dict[str, Any]]:
@@ -275,3 +291,159 @@ def test_repairing_a_repaired_history_records_nothing(profile: str) -> None:
     twice, report = _repair(once, profile=profile)
     assert twice == once
     assert report.records == [] and not report.changed
+
+
+# -- fields.unknown
+
+
+def _unknown_everywhere() -> list[dict[str, Any]]:
+    """An assistant turn with unknown fields at every level, several per level (so a set
+    somewhere on the way would show as an order that changes with PYTHONHASHSEED)."""
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "zeta": 1, "alpha": 2, "mid": 3, "tool_calls": [
+            {"id": "c1", "type": "function", "z_call": 1, "a_call": 2, "m_call": 3,
+             "function": {"name": "f", "arguments": "{}", "z_fn": 1, "a_fn": 2, "m_fn": 3}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+            {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}", "strict": True}},
+        ]},
+        {"role": "tool", "tool_call_id": "c1", "content": "1"},
+        {"role": "tool", "tool_call_id": "c2", "content": "2"},
+        {"role": "tool", "tool_call_id": "c3", "content": "3"},
+    ]
+
+
+def test_unknown_fields_are_removed_and_recorded_in_the_message_order() -> None:
+    history = _unknown_everywhere()
+    out, report = _repair(history, profile="groq")
+    paths = ["zeta", "alpha", "mid", "tool_calls.0.z_call", "tool_calls.0.a_call", "tool_calls.0.m_call",
+             "tool_calls.0.function.z_fn", "tool_calls.0.function.a_fn", "tool_calls.0.function.m_fn",
+             "tool_calls.2.function.strict"]
+    [record] = [r for r in report.records if r.kind == "drop_unknown_fields"]
+    assert record.detail == f"removed {', '.join(paths)}: groq rejects fields it does not know"
+    assert list(record.dropped) == paths
+    assert record.dropped == {"zeta": 1, "alpha": 2, "mid": 3, "tool_calls.0.z_call": 1, "tool_calls.0.a_call": 2,
+                              "tool_calls.0.m_call": 3, "tool_calls.0.function.z_fn": 1,
+                              "tool_calls.0.function.a_fn": 2, "tool_calls.0.function.m_fn": 3,
+                              "tool_calls.2.function.strict": True}
+    assert out[1] == {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+        {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}"}},
+    ]}
+    assert check(out, profile="groq") == []
+
+
+def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() -> None:
+    from normalizer._content import drop_unknown_fields, unknown_fields
+
+    turn = _unknown_everywhere()[1]
+    for exempt in ((), ("zeta",), ("zeta", "alpha", "mid")):
+        out, removed = drop_unknown_fields(turn, "assistant", exempt)
+        assert list(removed) == unknown_fields(turn, "assistant", exempt)
+        assert unknown_fields(out, "assistant", exempt) == []
+        assert out["tool_calls"][1] is turn["tool_calls"][1]  # a call with nothing unknown is not copied
+    plain = {"role": "assistant", "content": "x", "tool_calls": [_call("c")]}
+    assert drop_unknown_fields(plain, "assistant")[0] is plain
+    # tool_calls are checked on assistant messages only (another rule removes them elsewhere)
+    user = {"role": "user", "content": "x", "tool_calls": [{"id": "c", "zz": 1}], "yy": 2}
+    assert list(drop_unknown_fields(user, "user")[1]) == unknown_fields(user, "user") == ["tool_calls", "yy"]
+
+
+# -- the guards in Encoder.shape
+
+
+def _unguarded_shape(encoder: Any, message: dict[str, Any], role: str, notes: list[Any]) -> dict[str, Any]:
+    """Encoder.shape as it was before its steps were guarded: every step that the profile
+    enables runs on every message (each step returns its input when it has nothing to do)."""
+    from normalizer._content import NAME_PATTERN, NOT_ID_CHAR
+    from normalizer._report import Note
+
+    m, inputs = message, [0]
+    if role == "system" and encoder._developer_to_system and m.get("role") == "developer":
+        notes.append(Note("developer_to_system", f"a developer message is sent as a system message: "
+                          f"{encoder.profile.name} has no developer role", inputs, {"role": "developer"}))
+        m = {**m, "role": "system"}
+    if role != "assistant" and encoder._strip_calls and "tool_calls" in m:
+        notes.append(Note("strip_tool_calls", f"removed 'tool_calls' from a {role} message", inputs,
+                          {"tool_calls": m["tool_calls"]}))
+        m = {k: v for k, v in m.items() if k != "tool_calls"}
+    name = m.get("name")
+    if encoder._names and role != "tool" and isinstance(name, str) and not NAME_PATTERN.match(name):
+        fixed = NOT_ID_CHAR.sub("_", name) or "_"
+        notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ and -)",
+                          inputs, {"name": name}))
+        m = {**m, "name": fixed}
+    if role == "assistant" and not encoder.keeps_opaque:
+        m = encoder._drop_opaque(m, inputs, notes)
+    if role == "assistant" and encoder._strip_reasoning and isinstance(m.get("content"), list):
+        m = encoder._strip_reasoning_parts(m, inputs, notes)
+    if encoder._content:
+        m = encoder._shape_content(m, role, inputs, notes)
+    if role == "assistant":
+        m = encoder._shape_reasoning(m, inputs, notes)
+    if encoder._unknown:
+        m = encoder._drop_unknown(m, role, inputs, notes)
+    return m
+
+
+_CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+_SHAPE_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("user", {"role": "user", "content": "hi"}),
+    ("user", {"role": "user", "content": "hi", "name": "al ice"}),
+    ("user", {"role": "user", "content": "  "}),
+    ("user", {"role": "user", "content": ""}),
+    ("user", {"role": "user", "content": None}),
+    ("user", {"role": "user", "content": [{"type": "text", "text": "a"}, "b"]}),
+    ("user", {"role": "user", "content": "hi", "source_fields": {"id": "m1"}}),
+    ("user", {"role": "user", "content": "hi", "tool_calls": [_CALL]}),
+    ("system", {"role": "developer", "content": "be brief"}),
+    ("system", {"role": "system", "content": "be brief", "x_origin": 1}),
+    ("assistant", {"role": "assistant", "content": "ok"}),
+    ("assistant", {"role": "assistant", "content": "ok", "reasoning_content": "think"}),
+    ("assistant", {"role": "assistant", "content": "ok", "reasoning": "think", "reasoning_details": []}),
+    ("assistant", {"role": "assistant", "content": " \n"}),
+    ("assistant", {"role": "assistant", "content": None, "tool_calls": [_CALL]}),
+    ("assistant", {"role": "assistant", "content": None, "tool_calls": [{**_CALL, "status": "done"}]}),
+    ("assistant", {"role": "assistant", "content": None,
+                   "tool_calls": [{**_CALL, "function": {"name": "f", "arguments": "{}", "strict": True}}]}),
+    ("assistant", {"role": "assistant", "content": "ok", "finish_reason": "stop"}),
+    ("assistant", {"role": "assistant", "content": "ok", "finish_reason": "incomplete"}),
+    ("assistant", {"role": "assistant", "content": "ok", "codex_reasoning_items": [{"id": "r"}]}),
+    ("assistant", {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"},
+                                                    {"type": "text", "text": "ok"}]}),
+    ("assistant", {"role": "assistant", "content": "ok", "name": "bot 1", "prefix": True}),
+    ("tool", {"role": "tool", "tool_call_id": "c1", "content": "r"}),
+    ("tool", {"role": "tool", "tool_call_id": "c1", "content": "", "name": "f"}),
+    ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}),
+    ("tool", {"role": "tool", "tool_call_id": "c1", "content": "r", "is_error": False}),
+]
+
+
+@pytest.mark.parametrize("profile", sorted(normalizer.profiles.PROFILES))
+def test_guarded_shape_is_the_unguarded_one(profile: str) -> None:
+    """The guards only skip steps that would change nothing: the message, the copy-or-not,
+    and the notes are the same as when every step runs (a message with known fields only,
+    one with an unknown top-level field, one with unknown fields on its calls...)."""
+    from normalizer.profiles._encode import Encoder
+
+    encoder = Encoder(normalizer.profiles.get_profile(profile))
+    for role, message in _SHAPE_CASES:
+        got_notes: list[Any] = []
+        want_notes: list[Any] = []
+        got = encoder.shape(copy.deepcopy(message), role, [0], got_notes)
+        want = _unguarded_shape(encoder, copy.deepcopy(message), role, want_notes)
+        assert (got, got_notes) == (want, want_notes), (role, message)
+        same = encoder.shape(message, role, [0], [])
+        assert (same is message) == (not want_notes), (role, message)  # a copy only when something changed
+
+
+def test_has_unknown_fields_is_unknown_fields_not_empty() -> None:
+    from normalizer._content import REASONING_KEYS, has_unknown_fields, known_fields, unknown_fields
+
+    messages = [(role, m) for role, m in _SHAPE_CASES] + [("assistant", _unknown_everywhere()[1])]
+    messages.append(("assistant", {"role": "assistant", "tool_calls": ["not a call", {"function": "nor a function"}]}))
+    for exempt in ((), ("reasoning_content",), REASONING_KEYS):
+        for role, message in messages:
+            known = known_fields(role, exempt)
+            assert has_unknown_fields(message, role, known) == bool(unknown_fields(message, role, exempt)), message
