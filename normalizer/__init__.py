@@ -12,9 +12,10 @@ The core is :class:`Normalizer` (``feed(message) -> list``, ``close() -> list``,
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
+
+from ._lazy import export_names, load_export
 
 __version__ = "0.1.0"
 
@@ -54,11 +55,8 @@ _DEPRECATED = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module, __name__), name)
-        globals()[name] = value  # once: the next lookup is a plain module attribute
-        return value
+    if name in _EXPORTS:
+        return load_export(globals(), _EXPORTS, name)
     if name in _DEPRECATED:
         new = _DEPRECATED[name]
         warnings.warn(
@@ -71,7 +69,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return export_names(globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:

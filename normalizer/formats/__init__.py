@@ -39,8 +39,9 @@ from __future__ import annotations
 # writers or the in-memory converters (each a few ms of start-up). Type checkers see the
 # names through the TYPE_CHECKING imports, which mirror _EXPORTS (tests/formats/test_lazy_names.py).
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .._lazy import export_names, load_export
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -65,16 +66,13 @@ _EXPORTS: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # once: the next lookup is a plain module attribute
-    return value
+    return load_export(globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return export_names(globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:

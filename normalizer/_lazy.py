@@ -1,0 +1,28 @@
+"""Names loaded on first use (PEP 562), for the packages whose ``__init__`` only lists them.
+
+``normalizer`` and ``normalizer.formats`` each keep an export table (public name -> the
+module that defines it) and answer ``__getattr__``/``__dir__`` from it, so that importing
+the package loads nothing the caller does not use. This module imports nothing of the
+package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["load_export", "export_names"]
+
+
+def load_export(namespace: dict[str, Any], exports: Mapping[str, str], name: str) -> Any:
+    """The export ``name`` (a key of ``exports``) from its module, relative to the package
+    whose globals are ``namespace``; stored there, so the next lookup is a plain attribute."""
+    value = getattr(importlib.import_module(exports[name], namespace["__name__"]), name)
+    namespace[name] = value
+    return value
+
+
+def export_names(namespace: dict[str, Any], exports: Mapping[str, str]) -> list[str]:
+    """``dir()`` of such a package: what it holds and what it exports."""
+    return sorted({*namespace, *exports})
