@@ -121,6 +121,7 @@ class Normalizer:
         # there is no stage either.
         self._encode_results = encoder.shapes or encoder.rewrites_ids or encoder.response_name
         self._plain_results = stage is None and not self._encode_results
+        self._direct = stage is None  # a message with no notes goes straight into the output list
         self._n_calls = 0  # calls emitted so far: id styles number them across the conversation
         self.state = IDLE
         # False, True once an error left the pending turn half-built, or _IN_USE while a
@@ -406,7 +407,7 @@ class Normalizer:
             return False
         if self._apart and not self._calls and message.get("tool_calls"):
             # text, then calls: kept as two turns (the encoding wants them apart, and
-            # _finish splits any turn that holds both, so this is already its final form)
+            # end_turn splits any turn that holds both, so this is already its final form)
             fold = self._turn_folds.get("content")
             text = fold.has_text() if fold is not None else has_text(turn.get("content"))
             return not (text and not has_text(message.get("content")))
@@ -436,7 +437,12 @@ class Normalizer:
 
     def completes_turn(self, message: Message) -> bool:
         """This tool message answers the last unanswered call of the held turn."""
-        return len(self._unanswered) == 1 and self.answers_turn(message)
+        unanswered = self._unanswered
+        if len(unanswered) != 1:
+            return False
+        call_id = message.get("tool_call_id")
+        # The common case, an exact id, without a second call; answers_turn decides the rest.
+        return (type(call_id) is str and call_id in unanswered) or self.answers_turn(message)
 
     # ------------------------------------------------------------------ actions: messages
 
@@ -501,7 +507,10 @@ class Normalizer:
                 notes.insert(0, Note("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs, None))
             if self._shapes:
                 user = self._encoder.shape(user, "user", inputs, notes)
-            self._emit(user, notes)
+            if notes or not self._direct:
+                self._emit(user, notes)
+            else:
+                self._out.append(user)  # _emit, inlined for the common case
 
     # ------------------------------------------------------------------ actions: turn
 
@@ -510,20 +519,20 @@ class Normalizer:
         its speaker, if any: see drop_empty)."""
         parked = self._parked
         if parked:
+            # The parked reasoning starts the turn (held by this very method, now that
+            # nothing is parked), and the message merges into it.
             self._parked = []
             index = self._index
             for position, (fragment, at) in enumerate(parked):
                 self._index = at
                 if position == 0:
-                    self._start_turn(fragment)
+                    self.hold_turn(fragment)
                 else:
                     self.merge_turn(fragment)
             self._index = index
             self.merge_turn(message)
             return
-        self._start_turn(message)
-
-    def _start_turn(self, message: Message) -> None:
+        # Starting a turn, inline: this runs for every assistant message that is not merged.
         index = self._index
         self._turn_inputs = [index]
         self._turn_notes = []
@@ -564,7 +573,7 @@ class Normalizer:
         fragment = self._clean_calls(message, self._index)
         conflicts = merge(held, fragment, self._turn_folds, self._turn_owned)
         if len(self._calls) != before and "tool_calls" not in held:
-            # _finish writes the turn's calls from the registry, once; the key goes where
+            # end_turn writes the turn's calls from the registry, once; the key goes where
             # the calls first came in (key order is output order)
             held["tool_calls"] = None
         self._turn = held
@@ -687,12 +696,6 @@ class Normalizer:
             )
         self._parked = []
 
-    def end_turn(self, message: Message | None = None) -> None:
-        """The held turn is over: emit it with its results (stubs for missing ones), or drop
-        it when it carries nothing; then schedule the deferred messages for replay."""
-        if self._parked and not self._carries_parked(message):
-            self._drop_parked()
-        self._finish("stub")
 
     def _carries_parked(self, message: Message | None) -> bool:
         # The next turn is the parked reasoning's speaker's: hold_turn merges it in.
@@ -707,9 +710,7 @@ class Normalizer:
         """As end_turn, with the ``trailing_calls`` policy for unanswered calls -- if they
         really are trailing: when a user or system message came after them (deferred),
         the conversation moved on without their results, and they get stubs."""
-        if self._parked:
-            self._drop_parked()
-        self._finish("stub" if self._deferred else self.options.trailing_calls)
+        self.end_turn(None, "stub" if self._deferred else self.options.trailing_calls)
 
     # ------------------------------------------------------------------ the repairs
 
@@ -900,7 +901,12 @@ class Normalizer:
             aliases.popleft()
         return aliases[0] if aliases else None
 
-    def _finish(self, policy: str) -> None:
+    def end_turn(self, message: Message | None = None, policy: str = "stub") -> None:
+        """The held turn is over: emit it with its results (stubs for missing ones, or
+        per ``policy``: end_turn_at_eof), or drop it when it carries nothing; then schedule
+        the deferred messages for replay."""
+        if self._parked and not self._carries_parked(message):
+            self._drop_parked()
         turn = self._turn
         assert turn is not None
         self._turn = None
@@ -944,10 +950,19 @@ class Normalizer:
         if self._shapes:
             turn = self._encoder.shape(turn, "assistant", inputs, notes)
         content = turn.get("content")
-        if not calls and not has_text(content) and not any(turn.get(k) for k in SUBSTANCE_KEYS):
+        # (has_text and is_blank of a str, spelled out: one call less for most turns)
+        if (
+            not calls
+            and not (content.strip() if type(content) is str else has_text(content))
+            and not any(turn.get(k) for k in SUBSTANCE_KEYS)
+        ):
             self._drop_empty(turn, inputs, notes)
             return
-        if calls and (is_blank(content) if content is not None else not self._tool_only_null):
+        if calls and (
+            (not content.strip() if type(content) is str else is_blank(content))
+            if content is not None
+            else not self._tool_only_null
+        ):
             turn = self._encode_tool_only(turn, inputs, notes)
         if self._user is not None:
             self.release_user()
@@ -963,7 +978,10 @@ class Normalizer:
             self._end_block()
             return
         else:
-            self._emit(turn, notes)
+            if notes or not self._direct:
+                self._emit(turn, notes)
+            else:
+                self._out.append(turn)  # _emit, inlined for the common case
         if calls:
             self._emit_results(policy != "keep", inputs, ids)
         self._end_block()
@@ -1253,26 +1271,43 @@ def _nested_size(todo: list[Any]) -> int:
     # _size of values inside a message. Iterative (no depth limit to hit) and each
     # container counted once (validate=False input may share or even contain itself).
     # Exact type checks first: JSON gives str/dict/list/int/float/bool/None, and an ABC
-    # isinstance costs several times a type() comparison.
+    # isinstance costs several times a type() comparison. A dict's or list's strings are
+    # counted as it is opened, without a trip through the stack (most leaves are strings:
+    # a tool call is a dict of strings and a dict of strings).
     size = 0
     seen: set[int] = set()
-    pop, extend = todo.pop, todo.extend
+    pop, push = todo.pop, todo.append
     while todo:
         value = pop()
         kind = type(value)
-        if kind is str:
-            size += len(value)
-        elif kind is dict or kind is list:
+        if kind is dict:
             key = id(value)
             if key in seen:
                 continue
             seen.add(key)
             size += len(value)
-            if kind is list:
-                extend(value)
-            else:
-                extend(value.keys())
-                extend(value.values())
+            for name, item in value.items():
+                if type(name) is str:
+                    size += len(name)
+                else:
+                    push(name)
+                if type(item) is str:
+                    size += len(item)
+                elif type(item) not in _SCALARS:
+                    push(item)
+        elif kind is list:
+            key = id(value)
+            if key in seen:
+                continue
+            seen.add(key)
+            size += len(value)
+            for item in value:
+                if type(item) is str:
+                    size += len(item)
+                elif type(item) not in _SCALARS:
+                    push(item)
+        elif kind is str:
+            size += len(value)
         elif kind in _SCALARS:
             continue  # the entry or item holding it counted one
         elif isinstance(value, str):
@@ -1284,10 +1319,10 @@ def _nested_size(todo: list[Any]) -> int:
             seen.add(key)
             size += len(value)
             if isinstance(value, (list, tuple)):
-                extend(value)
+                todo.extend(value)
             else:
-                extend(value.keys())
-                extend(value.values())
+                todo.extend(value.keys())
+                todo.extend(value.values())
         elif isinstance(value, (bytes, bytearray)):
             size += len(value)
     return size
