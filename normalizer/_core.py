@@ -7,9 +7,9 @@ recorded in the report (``_report.py``) at the moment its message is emitted, so
 record knows the output index; anything removed is recorded whole.
 
 The per-message path dispatches through ``Normalizer._table``: one generated function per
-(state, event), compiled at import from the very ``transitions.Machine`` that declares the
-table (``_dispatch.py``; a trigger costs ~8 us, the per-message budget ~2 us).
-``tests/test_state.py`` drives both over random inputs and asserts they agree.
+(state, event) in ``_table.py``, written from the very ``transitions.Machine`` that declares
+the table (``_dispatch.py``; a trigger costs ~8 us, the per-message budget ~2 us).
+``tests/test_state.py`` checks the file is current and drives both over random inputs.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ._messages import MESSAGE, _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._report import Note, Report
 from ._types import ProfileArg, RepairOptions
-from ._dispatch import Dispatch, compile_table, reference_machine
+from ._table import TABLE
 from ._state import CLOSED, IDLE
 from .profiles._encode import Encoder
 from .profiles._profiles import get_profile, make_stage
@@ -80,7 +80,7 @@ class Normalizer:
     """
 
     state: str
-    _table: ClassVar[dict[str, dict[str, Dispatch]]]  # compiled from the machine, set below the class
+    _table: ClassVar[dict[str, dict[str, Callable[[Normalizer, Any], None]]]]  # _table.py's TABLE, set below the class
 
     def __init__(self, profile: ProfileArg = "default", **options: Unpack[RepairOptions]) -> None:
         self.profile = get_profile(profile)
@@ -281,7 +281,7 @@ class Normalizer:
     # ------------------------------------------------------------------ machinery
 
     def _dispatch(self, event: str, message: Message | None) -> None:
-        # The compiled table (_dispatch.py): rows in order, the first whose conditions hold.
+        # The compiled table (_table.py): rows in order, the first whose conditions hold.
         self._table[self.state][event](self, message)
 
     def _run_replay(self) -> None:
@@ -1377,4 +1377,4 @@ def _encode_arguments(arguments: Any, index: int, position: int) -> str:
         ) from None
 
 
-Normalizer._table = compile_table(reference_machine(), Normalizer)
+Normalizer._table = TABLE

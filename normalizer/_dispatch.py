@@ -1,40 +1,67 @@
-"""The state table, compiled: one plain function per (state, event), generated at import.
+"""The state table, compiled: one plain function per (state, event), written out as Python.
 
 ``_state.py`` declares the table for ``transitions`` (the spec, the README's diagram, the
 reference the tests drive). A ``transitions`` trigger costs ~8 us -- a hundred Python calls
 and a dozen logger calls -- while the whole per-message budget is ~2 us, so the per-message
-path does not run it. Instead :func:`compile_table` reads the *same* machine's own
+path does not run it. Instead :func:`render` reads the *same* machine's own
 ``Event``/``Transition`` objects and writes, for every (state, event), a function that does
 exactly what a trigger does: try the rows in order, and for the first whose conditions all
 hold, set the destination state and run its callbacks. For ``idle``/``user``::
 
-    def idle__user(self, message):
+    def idle__user(self: Normalizer, message: Any) -> None:
         self.state = 'user'
-        hold_user(self, message)
+        self.hold_user(message)
 
 A pair with no unconditional row ends in ``raise AssertionError('table is not total ...')``:
 a gap in the table is a loud bug, never a silently dropped message (Rule 2 of ``_state.py``
-says the table is total, and tests/test_state.py checks both that and that these functions
-behave exactly like ``transitions`` over random event sequences).
+says the table is total).
+
+The functions are written to ``_table.py``, which ``Normalizer`` imports: a module like any
+other, so the optional compiled build (mypyc) compiles the dispatch too, each condition and
+action a native call, and ``import normalizer`` neither imports ``transitions`` nor runs
+``exec``. ``python -m normalizer._dispatch`` rewrites it; ``tests/test_state.py`` fails when
+it differs from what the table renders, and drives the rendered functions (``compile_table``)
+against ``transitions`` itself over random event sequences.
 
 Nothing is declared here: the rows, their order, conditions (``unless`` as negations) and
-callbacks (``before``, then ``after``, as transitions runs them) all come from the
-machine; the callables are looked up on the model class by name.
+callbacks (``before``, then ``after``, as transitions runs them) all come from the machine.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from transitions import Machine
 
 from . import _state
 
-__all__ = ["Dispatch", "compile_table", "reference_machine"]
+__all__ = ["Dispatch", "compile_table", "reference_machine", "render", "TABLE_MODULE"]
 
 #: One compiled (state, event): called as ``dispatch(model, message)``.
 Dispatch = Callable[[Any, Any], None]
+
+#: Where the rendered table lives (imported by ``_core``).
+TABLE_MODULE = Path(__file__).with_name("_table.py")
+
+_HEADER = '''\
+# GENERATED from the table in _state.py by `python -m normalizer._dispatch`: do not edit.
+# tests/test_state.py fails when this file and the table differ. How and why: _dispatch.py.
+"""The state table, compiled: ``TABLE[state][event](normalizer, message)`` does what the
+``transitions`` trigger ``event`` does in ``state`` (see ``_dispatch.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._core import Normalizer
+
+__all__ = ["TABLE"]
+'''
 
 
 def reference_machine(model: Any = None) -> Machine:
@@ -49,64 +76,83 @@ def reference_machine(model: Any = None) -> Machine:
     )
 
 
-def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, Dispatch]]:
-    """``{state: {event: function}}`` generated from ``machine``'s transitions, with the
-    conditions and actions taken from ``cls`` (see the module docstring)."""
+def render(machine: Machine) -> str:
+    """The source of ``_table.py`` for ``machine`` (see the module docstring)."""
     # What this compiler does not write: refuse a table that uses it, rather than run it wrong.
     if machine.before_state_change or machine.after_state_change or machine.prepare_event or machine.finalize_event:
         raise NotImplementedError("machine-level callbacks are not compiled")
     for state in machine.states.values():
         if state.on_enter or state.on_exit:
             raise NotImplementedError(f"on_enter/on_exit callbacks of {state.name!r} are not compiled")
-    table: dict[str, dict[str, Dispatch]] = {state: {} for state in machine.states}
+    functions: dict[str, dict[str, str]] = {state: {} for state in machine.states}
+    chunks = [_HEADER]
     for event_name, event in machine.events.items():
         for source, transitions in event.transitions.items():
-            table[source][event_name] = _compile(cls, source, event_name, transitions)
-    return table
+            name = f"{source}__{event_name}"
+            chunks.append("\n\n" + _function(name, source, event_name, transitions))
+            functions[source][event_name] = name
+    rows = []
+    for state_name, events in functions.items():
+        entries = ", ".join(f"{event!r}: {name}" for event, name in events.items())
+        rows.append(f"    {state_name!r}: {{{entries}}},")
+    chunks.append(
+        "\n\nTABLE: dict[str, dict[str, Callable[[Normalizer, Any], None]]] = {\n" + "\n".join(rows) + "\n}\n"
+    )
+    return "".join(chunks)
 
 
-def _compile(cls: type, source: str, event: str, transitions: list[Any]) -> Dispatch:
-    namespace: dict[str, Any] = {}
-    names: dict[int, str] = {}
-
-    def ref(func: Any) -> str:
-        # A name in the generated function's globals for each callable (a module-level
-        # lookup, cheaper than an attribute lookup and a bound method per call).
-        if isinstance(func, str):
-            func = getattr(cls, func)
-        key = id(func)
-        if key not in names:
-            names[key] = f"_f{len(names)}"
-            namespace[names[key]] = func
-        return names[key]
-
-    name = f"{source}__{event}"
-    lines = [f"def {name}(self, message):"]
+def _function(name: str, source: str, event: str, transitions: list[Any]) -> str:
+    lines = [f"def {name}(self: Normalizer, message: Any) -> None:"]
     total = False
     for transition in transitions:
         if transition.prepare:  # transitions runs these before the conditions
             raise NotImplementedError(f"prepare callbacks are not compiled ({source}/{event})")
         tests = [
-            f"{'' if condition.target else 'not '}{ref(condition.func)}(self, message)"
+            f"{'' if condition.target else 'not '}self.{_name(condition.func)}(message)"
             for condition in transition.conditions
         ]
         body = []
         if transition.dest is not None:
             body.append(f"self.state = {transition.dest!r}")
         for callback in (*transition.before, *transition.after):
-            body.append(f"{ref(callback)}(self, message)")
-        body.append("return")
+            body.append(f"self.{_name(callback)}(message)")
         if tests:
             lines.append(f"    if {' and '.join(tests)}:")
-            lines.extend(f"        {line}" for line in body)
+            lines.extend(f"        {line}" for line in [*body, "return"])
         else:
             lines.extend(f"    {line}" for line in body)
             total = True
             break  # rows after an unconditional one can never be reached (transitions' semantics too)
     if not total:
         lines.append(f"    raise AssertionError('table is not total: {source}/{event}')")
-    source_code = "\n".join(lines)
-    exec(compile(source_code, f"<dispatch {source}/{event}>", "exec"), namespace)  # noqa: S102 - our own table
-    function: Dispatch = namespace[name]
-    function.__doc__ = source_code  # what runs, for whoever reads it in a debugger
-    return function
+    return "\n".join(lines) + "\n"
+
+
+def _name(func: Any) -> str:
+    # Conditions and callbacks are named methods of the model: the table is data.
+    if not isinstance(func, str) or not func.isidentifier():
+        raise NotImplementedError(f"only methods named by a string are compiled, not {func!r}")
+    return func
+
+
+def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, Dispatch]]:
+    """``{state: {event: function}}``: ``render(machine)`` run as code, for a model of
+    class ``cls`` (which must have every condition and action the table names)."""
+    source = render(machine)
+    namespace: dict[str, Any] = {"__name__": f"<table of {cls.__name__}>"}
+    exec(compile(source, namespace["__name__"], "exec"), namespace)  # noqa: S102 - our own table
+    for event in machine.events.values():
+        for transitions in event.transitions.values():
+            for transition in transitions:
+                for func in (*(c.func for c in transition.conditions), *transition.before, *transition.after):
+                    if not callable(getattr(cls, _name(func), None)):
+                        raise NotImplementedError(f"{cls.__name__} has no method {func!r} the table names")
+    table: dict[str, dict[str, Dispatch]] = namespace["TABLE"]
+    return table
+
+
+if __name__ == "__main__":  # python -m normalizer._dispatch [--check]
+    text = render(reference_machine())
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(0 if TABLE_MODULE.read_text(encoding="utf-8") == text else f"{TABLE_MODULE} is out of date")
+    TABLE_MODULE.write_text(text, encoding="utf-8")

@@ -9,10 +9,14 @@ import pytest
 import normalizer
 import normalizer._content
 import normalizer._core
+import normalizer._table
 import normalizer.profiles._encode
 import normalizer.profiles._stage
 
-COMPILED_MODULES = [normalizer._core, normalizer._content, normalizer.profiles._encode, normalizer.profiles._stage]
+COMPILED_MODULES = [
+    normalizer._core, normalizer._table, normalizer._content,
+    normalizer.profiles._encode, normalizer.profiles._stage,
+]
 
 
 @pytest.mark.skipif(not os.environ.get("CHATNORM_EXPECT_COMPILED"), reason="not the compiled build (.ci/compiled)")

@@ -1,16 +1,19 @@
-"""The state table: total, and the compiled dispatch (the functions ``Normalizer.feed`` calls)
-behaves exactly like transitions."""
+"""The state table: total, and the compiled dispatch (the functions ``Normalizer.feed`` calls,
+written to ``_table.py``) is current and behaves exactly like transitions."""
 
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from transitions import Machine
 
-from normalizer import _state
+from normalizer import _state, _table
 from normalizer._core import Normalizer
-from normalizer._dispatch import compile_table
+from normalizer._dispatch import compile_table, reference_machine, render
 from normalizer._state import CLOSED, EVENTS, LIVE, STATES, TRANSITIONS
 
 CONDITIONS = sorted({c for row in TRANSITIONS for c in row.get("conditions", [])})
@@ -39,15 +42,40 @@ def test_every_state_is_reachable_and_every_name_is_implemented():
 def test_compiled_table_comes_from_the_machine():
     # One function per live (state, event), generated from the declared rows in order.
     table = Normalizer._table
+    assert table is _table.TABLE
     assert sorted(table) == sorted(STATES) and table[CLOSED] == {}
     for state in LIVE:
         assert sorted(table[state]) == sorted(EVENTS)
-    assert Normalizer._table["idle"]["user"].__doc__ == (
-        "def idle__user(self, message):\n    self.state = 'user'\n    _f0(self, message)\n    return"
+        for event in EVENTS:
+            assert table[state][event].__name__ == f"{state}__{event}"
+    source = render(reference_machine())
+    assert "\n\ndef idle__user(self: Normalizer, message: Any) -> None:\n    self.state = 'user'\n" \
+           "    self.hold_user(message)\n\n" in source
+    assert "\n\ndef turn__tool(self: Normalizer, message: Any) -> None:\n" \
+           "    if self.completes_turn(message):\n        self.state = 'idle'\n        self.take_result(message)\n" \
+           "        self.end_turn(message)\n        return\n" in source
+
+
+def test_the_table_module_is_what_the_machine_renders():
+    # _table.py is generated: a row changed in _state.py without regenerating it fails here.
+    path = Path(_table.__file__).with_name("_table.py")
+    if not path.exists():
+        pytest.skip(f"no source next to {_table.__file__}")
+    assert path.read_text(encoding="utf-8") == render(reference_machine()), (
+        "normalizer/_table.py is out of date: run `python -m normalizer._dispatch`"
     )
-    turn_tool = Normalizer._table["turn"]["tool"].__doc__
-    assert turn_tool.splitlines()[1:4] == [
-        "    if _f0(self, message):", "        self.state = 'idle'", "        _f1(self, message)"]
+
+
+def test_the_per_message_path_does_not_import_transitions():
+    # The table is declared for transitions and checked against it; running it does not
+    # need it (nor its logging): a child process, as a fresh start-up.
+    code = (
+        "import sys, normalizer\n"
+        "list(normalizer.repair([{'role': 'user', 'content': 'x'}, {'role': 'assistant', 'content': 'y'}]))\n"
+        "print(sorted(m for m in ('transitions', 'normalizer._dispatch') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_a_gap_in_the_table_is_loud():
@@ -70,6 +98,17 @@ def test_callbacks_the_compiler_does_not_write_are_refused():
     machine = Machine(model=None, states=["a", "b"], initial="a", auto_transitions=False,
                       transitions=[{"trigger": "go", "source": "a", "dest": "b", "prepare": ["p"]}])
     with pytest.raises(NotImplementedError, match="prepare"):
+        compile_table(machine, object)
+    entering = Machine(model=None, states=[{"name": "a"}, {"name": "b", "on_enter": ["hi"]}], initial="a",
+                       auto_transitions=False, transitions=[{"trigger": "go", "source": "a", "dest": "b"}])
+    with pytest.raises(NotImplementedError, match="on_enter"):
+        render(entering)
+
+
+def test_a_name_the_model_does_not_have_is_refused():
+    machine = Machine(model=None, states=["a", "b"], initial="a", auto_transitions=False,
+                      transitions=[{"trigger": "go", "source": "a", "dest": "b", "after": ["missing"]}])
+    with pytest.raises(NotImplementedError, match="has no method 'missing'"):
         compile_table(machine, object)
 
 
