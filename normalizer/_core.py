@@ -347,8 +347,9 @@ class Normalizer:
         self._report.add_notes(notes, output)
 
     def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
-        # A repair with no message to point at (something dropped).
-        self._report.add(kind, detail, input=inputs, dropped=dropped)
+        # A repair with no message to point at (something dropped). As a note: a report
+        # that keeps no more records and has no listener only counts it.
+        self._report.add_notes([Note(kind, detail, inputs, dropped)], None)
 
     def _count_fragment(self, held: Message, inputs: list[int], message: Message) -> None:
         # One more message merges into a held one: count it against the limits (the held

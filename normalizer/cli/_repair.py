@@ -279,13 +279,15 @@ def core_options(settings: Settings, multi: bool) -> dict[str, Any]:
 def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult) -> None:
     conv_index: list[int | None] = [None]  # which conversation records belong to (multi-conversation inputs)
 
-    def on_record(record: Repair) -> None:
-        if settings.spool_dir is not None:
-            data = record.model_dump(mode="json")
-            if conv_index[0] is not None:
-                data["conversation"] = conv_index[0]
-            spool.write(orjson.dumps(data, default=str, option=_LINE))
+    def spool_record(record: Repair) -> None:
+        data = record.model_dump(mode="json")
+        if conv_index[0] is not None:
+            data["conversation"] = conv_index[0]
+        spool.write(orjson.dumps(data, default=str, option=_LINE))
 
+    # Without --report the records go nowhere: no listener, so the core only counts its
+    # repairs and never builds a record (or its sentence) to throw away.
+    on_record = spool_record if settings.spool_dir is not None else None
     spool = _Spool(settings.spool_dir, result)
     try:
         session = _session_format(src, job, settings)
@@ -336,7 +338,7 @@ class _Spool:
 
 
 def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
-                  on_record: Callable[[Repair], None], conv_index: list[int | None]) -> None:
+                  on_record: Callable[[Repair], None] | None, conv_index: list[int | None]) -> None:
     reader_report = Report(max_records=0, on_record=on_record)
     conversations = read_conversations(
         src, settings.fmt, report=reader_report, on_invalid=settings.on_invalid  # type: ignore[arg-type]
@@ -509,7 +511,7 @@ def _peek_format(src: _Input) -> str | None:
 
 
 def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
-                  on_record: Callable[[Repair], None], fmt: str) -> None:
+                  on_record: Callable[[Repair], None] | None, fmt: str) -> None:
     """A session repaired in its own format (``formats._sessions``): bytes in, bytes out."""
     if settings.profile != PROFILES["default"]:
         raise InputError(

@@ -429,6 +429,31 @@ def test_main_in_process(capsys: pytest.CaptureFixture[str]):
     time.sleep(0)  # keep the signal handlers main() installed harmless for the rest of the run
 
 
+def test_without_report_no_record_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Records only reach --report: without it the core counts its repairs and builds no
+    # record (nor its sentence); with it every repair is spooled, as before.
+    from normalizer._report import Repair
+    from normalizer.cli._main import main
+
+    built: list[str] = []
+    original = Repair.__init__
+
+    def counting_init(self: Repair, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(self.kind)
+
+    monkeypatch.setattr(Repair, "__init__", counting_init)
+    out = tmp_path / "out.jsonl"
+    assert main(["repair", "-q", str(EXAMPLE), "-o", str(out)]) == 0
+    assert built == []
+    report = tmp_path / "report.json"
+    assert main(["repair", "-q", str(EXAMPLE), "-o", str(out), "--report", str(report)]) == 0
+    (entry,) = orjson.loads(report.read_bytes())["files"]
+    kinds = [r["kind"] for r in entry["records"]]
+    assert kinds and sorted(built) == sorted(kinds)
+    time.sleep(0)
+
+
 def test_progress_only_on_a_terminal(tmp_path: Path):
     """stderr on a pseudo-terminal gets the progress line; piped stderr (above) never does."""
     import os
