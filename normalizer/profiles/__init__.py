@@ -11,7 +11,7 @@ from __future__ import annotations
 # ``profiles._encode`` and ``profiles._profiles``, which runs this file first, and a repair
 # needs neither the checker nor the model table (each a few ms of start-up, the checker's
 # models built with pydantic). Type checkers see the names through the TYPE_CHECKING
-# imports, which mirror _EXPORTS (tests/profiles/test_lazy_names.py).
+# imports, which mirror _EXPORTS (tests/profiles/test_profile_names_lazy.py).
 
 from typing import TYPE_CHECKING, Any
 
