@@ -36,7 +36,8 @@ from ._content import (
     unfold,
 )
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
-from ._messages import MESSAGE, _invalid, as_message, is_plain
+from . import _messages
+from ._messages import _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._report import Note, Report
 from ._types import ProfileArg, RepairOptions
@@ -189,7 +190,8 @@ class Normalizer:
                 msg = message  # the adapter would return an equal copy (see _messages.is_plain)
             else:
                 try:
-                    msg = MESSAGE.validate_python(message if type(message) is dict else as_message(message))
+                    # (_messages.validate_python: loads the models on first use; see there)
+                    msg = _messages.validate_python(message if type(message) is dict else as_message(message))
                 except ValidationError as exc:
                     return self._invalid(_invalid(exc, message, index), message)
             event = EVENT_OF_ROLE[msg["role"]]

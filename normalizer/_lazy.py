@@ -1,9 +1,9 @@
-"""Names loaded on first use (PEP 562), for the packages whose ``__init__`` only lists them.
+"""Names loaded on first use (PEP 562), for the modules that only list them: package front doors, mostly.
 
-``normalizer`` and ``normalizer.formats`` each keep an export table (public name -> the
-module that defines it) and answer ``__getattr__``/``__dir__`` from it, so that importing
-the package loads nothing the caller does not use. This module imports nothing of the
-package.
+``normalizer``, ``normalizer.formats`` and ``normalizer.profiles`` each keep an export table
+(public name -> the module that defines it) and answer ``__getattr__``/``__dir__`` from it,
+so that importing the package loads nothing the caller does not use; ``normalizer._messages``
+names its pydantic models the same way. This module imports nothing of the package.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ __all__ = ["load_export", "export_names"]
 
 def load_export(namespace: dict[str, Any], exports: Mapping[str, str], name: str) -> Any:
     """The export ``name`` (a key of ``exports``) from its module, relative to the package
-    whose globals are ``namespace``; stored there, so the next lookup is a plain attribute."""
-    value = getattr(importlib.import_module(exports[name], namespace["__name__"]), name)
+    of the module whose globals are ``namespace`` (a package's ``__init__``: that package);
+    stored there, so the next lookup is a plain attribute."""
+    value = getattr(importlib.import_module(exports[name], namespace["__package__"]), name)
     namespace[name] = value
     return value
 

@@ -1,88 +1,47 @@
 """What a chat message is: OpenAI Chat Completions messages, validated once at the edge.
 
-One module-level :data:`MESSAGE` ``TypeAdapter`` over a union tagged on ``role``. The
-members are ``TypedDict``s with ``extra="allow"``: validation returns a *new* plain dict
-(so the caller's object is never the one we change), unknown keys survive untouched, and
-it is ~1.5x cheaper than the same union of ``BaseModel``s (aesthetics.md §9).
+The validator of record is :data:`MESSAGE`, a pydantic ``TypeAdapter`` over a union of
+lenient ``TypedDict``s tagged on ``role`` (``_message_models``, which says what it accepts).
+This module is what the rest of the package calls: :func:`is_plain`, the fast path that
+recognises a message the adapter would return unchanged; :func:`validate_python`, which
+runs the adapter, and :func:`validate_message`, which also turns its errors into
+:class:`InvalidMessage` (``_invalid``); :func:`as_message` for pydantic objects given as
+messages.
 
-The models are deliberately lenient where the core can repair (``content: ""`` next to
-calls, ``tool_calls: []``, arguments given as an object, a call with only ``call_id``, a
-result without ``tool_call_id``) and strict where it cannot guess (a number where text
-belongs, an unknown role).
+The models are loaded on first use (``validate_python``, or ``MESSAGE`` asked of this module):
+a history of plain messages never needs them, and defining them is start-up time that
+the command line and ``import normalizer`` need not pay. pydantic_core is imported here:
+whatever imports this module also builds pydantic models (``Report``), so it is loaded anyway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
-from pydantic_core import PydanticSerializationError
-from typing_extensions import NotRequired, TypedDict
+from pydantic_core import PydanticSerializationError, ValidationError
 
 from ._errors import InvalidMessage
+from ._lazy import export_names, load_export
 
-__all__ = ["MESSAGE", "ROLES", "as_message", "is_plain", "validate_message"]
+if TYPE_CHECKING:
+    from ._message_models import MESSAGE
 
-_LENIENT = ConfigDict(extra="allow")
+__all__ = ["MESSAGE", "ROLES", "as_message", "is_plain", "validate_message", "validate_python"]
 
-Content = Union[str, list[Any], None]
-
-
-@with_config(_LENIENT)
-class FunctionCall(TypedDict, total=False):
-    name: str | None
-    arguments: str | dict[str, Any] | list[Any] | None
+#: Names loaded on first use (PEP 562, ``_lazy``) -> the module that defines them.
+_EXPORTS = {"MESSAGE": "._message_models"}
 
 
-@with_config(_LENIENT)
-class ToolCall(TypedDict, total=False):
-    id: str | None
-    call_id: str | None
-    type: str | None
-    function: FunctionCall | None
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return load_export(globals(), _EXPORTS, name)
 
 
-@with_config(_LENIENT)
-class SystemMessage(TypedDict):
-    role: Literal["system", "developer"]
-    content: NotRequired[Content]
-    name: NotRequired[str | None]
+def __dir__() -> list[str]:
+    return export_names(globals(), _EXPORTS)
 
-
-@with_config(_LENIENT)
-class UserMessage(TypedDict):
-    role: Literal["user"]
-    content: NotRequired[Content]
-    name: NotRequired[str | None]
-
-
-@with_config(_LENIENT)
-class AssistantMessage(TypedDict):
-    role: Literal["assistant"]
-    content: NotRequired[Content]
-    tool_calls: NotRequired[list[ToolCall] | None]
-    reasoning_content: NotRequired[str | None]
-    name: NotRequired[str | None]
-
-
-@with_config(_LENIENT)
-class ToolMessage(TypedDict):
-    role: Literal["tool"]
-    tool_call_id: NotRequired[str | None]
-    content: NotRequired[Content]
-    name: NotRequired[str | None]
-
-
-Message = Annotated[
-    Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage],
-    Field(discriminator="role"),
-]
-
-# Built on first use (defer_build): most messages take the fast path below and never need
-# it, and building it costs ~80 ms that `import normalizer` need not pay.
-MESSAGE: TypeAdapter[dict[str, Any]] = TypeAdapter(Message, config=ConfigDict(defer_build=True))  # type: ignore[arg-type]
-"""Validates one message; returns a new plain dict (extras kept)."""
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 
@@ -200,10 +159,25 @@ def _shown(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _first_validation(raw: Any) -> dict[str, Any]:
+    # validate_python until the first message off the fast path: load the models, then
+    # let the adapter's own method take its place (no extra call per message after that).
+    global validate_python
+    validate_python = load_export(globals(), _EXPORTS, "MESSAGE").validate_python
+    return validate_python(raw)
+
+
+#: ``MESSAGE.validate_python``: a message validated into a new plain dict, or pydantic's
+#: ``ValidationError`` (``_invalid`` words it for people). The models are loaded by the first
+#: call, which rebinds this name: read it as ``_messages.validate_python``, as the core does
+#: (a ``from``-import would keep the loader, which would look the models up again each call).
+validate_python: Callable[[Any], dict[str, Any]] = _first_validation
+
+
 def validate_message(raw: Any, index: int) -> dict[str, Any]:
     """Validate one message, or raise :class:`InvalidMessage` naming index and field."""
     try:
-        return MESSAGE.validate_python(as_message(raw))
+        return validate_python(as_message(raw))
     except ValidationError as exc:
         raise _invalid(exc, raw, index) from None
 

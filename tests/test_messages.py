@@ -119,3 +119,20 @@ def test_a_report_holding_a_lone_surrogate_dumps_with_a_note():
     assert dumped["records"][1]["detail"].startswith("3 lone surrogate(s)")
     assert dumped["counts"] == {"x": 1, "replace_surrogates": 1}
     assert report.records[0].dropped == {"k\udc00": ["a\ud800b"]}  # the report itself is untouched
+
+
+def test_the_models_are_loaded_by_the_first_message_off_the_fast_path():
+    # Start-up: plain messages never need the pydantic models (_message_models); the first
+    # message that does loads them, and from then on the core calls the adapter's own method.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from normalizer import repair, _messages\n"
+        "list(repair([{'role': 'user', 'content': 'hi'}]))\n"
+        "print('normalizer._message_models' in sys.modules, 'pydantic.type_adapter' in sys.modules)\n"
+        "list(repair([{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]))\n"
+        "print('normalizer._message_models' in sys.modules, _messages.validate_python == _messages.MESSAGE.validate_python)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "True", "True"]

@@ -117,7 +117,6 @@ def _model_option(f: Any) -> Any:
 
     @functools.wraps(f)
     def command(*args: Any, model: str | None, config: str | None, isolated: bool, **kwargs: Any) -> Any:
-        from ..profiles._models import profile_for_model
         from ._config import ConfigError, find_config
 
         ctx = click.get_current_context()
@@ -134,6 +133,8 @@ def _model_option(f: Any) -> Any:
         if not unset("profile"):
             hint += f" --profile {ctx.meta.get('profile_text') or kwargs['profile'].name}"
         elif model is not None:
+            from ..profiles._models import profile_for_model  # only with --model: start-up of the rest
+
             kwargs["profile"] = profile_for_model(model)
             hint += f" --model {model}"
         elif cfg.profile is not None or cfg.model is not None:

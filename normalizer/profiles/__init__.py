@@ -7,10 +7,40 @@ breaks without changing it (``_check``).
 
 from __future__ import annotations
 
-from ._check import Checker, Violation, acheck, acheck_iter, check, check_iter
-from ._models import MODEL_PATTERNS, ModelPattern, profile_for_model
-from ._profiles import PROFILES, Profile, get_profile, load_profile
-from ._rules import KEYS, RULES, Rule
+# Names are loaded lazily (PEP 562), as in the package's own __init__: the core imports
+# ``profiles._encode`` and ``profiles._profiles``, which runs this file first, and a repair
+# needs neither the checker nor the model table (each a few ms of start-up, the checker's
+# models built with pydantic). Type checkers see the names through the TYPE_CHECKING
+# imports, which mirror _EXPORTS (tests/profiles/test_profile_names_lazy.py).
+
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import export_names, load_export
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("Checker", "Violation", "acheck", "acheck_iter", "check", "check_iter"), "._check"),
+    **dict.fromkeys(("MODEL_PATTERNS", "ModelPattern", "profile_for_model"), "._models"),
+    **dict.fromkeys(("PROFILES", "Profile", "get_profile", "load_profile"), "._profiles"),
+    **dict.fromkeys(("KEYS", "RULES", "Rule"), "._rules"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return load_export(globals(), _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return export_names(globals(), _EXPORTS)
+
+
+if TYPE_CHECKING:
+    from ._check import Checker, Violation, acheck, acheck_iter, check, check_iter
+    from ._models import MODEL_PATTERNS, ModelPattern, profile_for_model
+    from ._profiles import PROFILES, Profile, get_profile, load_profile
+    from ._rules import KEYS, RULES, Rule
 
 __all__ = [
     "acheck",

@@ -407,9 +407,12 @@ def test_no_rich_import_when_not_on_a_terminal():
 
 def test_repairing_chat_jsonl_loads_only_what_it_needs():
     # Start-up time: a chat file to stdout needs no worker processes, no JSON document parser,
-    # no session repairer and no writer of the library's own API.
+    # no session repairer and no writer of the library's own API; plain messages need no
+    # message models (the adapter), and a repair neither the checker nor the model table.
     unneeded = ("multiprocessing", "concurrent.futures", "ijson", "normalizer.formats._sessions",
-                "normalizer.formats._writers", "normalizer.formats._memory", "normalizer._aio", "anyio")
+                "normalizer.formats._writers", "normalizer.formats._memory", "normalizer._aio", "anyio",
+                "normalizer._message_models", "pydantic.type_adapter", "normalizer.profiles._check",
+                "normalizer.profiles._models")
     code = (
         "import sys; sys.argv=['normalizer','repair','-q',%r]\n"
         "from normalizer.cli._main import main\n"
@@ -418,6 +421,18 @@ def test_repairing_chat_jsonl_loads_only_what_it_needs():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, env={"PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
     assert result.stderr.decode().strip().splitlines()[-1] == "[]"
+
+
+def test_repairing_without_a_configuration_parses_no_toml():
+    # --isolated reads no pyproject.toml, and the built-in profile is no file: no TOML parser.
+    code = (
+        "import sys; sys.argv=['normalizer','repair','-q','--isolated',%r]\n"
+        "from normalizer.cli._main import main\n"
+        "main(sys.argv[1:]); print('tomllib' in sys.modules, file=sys.stderr)" % str(EXAMPLE)
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, env={"PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.decode().strip().splitlines()[-1] == "False"
 
 
 def test_main_in_process(capsys: pytest.CaptureFixture[str]):
