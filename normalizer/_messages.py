@@ -2,8 +2,8 @@
 
 The validator of record is :data:`MESSAGE`, a pydantic ``TypeAdapter`` over a union of
 lenient ``TypedDict``s tagged on ``role`` (``_message_models``, which says what it accepts).
-This module is what the rest of the package calls: :func:`is_plain`, the fast path that
-recognises a message the adapter would return unchanged; :func:`validate_python`, which
+This module is what the rest of the package calls: :func:`is_plain` (``_plain``), the fast
+path that recognises a message the adapter would return unchanged; :func:`validate_python`, which
 runs the adapter, and :func:`validate_message`, which also turns its errors into
 :class:`InvalidMessage` (``_invalid``); :func:`as_message` for pydantic objects given as
 messages.
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import PydanticSerializationError, ValidationError
 
 from ._errors import InvalidMessage
+from ._plain import is_plain
 from ._lazy import export_names, load_export
 
 if TYPE_CHECKING:
@@ -44,60 +45,6 @@ def __dir__() -> list[str]:
 
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
-
-
-# -- the fast path ----------------------------------------------------------------------
-#
-# Validation with the adapter costs 0.5-1.5 us a message: about as much as everything else
-# the core does. Most messages are plain -- every known field already of its exact type --
-# and for those the adapter would only return an equal copy. `is_plain` recognises that
-# case in a few dict lookups; anything else (a list content, an unexpected type, a bytes
-# value pydantic would coerce) goes to the adapter, which stays the validator of record.
-# tests/test_messages.py checks over generated messages that whatever `is_plain` accepts,
-# the adapter returns unchanged.
-
-def is_plain(message: dict[str, Any]) -> bool:
-    """True when ``MESSAGE.validate_python(message)`` would return it unchanged (a sufficient
-    test, not a necessary one: False only means "ask the adapter")."""
-    # Spelled out per field, most common first: this runs for every message.
-    content = message.get("content")
-    if content is not None and type(content) is not str:
-        return False
-    name = message.get("name")
-    if name is not None and type(name) is not str:
-        return False
-    role = message.get("role")
-    if role == "tool":
-        call_id = message.get("tool_call_id")
-        return call_id is None or type(call_id) is str
-    if role == "assistant":
-        reasoning = message.get("reasoning_content")
-        if reasoning is not None and type(reasoning) is not str:
-            return False
-        calls = message.get("tool_calls")
-        if calls is None:
-            return True
-        if type(calls) is not list:
-            return False
-        for call in calls:
-            if type(call) is not dict:
-                return False
-            function = call.get("function")
-            if (
-                type(function) is not dict
-                or type(call.get("id")) is not str
-                or type(function.get("name")) is not str
-                or type(function.get("arguments")) is not str
-            ):
-                return False  # a call that hygiene will touch: let the adapter check it
-            kind = call.get("type")
-            if kind is not None and type(kind) is not str:
-                return False
-            alias = call.get("call_id")
-            if alias is not None and type(alias) is not str:
-                return False
-        return True
-    return role == "user" or role == "system" or role == "developer"
 
 
 def as_message(raw: Any) -> Any:
