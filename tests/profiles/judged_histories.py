@@ -80,7 +80,18 @@ def all_histories() -> list[tuple[str, Messages]]:
 
 
 def has_parallel_calls(messages: Messages) -> bool:
-    return any(len(m.get("tool_calls") or ()) > 1 for m in messages)
+    """A turn with more than one call: in one message, or over consecutive assistant
+    messages, which repair merges into one turn (one model turn stored as several messages:
+    ``call_1`` then ``call_1`` again is a turn of two calls, the second renamed)."""
+    in_turn = 0
+    for message in messages:
+        if message.get("role") != "assistant":
+            in_turn = 0
+            continue
+        in_turn += len(message.get("tool_calls") or ())
+        if in_turn > 1:
+            return True
+    return False
 
 
 def has_images(messages: Messages) -> bool:

@@ -44,6 +44,12 @@ def _repair(history: Messages, profile: str) -> Messages:
 @given(history=agent_histories)
 # found in CI: an opaque turn's empty call list (Llama 3.1: "only supports single tool-calls")
 @example(history=[{"role": "assistant", "content": None, "tool_calls": [], "finish_reason": "incomplete"}])
+# found by hypothesis: two call-only messages are one turn of two calls (has_parallel_calls)
+@example(history=[{"role": "developer", "content": "be brief"},
+                  {"role": "assistant", "content": None, "tool_calls": [
+                      {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                  {"role": "assistant", "content": None, "tool_calls": [
+                      {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}])
 def test_generated_histories_are_accepted_after_repair(profile: str, judge_name: str, which: str,
                                                        history: Messages) -> None:
     judge = _judge(judge_name)
