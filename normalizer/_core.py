@@ -1008,9 +1008,10 @@ class Normalizer:
         self._n_calls = n
         if not renamed:
             return None
-        notes.append(Note(
+        notes.append(Note(  # (a lazy detail: Note.detail)
             "rewrite_call_id",
-            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed]),
+            lambda: f"call ids rewritten to the {encoder.id_style} style: "
+            + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed]),
             list(inputs), [a for a, _ in renamed],
         ))
         return new_ids
@@ -1068,8 +1069,7 @@ class Normalizer:
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
         has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
         why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
-        for note in notes:  # repairs made to a message that is then dropped are still repairs
-            self._record(note.kind, note.detail, note.inputs, note.dropped)
+        self._note(notes, None)  # repairs made to a message that is then dropped are still repairs
         self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
         self._end_block()  # the user held before it stays held: the next user merges into it
 
@@ -1126,7 +1126,8 @@ class Normalizer:
         return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
 
     def _stub_note(self, call_id: str, inputs: list[int]) -> Note:
-        return Note("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs), None)
+        return Note("stub_missing_result", lambda: f"call {call_id!r} had no result; added a stub result",
+                    list(inputs), None)
 
     def _encode_result(
         self, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
@@ -1135,15 +1136,15 @@ class Normalizer:
         the function it answers, its shape."""
         new = ids[call_id] if ids is not None else call_id
         if new != call_id:
-            notes.append(Note("rewrite_result_id", f"tool_call_id {call_id!r} -> {new!r}, as its call", inputs,
-                              call_id))
+            notes.append(Note("rewrite_result_id", lambda: f"tool_call_id {call_id!r} -> {new!r}, as its call",
+                              inputs, call_id))
             message = {**message, "tool_call_id": new}
         if self._encoder.response_name:
             function = self._calls[call_id].get("function")
             fname = function.get("name") if isinstance(function, Mapping) else None
             if fname and message.get("name") != fname:
-                notes.append(Note("fill_tool_name", f"tool message name set to {fname!r}, the function it answers",
-                                  inputs, {"name": message["name"]} if "name" in message else None))
+                notes.append(Note("fill_tool_name", lambda: f"tool message name set to {fname!r}, the function it "
+                                  "answers", inputs, {"name": message["name"]} if "name" in message else None))
                 message = {**message, "name": fname}
         if self._shapes:
             message = self._encoder.shape(message, "tool", inputs, notes)

@@ -37,13 +37,25 @@ class Note(NamedTuple):
 
     kind: str
     """The repair kind (``Repair.kind``)."""
-    detail: str
-    """A short sentence for people (``Repair.detail``)."""
+    detail: str | Callable[[], str]
+    """A short sentence for people (``Repair.detail``), or a function that makes it
+    (:meth:`text`). A sentence that formats values (reprs of ids, joined field names) is
+    given as a ``lambda``: past ``max_records`` with no ``on_record`` listener a note is
+    only counted, no record is built, and a long history would otherwise format most of
+    its sentences to throw them away (``rewrite_call_id`` costs ~6,800 instructions to
+    format, its lambda ~200). The lambda runs when the record is built, later than the
+    note is made (after the profile stage, which may hold the message): it may read only
+    values that stay as they are -- names not rebound afterwards, objects not mutated."""
     inputs: list[int]
     """Input indices of the messages involved (``Repair.input``)."""
     dropped: Any
     """What was removed or overwritten, whole (``Repair.dropped``), else None. Always given:
     a NamedTuple fills a default on a slow path (~0.7 us more per note)."""
+
+    def text(self) -> str:
+        """The detail as the record's ``Repair.detail``: the sentence, made now if lazy."""
+        detail = self.detail
+        return detail if isinstance(detail, str) else detail()
 
 
 @dataclass(slots=True)
@@ -119,16 +131,23 @@ class Report(BaseModel):
     def add_notes(self, notes: list[Note], output: int | None) -> None:
         """``add`` each note of one message (output index ``output``): the same counts,
         records and callbacks. Once the kept records are full and nobody listens, a note
-        is only counted -- no record is built to be thrown away (a long history with a
-        repair per message spends most of its notes there)."""
-        if self.on_record is None and len(self.records) >= self.max_records:
-            counts = self.counts
-            for note in notes:
-                counts[note.kind] = counts.get(note.kind, 0) + 1
-            self.__dict__["records_omitted"] += len(notes)
-            return
-        for note in notes:  # (add() itself counts the notes past max_records)
-            self.add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
+        is only counted -- no record is built to be thrown away, and a lazy detail is
+        never made (a long history with a repair per message spends most of its notes
+        there)."""
+        if self.on_record is None:
+            room = self.max_records - len(self.records)
+            if room < len(notes):
+                if room > 0:  # the kept records fill up in order, then the rest only count
+                    for note in notes[:room]:
+                        self.add(note.kind, note.text(), input=note.inputs, output=output, dropped=note.dropped)
+                    notes = notes[room:]
+                counts = self.counts
+                for note in notes:
+                    counts[note.kind] = counts.get(note.kind, 0) + 1
+                self.__dict__["records_omitted"] += len(notes)
+                return
+        for note in notes:
+            self.add(note.kind, note.text(), input=note.inputs, output=output, dropped=note.dropped)
 
     def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
         try:

@@ -253,8 +253,8 @@ class Encoder:
             removed["finish_reason"] = "incomplete"
         if not removed:
             return m
-        notes.append(Note("drop_opaque_state", f"removed {', '.join(removed)}: opaque OpenAI continuation state "
-                          f"that {self.profile.name} cannot replay (the turn is sent as plain text and calls)",
+        notes.append(Note("drop_opaque_state", lambda: f"removed {', '.join(removed)}: opaque OpenAI continuation "
+                          f"state that {self.profile.name} cannot replay (the turn is sent as plain text and calls)",
                           inputs, removed))
         return {k: v for k, v in m.items() if k not in removed}
 
@@ -265,7 +265,7 @@ class Encoder:
         removed = [p for p in content if isinstance(p, Mapping) and p.get("type") in REASONING_PART_TYPES]
         if not removed:
             return m
-        notes.append(Note("strip_reasoning", f"removed {len(removed)} reasoning part(s) from the content: "
+        notes.append(Note("strip_reasoning", lambda: f"removed {len(removed)} reasoning part(s) from the content: "
                           f"{self.profile.name} does not accept reasoning in the history", inputs, removed))
         return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
                                                              and p.get("type") in REASONING_PART_TYPES)]}
@@ -276,8 +276,8 @@ class Encoder:
         out, removed = drop_unknown_fields(m, role, self._exempt)
         if not removed:
             return m
-        notes.append(Note("drop_unknown_fields", f"removed {', '.join(map(str, removed))}: {self.profile.name} "
-                          "rejects fields it does not know", inputs, removed))
+        notes.append(Note("drop_unknown_fields", lambda: f"removed {', '.join(map(str, removed))}: "
+                          f"{self.profile.name} rejects fields it does not know", inputs, removed))
         return out
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
@@ -370,8 +370,8 @@ class Encoder:
         if self._strip_reasoning:
             removed = {k: m[k] for k in REASONING_KEYS if k in m}
             if removed:
-                notes.append(Note("strip_reasoning", f"removed {', '.join(removed)}: {self.profile.name} rejects "
-                                  "reasoning fields in the history", inputs, removed))
+                notes.append(Note("strip_reasoning", lambda: f"removed {', '.join(removed)}: {self.profile.name} "
+                                  "rejects reasoning fields in the history", inputs, removed))
                 m = {k: v for k, v in m.items() if k not in removed}
         if self.pad_reasoning and m.get("reasoning_content") is None:
             real = m.get("reasoning")
