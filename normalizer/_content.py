@@ -142,19 +142,32 @@ def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str
     return found
 
 
-def drop_unknown_fields(message: Message, event: str, exempt: Container[str] = ()) -> tuple[Message, dict[Any, Any]]:
+def drop_unknown_fields(
+    message: Message, event: str, exempt: Container[str] = (), *, owned: bool = False
+) -> tuple[Message, dict[Any, Any]]:
     """``message`` without the fields :func:`unknown_fields` names, and the removed values
     by those paths, in its order (top-level fields, then each call's own, then its
     function's). The message itself when none is there; else a copy, with a call (and its
-    ``function``) copied only where something is removed from it."""
+    ``function``) copied only where something is removed from it.
+
+    ``owned``: ``message`` is a copy the caller made and nobody else holds (an earlier
+    step of ``Encoder.shape`` changed it): the fields are removed from it in place, so a
+    message that two steps change is copied once, not twice. The result is the same dict
+    either way (deleting keys keeps the order of the others)."""
     known = _KNOWN_FIELDS[event]
     removed: dict[Any, Any] = {}
-    out: Message = {}
-    for key, value in message.items():
-        if key in known or key in exempt:
-            out[key] = value
-        else:
-            removed[key] = value
+    out: Message
+    if owned:
+        out = message
+        for key in [k for k in message if k not in known and k not in exempt]:
+            removed[key] = out.pop(key)
+    else:
+        out = {}
+        for key, value in message.items():
+            if key in known or key in exempt:
+                out[key] = value
+            else:
+                removed[key] = value
     calls = message.get("tool_calls") if event == "assistant" else None
     if isinstance(calls, list):
         new_calls: list[Any] = []

@@ -244,7 +244,9 @@ class Encoder:
         ):
             m = self._shape_reasoning(m, inputs, notes)
         if self._unknown and has_unknown_fields(m, role, self._known[role]):
-            m = self._drop_unknown(m, role, inputs, notes)
+            # Last, so whatever copy a step above made is removed from, not copied again
+            # (mistral: a stored assistant turn loses its reasoning and its source fields).
+            m = self._drop_unknown(m, role, inputs, notes, m is not message)
         return m
 
     def _drop_opaque(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
@@ -270,10 +272,11 @@ class Encoder:
         return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
                                                              and p.get("type") in REASONING_PART_TYPES)]}
 
-    def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
+    def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note], owned: bool = False) -> Message:
         """fields.unknown: the message without the fields the provider rejects; each removed
-        value kept whole in the note, under its path (in the message's order)."""
-        out, removed = drop_unknown_fields(m, role, self._exempt)
+        value kept whole in the note, under its path (in the message's order). ``owned``:
+        ``m`` is shape's own copy, changed in place (``drop_unknown_fields``)."""
+        out, removed = drop_unknown_fields(m, role, self._exempt, owned=owned)
         if not removed:
             return m
         notes.append(Note("drop_unknown_fields", lambda: f"removed {', '.join(map(str, removed))}: "

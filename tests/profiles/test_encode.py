@@ -343,6 +343,11 @@ def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() ->
         assert list(removed) == unknown_fields(turn, "assistant", exempt)
         assert unknown_fields(out, "assistant", exempt) == []
         assert out["tool_calls"][1] is turn["tool_calls"][1]  # a call with nothing unknown is not copied
+        # owned: the caller's own copy loses the same fields in place, in the same order
+        mine = dict(turn)
+        out_owned, removed_owned = drop_unknown_fields(mine, "assistant", exempt, owned=True)
+        assert out_owned is mine and list(out_owned.items()) == list(out.items())
+        assert list(removed_owned.items()) == list(removed.items())
     plain = {"role": "assistant", "content": "x", "tool_calls": [_call("c")]}
     assert drop_unknown_fields(plain, "assistant")[0] is plain
     # tool_calls are checked on assistant messages only (another rule removes them elsewhere)
@@ -417,6 +422,13 @@ _SHAPE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": "", "name": "f"}),
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}),
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": "r", "is_error": False}),
+    # two steps change one message: the unknown fields go from the copy the first step made
+    ("assistant", {"role": "assistant", "content": "ok", "reasoning_content": "think", "source_fields": {"i": 1},
+                   "x_trace": 2}),
+    ("assistant", {"role": "assistant", "source_fields": {"i": 1}, "content": " ", "reasoning": "r",
+                   "tool_calls": [{**_CALL, "status": "done"}, _CALL]}),
+    ("user", {"role": "user", "content": "", "x_origin": 1, "name": "al ice"}),
+    ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "r"}], "is_error": False}),
 ]
 
 
@@ -436,9 +448,12 @@ def test_guarded_shape_is_the_unguarded_one(profile: str) -> None:
     for role, message in _SHAPE_CASES:
         got_notes: list[Any] = []
         want_notes: list[Any] = []
-        got = encoder.shape(copy.deepcopy(message), role, [0], got_notes)
+        given = copy.deepcopy(message)
+        got = encoder.shape(given, role, [0], got_notes)
         want = _unguarded_shape(encoder, copy.deepcopy(message), role, want_notes)
         assert (got, _resolved(got_notes)) == (want, _resolved(want_notes)), (role, message)
+        assert list(got) == list(want), (role, message)  # the fields in the same order too
+        assert given == message, (role, message)  # the input is never changed (copy on write)
         same = encoder.shape(message, role, [0], [])
         assert (same is message) == (not want_notes), (role, message)  # a copy only when something changed
 
