@@ -55,6 +55,17 @@ def test_base62_two_digits_at_a_time_is_one_at_a_time() -> None:
             assert base62(n, width) == _base62_one_digit_at_a_time(n, width), (n, width)
 
 
+def test_mistral_id_is_the_affine_bijection_in_nine_base62_digits() -> None:
+    """mistral_id unrolls base62(x, 9) for x = (n*A + B) mod 62**9: the same ids, digit for
+    digit, wherever x falls (n near where x wraps or crosses a 62**4 boundary included)."""
+    from normalizer.profiles._encode import _A, _B, _SPACE
+
+    wraps = [((_SPACE * k - _B) // _A) + d for k in range(1, 400) for d in (-1, 0, 1, 2)]
+    for n in [*range(20_000), *wraps, 62**9 - 1, 62**9, 10**18]:
+        x = (n * _A + _B) % _SPACE
+        assert mistral_id(n) == _base62_one_digit_at_a_time(x, 9), n
+
+
 def _turns(n: int) -> list[dict[str, Any]]:
     """n turns that all reuse the same two original ids (as mistral-small does)."""
     out: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
