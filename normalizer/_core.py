@@ -941,6 +941,7 @@ class Normalizer:
                 self._emit_results(policy != "keep", inputs, None)
             self._end_block()
             return
+        given = turn
         if self._shapes:
             turn = self._encoder.shape(turn, "assistant", inputs, notes)
         content = turn.get("content")
@@ -953,9 +954,11 @@ class Normalizer:
             self.release_user()
         ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
         if ids is not None:
-            turn = {**turn, "tool_calls": [
-                call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()
-            ]}
+            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()]
+            if turn is given:
+                turn = {**turn, "tool_calls": renamed}
+            else:  # a copy the shape or the tool-only content made: ours, no second copy
+                turn["tool_calls"] = renamed
         if self._split and calls and has_text(content):
             self._emit_apart(turn, inputs, notes)
         elif self._single_call and len(calls) > 1:
@@ -1134,6 +1137,7 @@ class Normalizer:
     ) -> Message:
         """A result in the provider's encoding: its call's new id (``ids``), the name of
         the function it answers, its shape."""
+        given = message
         new = ids[call_id] if ids is not None else call_id
         if new != call_id:
             notes.append(Note("rewrite_result_id", lambda: f"tool_call_id {call_id!r} -> {new!r}, as its call",
@@ -1145,7 +1149,10 @@ class Normalizer:
             if fname and message.get("name") != fname:
                 notes.append(Note("fill_tool_name", lambda: f"tool message name set to {fname!r}, the function it "
                                   "answers", inputs, {"name": message["name"]} if "name" in message else None))
-                message = {**message, "name": fname}
+                if message is given:
+                    message = {**message, "name": fname}
+                else:  # the copy made for the new id (strict does both): ours, no second copy
+                    message["name"] = fname
         if self._shapes:
             message = self._encoder.shape(message, "tool", inputs, notes)
         return message

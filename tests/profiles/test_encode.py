@@ -478,3 +478,29 @@ def test_has_unknown_fields_is_unknown_fields_not_empty() -> None:
         for role, message in messages:
             known = known_fields(role, exempt)
             assert has_unknown_fields(message, role, known) == bool(unknown_fields(message, role, exempt)), message
+
+
+# -- one copy per message: a later step changes the copy an earlier step made, never the input
+
+
+def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone() -> None:
+    """strict gives a result a new id and the name of its function (one copy, not two);
+    mistral strips a turn's reasoning, drops its unknown fields and renames its calls on
+    the copy the first step made. The input is untouched and the fields keep their order."""
+    history = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "reasoning_content": "plan", "source_fields": {"id": 1},
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+        {"role": "user", "content": "thanks"},
+    ]
+    original = copy.deepcopy(history)
+    strict = list(normalizer.repair(history, profile="strict"))
+    mistral = list(normalizer.repair(history, profile="mistral"))
+    assert history == original
+    new = mistral_id(0)
+    assert strict[2] == {"role": "tool", "tool_call_id": new, "content": "r", "name": "f"}
+    assert list(strict[2]) == ["role", "tool_call_id", "content", "name"]
+    turn = mistral[1]
+    assert list(turn) == ["role", "content", "tool_calls"] and turn["tool_calls"][0]["id"] == new
+    assert history[1]["tool_calls"][0]["id"] == "c1" and "reasoning_content" in history[1]
