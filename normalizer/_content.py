@@ -113,12 +113,13 @@ def has_unknown_fields(message: Mapping[str, Any], event: str, known: frozenset[
     calls = message.get("tool_calls") if event == "assistant" else None
     if isinstance(calls, list):
         for call in calls:
-            if not isinstance(call, Mapping):
+            # (type() first: isinstance of the Mapping ABC costs ~250 ns, of a dict ~30)
+            if not (type(call) is dict or isinstance(call, Mapping)):
                 continue
             if not call.keys() <= _CALL_FIELDS:
                 return True
             function = call.get("function")
-            if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+            if (type(function) is dict or isinstance(function, Mapping)) and not function.keys() <= _FUNCTION_FIELDS:
                 return True
     return False
 
@@ -243,7 +244,7 @@ def has_text(content: Any) -> bool:
             if isinstance(part, str):
                 if part.strip():
                     return True
-            elif isinstance(part, Mapping):
+            elif type(part) is dict or isinstance(part, Mapping):
                 kind = part.get("type")
                 if kind in TEXT_PART_TYPES or (kind is None and "text" in part):
                     text = part.get("text")
@@ -276,14 +277,15 @@ def is_text_part(part: Any) -> bool:
     """A string, or a text part object whose ``text`` is a string (or absent)."""
     if isinstance(part, str):
         return True
-    return isinstance(part, Mapping) and is_text_kind(part) and isinstance(part.get("text", ""), str)
+    return ((type(part) is dict or isinstance(part, Mapping)) and is_text_kind(part)
+            and isinstance(part.get("text", ""), str))
 
 
 def is_blank_part(part: Any) -> bool:
     """A text part (string or object) with no non-whitespace text."""
     if isinstance(part, str):
         return not part.strip()
-    if isinstance(part, Mapping) and is_text_kind(part):
+    if (type(part) is dict or isinstance(part, Mapping)) and is_text_kind(part):
         text = part.get("text")
         return not isinstance(text, str) or not text.strip()
     return False

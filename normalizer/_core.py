@@ -1145,7 +1145,7 @@ class Normalizer:
             message = {**message, "tool_call_id": new}
         if self._encoder.response_name:
             function = self._calls[call_id].get("function")
-            fname = function.get("name") if isinstance(function, Mapping) else None
+            fname = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
             if fname and message.get("name") != fname:
                 notes.append(Note("fill_tool_name", lambda: f"tool message name set to {fname!r}, the function it "
                                   "answers", inputs, {"name": message["name"]} if "name" in message else None))
