@@ -252,7 +252,10 @@ class Encoder:
             or (self.pad_reasoning and m.get("reasoning_content") is None)
         ):
             m = self._shape_reasoning(m, inputs, notes)
-        if self._unknown and has_unknown_fields(m, role, self._known[role]):
+        # (has_unknown_fields, its top-level test inlined: a call saved on most messages)
+        if self._unknown and (not m.keys() <= self._known[role] or (
+            role == "assistant" and "tool_calls" in m and has_unknown_fields(m, role, self._known[role])
+        )):
             # Last, so whatever copy a step above made is removed from, not copied again
             # (mistral: a stored assistant turn loses its reasoning and its source fields).
             m = self._drop_unknown(m, role, inputs, notes, m is not message)
@@ -281,7 +284,9 @@ class Encoder:
         return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
                                                              and p.get("type") in REASONING_PART_TYPES)]}
 
-    def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note], owned: bool = False) -> Message:
+    def _drop_unknown(
+        self, m: Message, role: str, inputs: list[int], notes: list[Note], owned: bool = False
+    ) -> Message:
         """fields.unknown: the message without the fields the provider rejects; each removed
         value kept whole in the note, under its path (in the message's order). ``owned``:
         ``m`` is shape's own copy, changed in place (``drop_unknown_fields``)."""
@@ -297,7 +302,9 @@ class Encoder:
         content = m.get("content")
         new: Any = content
         if isinstance(content, list):
-            if self._part_types and any(not isinstance(p, Mapping) or "type" not in p for p in content):
+            if self._part_types and any(
+                not (type(p) is dict or isinstance(p, Mapping)) or "type" not in p for p in content
+            ):
                 typed = [_typed(p) for p in content]
                 # Only a string or an object can get a type; a part such as 5 or null stays as
                 # it is, and a record must mean a change (check still flags that part).
