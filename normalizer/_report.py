@@ -146,8 +146,8 @@ class Report(BaseModel):
                     counts[note.kind] = counts.get(note.kind, 0) + 1
                 self.__dict__["records_omitted"] += len(notes)
                 return
-        for note in notes:
-            self.add(note.kind, note.text(), input=note.inputs, output=output, dropped=note.dropped)
+        for kind, detail, inputs, dropped in notes:  # (Note.text, inlined: this runs per record built)
+            self.add(kind, detail if isinstance(detail, str) else detail(), input=inputs, output=output, dropped=dropped)
 
     def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
         try:
