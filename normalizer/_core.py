@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
+from functools import partial
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -1012,10 +1013,7 @@ class Normalizer:
         if not renamed:
             return None
         notes.append(Note(  # (a lazy detail: Note.detail)
-            "rewrite_call_id",
-            lambda: f"call ids rewritten to the {encoder.id_style} style: "
-            + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed]),
-            list(inputs), [a for a, _ in renamed],
+            "rewrite_call_id", partial(_renamed_detail, encoder.id_style, renamed), list(inputs), [a for a, _ in renamed],
         ))
         return new_ids
 
@@ -1129,7 +1127,7 @@ class Normalizer:
         return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
 
     def _stub_note(self, call_id: str, inputs: list[int]) -> Note:
-        return Note("stub_missing_result", lambda: f"call {call_id!r} had no result; added a stub result",
+        return Note("stub_missing_result", partial("call {!r} had no result; added a stub result".format, call_id),
                     list(inputs), None)
 
     def _encode_result(
@@ -1140,15 +1138,15 @@ class Normalizer:
         given = message
         new = ids[call_id] if ids is not None else call_id
         if new != call_id:
-            notes.append(Note("rewrite_result_id", lambda: f"tool_call_id {call_id!r} -> {new!r}, as its call",
+            notes.append(Note("rewrite_result_id", partial("tool_call_id {!r} -> {!r}, as its call".format, call_id, new),
                               inputs, call_id))
             message = {**message, "tool_call_id": new}
         if self._encoder.response_name:
             function = self._calls[call_id].get("function")
             fname = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
             if fname and message.get("name") != fname:
-                notes.append(Note("fill_tool_name", lambda: f"tool message name set to {fname!r}, the function it "
-                                  "answers", inputs, {"name": message["name"]} if "name" in message else None))
+                notes.append(Note("fill_tool_name", partial("tool message name set to {!r}, the function it "
+                                  "answers".format, fname), inputs, {"name": message["name"]} if "name" in message else None))
                 if message is given:
                     message = {**message, "name": fname}
                 else:  # the copy made for the new id (strict does both): ours, no second copy
@@ -1178,6 +1176,11 @@ class Normalizer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _renamed_detail(style: str, renamed: list[tuple[str, Any]]) -> str:
+    """rewrite_call_id's sentence (made only for a record: Note.detail)."""
+    return f"call ids rewritten to the {style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed])
 
 
 def _never(message: Message) -> bool:
