@@ -113,12 +113,13 @@ def has_unknown_fields(message: Mapping[str, Any], event: str, known: frozenset[
     calls = message.get("tool_calls") if event == "assistant" else None
     if isinstance(calls, list):
         for call in calls:
-            if not isinstance(call, Mapping):
+            # (type() first: isinstance of the Mapping ABC costs ~250 ns, of a dict ~30)
+            if not (type(call) is dict or isinstance(call, Mapping)):
                 continue
             if not call.keys() <= _CALL_FIELDS:
                 return True
             function = call.get("function")
-            if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+            if (type(function) is dict or isinstance(function, Mapping)) and not function.keys() <= _FUNCTION_FIELDS:
                 return True
     return False
 
@@ -142,19 +143,32 @@ def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str
     return found
 
 
-def drop_unknown_fields(message: Message, event: str, exempt: Container[str] = ()) -> tuple[Message, dict[Any, Any]]:
+def drop_unknown_fields(
+    message: Message, event: str, exempt: Container[str] = (), *, owned: bool = False
+) -> tuple[Message, dict[Any, Any]]:
     """``message`` without the fields :func:`unknown_fields` names, and the removed values
     by those paths, in its order (top-level fields, then each call's own, then its
     function's). The message itself when none is there; else a copy, with a call (and its
-    ``function``) copied only where something is removed from it."""
+    ``function``) copied only where something is removed from it.
+
+    ``owned``: ``message`` is a copy the caller made and nobody else holds (an earlier
+    step of ``Encoder.shape`` changed it): the fields are removed from it in place, so a
+    message that two steps change is copied once, not twice. The result is the same dict
+    either way (deleting keys keeps the order of the others)."""
     known = _KNOWN_FIELDS[event]
     removed: dict[Any, Any] = {}
-    out: Message = {}
-    for key, value in message.items():
-        if key in known or key in exempt:
-            out[key] = value
-        else:
-            removed[key] = value
+    out: Message
+    if owned:
+        out = message
+        for key in [k for k in message if k not in known and k not in exempt]:
+            removed[key] = out.pop(key)
+    else:
+        out = {}
+        for key, value in message.items():
+            if key in known or key in exempt:
+                out[key] = value
+            else:
+                removed[key] = value
     calls = message.get("tool_calls") if event == "assistant" else None
     if isinstance(calls, list):
         new_calls: list[Any] = []
@@ -230,7 +244,7 @@ def has_text(content: Any) -> bool:
             if isinstance(part, str):
                 if part.strip():
                     return True
-            elif isinstance(part, Mapping):
+            elif type(part) is dict or isinstance(part, Mapping):
                 kind = part.get("type")
                 if kind in TEXT_PART_TYPES or (kind is None and "text" in part):
                     text = part.get("text")
@@ -263,14 +277,15 @@ def is_text_part(part: Any) -> bool:
     """A string, or a text part object whose ``text`` is a string (or absent)."""
     if isinstance(part, str):
         return True
-    return isinstance(part, Mapping) and is_text_kind(part) and isinstance(part.get("text", ""), str)
+    return ((type(part) is dict or isinstance(part, Mapping)) and is_text_kind(part)
+            and isinstance(part.get("text", ""), str))
 
 
 def is_blank_part(part: Any) -> bool:
     """A text part (string or object) with no non-whitespace text."""
     if isinstance(part, str):
         return not part.strip()
-    if isinstance(part, Mapping) and is_text_kind(part):
+    if (type(part) is dict or isinstance(part, Mapping)) and is_text_kind(part):
         text = part.get("text")
         return not isinstance(text, str) or not text.strip()
     return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
+from functools import partial
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -950,6 +951,7 @@ class Normalizer:
                 self._emit_results(policy != "keep", inputs, None)
             self._end_block()
             return
+        given = turn
         if self._shapes:
             turn = self._encoder.shape(turn, "assistant", inputs, notes)
         content = turn.get("content")
@@ -971,9 +973,11 @@ class Normalizer:
             self.release_user()
         ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
         if ids is not None:
-            turn = {**turn, "tool_calls": [
-                call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()
-            ]}
+            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()]
+            if turn is given:
+                turn = {**turn, "tool_calls": renamed}
+            else:  # a copy the shape or the tool-only content made: ours, no second copy
+                turn["tool_calls"] = renamed
         if self._split and calls and has_text(content):
             self._emit_apart(turn, inputs, notes)
         elif self._single_call and len(calls) > 1:
@@ -1029,10 +1033,8 @@ class Normalizer:
         self._n_calls = n
         if not renamed:
             return None
-        notes.append(Note(
-            "rewrite_call_id",
-            f"call ids rewritten to the {encoder.id_style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed]),
-            list(inputs), [a for a, _ in renamed],
+        notes.append(Note(  # (a lazy detail: Note.detail)
+            "rewrite_call_id", partial(_renamed_detail, encoder.id_style, renamed), list(inputs), [a for a, _ in renamed],
         ))
         return new_ids
 
@@ -1089,8 +1091,7 @@ class Normalizer:
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
         has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
         why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
-        for note in notes:  # repairs made to a message that is then dropped are still repairs
-            self._record(note.kind, note.detail, note.inputs, note.dropped)
+        self._note(notes, None)  # repairs made to a message that is then dropped are still repairs
         self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
         self._end_block()  # the user held before it stays held: the next user merges into it
 
@@ -1147,25 +1148,30 @@ class Normalizer:
         return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
 
     def _stub_note(self, call_id: str, inputs: list[int]) -> Note:
-        return Note("stub_missing_result", f"call {call_id!r} had no result; added a stub result", list(inputs), None)
+        return Note("stub_missing_result", partial("call {!r} had no result; added a stub result".format, call_id),
+                    list(inputs), None)
 
     def _encode_result(
         self, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
     ) -> Message:
         """A result in the provider's encoding: its call's new id (``ids``), the name of
         the function it answers, its shape."""
+        given = message
         new = ids[call_id] if ids is not None else call_id
         if new != call_id:
-            notes.append(Note("rewrite_result_id", f"tool_call_id {call_id!r} -> {new!r}, as its call", inputs,
-                              call_id))
+            notes.append(Note("rewrite_result_id", partial("tool_call_id {!r} -> {!r}, as its call".format, call_id, new),
+                              inputs, call_id))
             message = {**message, "tool_call_id": new}
         if self._encoder.response_name:
             function = self._calls[call_id].get("function")
-            fname = function.get("name") if isinstance(function, Mapping) else None
+            fname = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
             if fname and message.get("name") != fname:
-                notes.append(Note("fill_tool_name", f"tool message name set to {fname!r}, the function it answers",
-                                  inputs, {"name": message["name"]} if "name" in message else None))
-                message = {**message, "name": fname}
+                notes.append(Note("fill_tool_name", partial("tool message name set to {!r}, the function it "
+                                  "answers".format, fname), inputs, {"name": message["name"]} if "name" in message else None))
+                if message is given:
+                    message = {**message, "name": fname}
+                else:  # the copy made for the new id (strict does both): ours, no second copy
+                    message["name"] = fname
         if self._shapes:
             message = self._encoder.shape(message, "tool", inputs, notes)
         return message
@@ -1191,6 +1197,11 @@ class Normalizer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _renamed_detail(style: str, renamed: list[tuple[str, Any]]) -> str:
+    """rewrite_call_id's sentence (made only for a record: Note.detail)."""
+    return f"call ids rewritten to the {style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed])
 
 
 def _never(message: Message) -> bool:

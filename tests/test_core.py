@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -529,6 +530,61 @@ def test_notes_past_max_records_are_counted_as_records_are(listen):
             b.add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
     assert a.model_dump() == b.model_dump() and a.records_omitted == 17 and seen_a == seen_b
     assert len(seen_a) == (21 if listen else 0)
+
+
+def test_a_lazy_note_detail_is_made_only_for_a_record_built():
+    """Note.detail may be a function making the sentence: it runs once per record built
+    (the record holds its str), never for a note that is only counted."""
+    from normalizer._report import Note, Report
+
+    made: list[int] = []
+
+    def lazy(i: int) -> Note:
+        def detail() -> str:
+            made.append(i)
+            return f"detail {i!r}"
+        return Note("kind", detail, [i], None)
+
+    report = Report(max_records=2)
+    report.add_notes([lazy(0), lazy(1), lazy(2)], 5)
+    report.add_notes([lazy(3)], None)
+    assert made == [0, 1] and report.counts == {"kind": 4} and report.records_omitted == 2
+    assert [(r.detail, r.input, r.output) for r in report.records] == [("detail 0", [0], 5), ("detail 1", [1], 5)]
+    assert all(type(r.detail) is str for r in report.records)
+
+    def never() -> str:
+        raise AssertionError("a counted-only note made its detail")
+
+    report.add_notes([Note("kind", never, [9], None)], 0)  # full, nobody listens: counted only
+    assert report.counts == {"kind": 5} and report.records_omitted == 3
+    seen: list[Any] = []
+    listened = Report(max_records=0, on_record=seen.append)  # a listener gets every record, made
+    listened.add_notes([lazy(7)], 1)
+    assert made[-1] == 7 and [r.detail for r in seen] == ["detail 7"] and listened.records == []
+
+
+def test_lazy_details_read_as_the_sentences_they_always_were():
+    """The records of a profile that rewrites ids (the lazy rewrite_call_id, rewrite_result_id,
+    stub_missing_result, strip_reasoning, drop_unknown_fields...) say exactly what they said
+    as f-strings, whether made while the report keeps records or for a listener past it."""
+    history = [U("q"),
+               A("", ["c1", "c2"], reasoning_content="plan", source_fields={"id": 7}),
+               T("c1", "one"), U("next")]
+    seen: list[Any] = []
+    out, report = repair_all(history, profile="mistral", max_records=1, on_record=seen.append)
+    new1, new2 = out[1]["tool_calls"][0]["id"], out[1]["tool_calls"][1]["id"]
+    details: dict[str, list[str]] = {}
+    for r in seen:
+        details.setdefault(r.kind, []).append(r.detail)
+    assert details["rewrite_call_id"] == [
+        f"call ids rewritten to the mistral9 style: 'c1' -> {new1!r}, 'c2' -> {new2!r}"]
+    assert details["rewrite_result_id"] == [f"tool_call_id 'c1' -> {new1!r}, as its call",
+                                            f"tool_call_id 'c2' -> {new2!r}, as its call"]
+    assert details["stub_missing_result"] == ["call 'c2' had no result; added a stub result"]
+    assert details["strip_reasoning"] == ["removed reasoning_content: mistral rejects reasoning fields in the history"]
+    assert details["drop_unknown_fields"] == ["removed source_fields: mistral rejects fields it does not know"]
+    assert all(type(r.detail) is str for r in seen) and report.records == seen[:1]
+    assert repair_all(history, profile="mistral", max_records=10**6)[1].records == seen
 
 
 def test_seed_histories_obey_the_rules_and_lose_nothing():

@@ -135,9 +135,18 @@ def base62(n: int, width: int = 0) -> str:
     return text.rjust(width, "0")
 
 
+#: 62**4: a value below 62**9 is one digit and two groups of four (each two pairs).
+_QUAD = 3844 * 3844
+
+
 def mistral_id(n: int) -> str:
-    """The ``n``-th call id of a conversation in Mistral's format: 9 alphanumerics, unique per n."""
-    return base62((n * _A + _B) % _SPACE, 9)
+    """The ``n``-th call id of a conversation in Mistral's format: 9 alphanumerics, unique per n.
+
+    ``base62(x, 9)`` unrolled: a Mistral history writes one for every call it carries, and
+    the loop cost ~2 us an id; one division of the (two-digit) big int, then small ones."""
+    high, low = divmod((n * _A + _B) % _SPACE, _QUAD)
+    first, mid = divmod(high, _QUAD)  # first < 62
+    return _ALPHABET[first] + _PAIRS[mid // 3844] + _PAIRS[mid % 3844] + _PAIRS[low // 3844] + _PAIRS[low % 3844]
 
 
 class Encoder:
@@ -243,8 +252,13 @@ class Encoder:
             or (self.pad_reasoning and m.get("reasoning_content") is None)
         ):
             m = self._shape_reasoning(m, inputs, notes)
-        if self._unknown and has_unknown_fields(m, role, self._known[role]):
-            m = self._drop_unknown(m, role, inputs, notes)
+        # (has_unknown_fields, its top-level test inlined: a call saved on most messages)
+        if self._unknown and (not m.keys() <= self._known[role] or (
+            role == "assistant" and "tool_calls" in m and has_unknown_fields(m, role, self._known[role])
+        )):
+            # Last, so whatever copy a step above made is removed from, not copied again
+            # (mistral: a stored assistant turn loses its reasoning and its source fields).
+            m = self._drop_unknown(m, role, inputs, notes, m is not message)
         return m
 
     def _drop_opaque(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
@@ -253,8 +267,8 @@ class Encoder:
             removed["finish_reason"] = "incomplete"
         if not removed:
             return m
-        notes.append(Note("drop_opaque_state", f"removed {', '.join(removed)}: opaque OpenAI continuation state "
-                          f"that {self.profile.name} cannot replay (the turn is sent as plain text and calls)",
+        notes.append(Note("drop_opaque_state", lambda: f"removed {', '.join(removed)}: opaque OpenAI continuation "
+                          f"state that {self.profile.name} cannot replay (the turn is sent as plain text and calls)",
                           inputs, removed))
         return {k: v for k, v in m.items() if k not in removed}
 
@@ -265,19 +279,22 @@ class Encoder:
         removed = [p for p in content if isinstance(p, Mapping) and p.get("type") in REASONING_PART_TYPES]
         if not removed:
             return m
-        notes.append(Note("strip_reasoning", f"removed {len(removed)} reasoning part(s) from the content: "
+        notes.append(Note("strip_reasoning", lambda: f"removed {len(removed)} reasoning part(s) from the content: "
                           f"{self.profile.name} does not accept reasoning in the history", inputs, removed))
         return {**m, "content": [p for p in content if not (isinstance(p, Mapping)
                                                              and p.get("type") in REASONING_PART_TYPES)]}
 
-    def _drop_unknown(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
+    def _drop_unknown(
+        self, m: Message, role: str, inputs: list[int], notes: list[Note], owned: bool = False
+    ) -> Message:
         """fields.unknown: the message without the fields the provider rejects; each removed
-        value kept whole in the note, under its path (in the message's order)."""
-        out, removed = drop_unknown_fields(m, role, self._exempt)
+        value kept whole in the note, under its path (in the message's order). ``owned``:
+        ``m`` is shape's own copy, changed in place (``drop_unknown_fields``)."""
+        out, removed = drop_unknown_fields(m, role, self._exempt, owned=owned)
         if not removed:
             return m
-        notes.append(Note("drop_unknown_fields", f"removed {', '.join(map(str, removed))}: {self.profile.name} "
-                          "rejects fields it does not know", inputs, removed))
+        notes.append(Note("drop_unknown_fields", lambda: f"removed {', '.join(map(str, removed))}: "
+                          f"{self.profile.name} rejects fields it does not know", inputs, removed))
         return out
 
     def _shape_content(self, m: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
@@ -285,7 +302,9 @@ class Encoder:
         content = m.get("content")
         new: Any = content
         if isinstance(content, list):
-            if self._part_types and any(not isinstance(p, Mapping) or "type" not in p for p in content):
+            if self._part_types and any(
+                not (type(p) is dict or isinstance(p, Mapping)) or "type" not in p for p in content
+            ):
                 typed = [_typed(p) for p in content]
                 # Only a string or an object can get a type; a part such as 5 or null stays as
                 # it is, and a record must mean a change (check still flags that part).
@@ -370,8 +389,8 @@ class Encoder:
         if self._strip_reasoning:
             removed = {k: m[k] for k in REASONING_KEYS if k in m}
             if removed:
-                notes.append(Note("strip_reasoning", f"removed {', '.join(removed)}: {self.profile.name} rejects "
-                                  "reasoning fields in the history", inputs, removed))
+                notes.append(Note("strip_reasoning", lambda: f"removed {', '.join(removed)}: {self.profile.name} "
+                                  "rejects reasoning fields in the history", inputs, removed))
                 m = {k: v for k, v in m.items() if k not in removed}
         if self.pad_reasoning and m.get("reasoning_content") is None:
             real = m.get("reasoning")

@@ -362,7 +362,8 @@ class ProfileStage:
         held = self._held
         if held is None:
             return
-        self._settle_held()
+        if self._held_merge is not None:  # (_settle_held's test: most held messages merged nothing)
+            self._settle_held()
         self._held = None
         m, notes = held
         if self._prefix and not final and m.get("prefix") is True and m["role"] == "assistant":

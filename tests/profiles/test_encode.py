@@ -55,6 +55,17 @@ def test_base62_two_digits_at_a_time_is_one_at_a_time() -> None:
             assert base62(n, width) == _base62_one_digit_at_a_time(n, width), (n, width)
 
 
+def test_mistral_id_is_the_affine_bijection_in_nine_base62_digits() -> None:
+    """mistral_id unrolls base62(x, 9) for x = (n*A + B) mod 62**9: the same ids, digit for
+    digit, wherever x falls (n near where x wraps or crosses a 62**4 boundary included)."""
+    from normalizer.profiles._encode import _A, _B, _SPACE
+
+    wraps = [((_SPACE * k - _B) // _A) + d for k in range(1, 400) for d in (-1, 0, 1, 2)]
+    for n in [*range(20_000), *wraps, 62**9 - 1, 62**9, 10**18]:
+        x = (n * _A + _B) % _SPACE
+        assert mistral_id(n) == _base62_one_digit_at_a_time(x, 9), n
+
+
 def _turns(n: int) -> list[dict[str, Any]]:
     """n turns that all reuse the same two original ids (as mistral-small does)."""
     out: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
@@ -343,6 +354,11 @@ def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() ->
         assert list(removed) == unknown_fields(turn, "assistant", exempt)
         assert unknown_fields(out, "assistant", exempt) == []
         assert out["tool_calls"][1] is turn["tool_calls"][1]  # a call with nothing unknown is not copied
+        # owned: the caller's own copy loses the same fields in place, in the same order
+        mine = dict(turn)
+        out_owned, removed_owned = drop_unknown_fields(mine, "assistant", exempt, owned=True)
+        assert out_owned is mine and list(out_owned.items()) == list(out.items())
+        assert list(removed_owned.items()) == list(removed.items())
     plain = {"role": "assistant", "content": "x", "tool_calls": [_call("c")]}
     assert drop_unknown_fields(plain, "assistant")[0] is plain
     # tool_calls are checked on assistant messages only (another rule removes them elsewhere)
@@ -417,7 +433,19 @@ _SHAPE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": "", "name": "f"}),
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}),
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": "r", "is_error": False}),
+    # two steps change one message: the unknown fields go from the copy the first step made
+    ("assistant", {"role": "assistant", "content": "ok", "reasoning_content": "think", "source_fields": {"i": 1},
+                   "x_trace": 2}),
+    ("assistant", {"role": "assistant", "source_fields": {"i": 1}, "content": " ", "reasoning": "r",
+                   "tool_calls": [{**_CALL, "status": "done"}, _CALL]}),
+    ("user", {"role": "user", "content": "", "x_origin": 1, "name": "al ice"}),
+    ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "r"}], "is_error": False}),
 ]
+
+
+def _resolved(notes: list[Any]) -> list[tuple[Any, ...]]:
+    """Notes as the records they become: a lazy detail (Note.detail) made."""
+    return [(n.kind, n.text(), n.inputs, n.dropped) for n in notes]
 
 
 @pytest.mark.parametrize("profile", sorted(normalizer.profiles.PROFILES))
@@ -431,9 +459,12 @@ def test_guarded_shape_is_the_unguarded_one(profile: str) -> None:
     for role, message in _SHAPE_CASES:
         got_notes: list[Any] = []
         want_notes: list[Any] = []
-        got = encoder.shape(copy.deepcopy(message), role, [0], got_notes)
+        given = copy.deepcopy(message)
+        got = encoder.shape(given, role, [0], got_notes)
         want = _unguarded_shape(encoder, copy.deepcopy(message), role, want_notes)
-        assert (got, got_notes) == (want, want_notes), (role, message)
+        assert (got, _resolved(got_notes)) == (want, _resolved(want_notes)), (role, message)
+        assert list(got) == list(want), (role, message)  # the fields in the same order too
+        assert given == message, (role, message)  # the input is never changed (copy on write)
         same = encoder.shape(message, role, [0], [])
         assert (same is message) == (not want_notes), (role, message)  # a copy only when something changed
 
@@ -447,3 +478,29 @@ def test_has_unknown_fields_is_unknown_fields_not_empty() -> None:
         for role, message in messages:
             known = known_fields(role, exempt)
             assert has_unknown_fields(message, role, known) == bool(unknown_fields(message, role, exempt)), message
+
+
+# -- one copy per message: a later step changes the copy an earlier step made, never the input
+
+
+def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone() -> None:
+    """strict gives a result a new id and the name of its function (one copy, not two);
+    mistral strips a turn's reasoning, drops its unknown fields and renames its calls on
+    the copy the first step made. The input is untouched and the fields keep their order."""
+    history = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "reasoning_content": "plan", "source_fields": {"id": 1},
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+        {"role": "user", "content": "thanks"},
+    ]
+    original = copy.deepcopy(history)
+    strict = list(normalizer.repair(history, profile="strict"))
+    mistral = list(normalizer.repair(history, profile="mistral"))
+    assert history == original
+    new = mistral_id(0)
+    assert strict[2] == {"role": "tool", "tool_call_id": new, "content": "r", "name": "f"}
+    assert list(strict[2]) == ["role", "tool_call_id", "content", "name"]
+    turn = mistral[1]
+    assert list(turn) == ["role", "content", "tool_calls"] and turn["tool_calls"][0]["id"] == new
+    assert history[1]["tool_calls"][0]["id"] == "c1" and "reasoning_content" in history[1]
