@@ -81,6 +81,19 @@ class Normalizer:
     the next call): its held turn may be half-built, so carrying on could lose data.
     """
 
+    # Slots: 52 attributes are more than an instance dict shares its keys for (30), and
+    # without them every attribute read and method lookup takes CPython's slow path.
+    __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
+        '_deferred', '_direct', '_emit', '_encode_results', '_encoder', '_held_bytes',
+        '_index', '_is_opaque', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
+        '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
+        '_plain_results', '_repair_arguments', '_replay', '_report', '_results',
+        '_rewrites_ids', '_shapes', '_single_call', '_split', '_stage_close',
+        '_tool_only_null', '_turn', '_turn_folds', '_turn_inputs', '_turn_notes',
+        '_turn_opaque', '_turn_owned', '_unanswered', '_user', '_user_bytes', '_user_folds',
+        '_user_inputs', '_user_notes', '_user_owned', '_validate', 'options', 'profile',
+        'state',)
+
     state: str
     _table: ClassVar[dict[str, dict[str, Callable[[Normalizer, Any], None]]]]  # _table.py's TABLE, set below the class
 

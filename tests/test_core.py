@@ -715,3 +715,13 @@ def test_an_invalid_message_skipped_leaves_the_core_usable() -> None:
     assert core.feed(U("q")) == [] and core.close() == [U("q")]
     (record,) = core.report.records
     assert (record.kind, record.input, record.dropped) == ("skip_invalid", [0], {"role": "robot", "content": "beep"})
+
+
+def test_the_normalizer_has_no_instance_dict():
+    # __slots__: with its ~50 attributes an instance dict would not share its keys, and every
+    # attribute read and method lookup of the per-message path would take the slow path.
+    # (A new attribute must be added to __slots__: assigning it raises AttributeError.)
+    core = Normalizer("mistral")
+    assert not hasattr(core, "__dict__")
+    with pytest.raises(AttributeError):
+        core.not_an_attribute = 1  # type: ignore[attr-defined]
