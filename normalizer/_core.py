@@ -221,7 +221,7 @@ class Normalizer:
         self._index = index
         self._broken = _IN_USE
         try:
-            self._table[self.state][event](self, msg)
+            TABLE[self.state][event](self, msg)  # (_table, as a global: cheaper than through self)
             if self._replay:
                 self._run_replay()
         except InputError as exc:
@@ -298,7 +298,7 @@ class Normalizer:
 
     def _dispatch(self, event: str, message: Message | None) -> None:
         # The compiled table (_table.py): rows in order, the first whose conditions hold.
-        self._table[self.state][event](self, message)
+        TABLE[self.state][event](self, message)
 
     def _run_replay(self) -> None:
         replay = self._replay
