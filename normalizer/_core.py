@@ -6,9 +6,10 @@ conditions and actions that table names, and the repairs they make. Every repair
 recorded in the report (``_report.py``) at the moment its message is emitted, so the
 record knows the output index; anything removed is recorded whole.
 
-The per-message path dispatches through ``Normalizer._table``: one generated function per
-(state, event) in ``_table.py``, written from the very ``transitions.Machine`` that declares
-the table (``_dispatch.py``; a trigger costs ~8 us, the per-message budget ~2 us).
+The per-message path dispatches through ``_table.TABLE`` (``Normalizer._table`` too): one
+generated function per (state, event) in ``_table.py``, written from the very
+``transitions.Machine`` that declares the table (``_dispatch.py``; a trigger costs ~8 us,
+the per-message budget ~2 us).
 ``tests/test_state.py`` checks the file is current and drives both over random inputs.
 """
 
@@ -713,6 +714,93 @@ class Normalizer:
             )
         self._parked = []
 
+    def end_turn(self, message: Message | None = None, policy: str = "stub") -> None:
+        """The held turn is over: emit it with its results (stubs for missing ones, or
+        per ``policy``: end_turn_at_eof), or drop it when it carries nothing; then schedule
+        the deferred messages for replay."""
+        if self._parked and not self._carries_parked(message):
+            self._drop_parked()
+        turn = self._turn
+        assert turn is not None
+        self._turn = None
+        inputs = self._turn_inputs
+        notes = self._turn_notes
+        opaque = self._turn_opaque
+        calls = self._calls
+        if len(inputs) > 1:
+            # A merged turn is our own copy: its text joined once, its calls from the registry.
+            if self._turn_folds:
+                unfold(turn, self._turn_folds)
+            if calls:
+                turn["tool_calls"] = list(calls.values())
+            else:
+                turn.pop("tool_calls", None)
+            notes.insert(0, Note(
+                "merge_assistant",
+                f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
+                inputs, None,
+            ))
+        if self._unanswered and policy == "drop" and not opaque:
+            # Trailing calls were never run: remove them (kept whole in the report).
+            for call_id in list(self._unanswered):
+                self._record(
+                    "drop_unanswered_call",
+                    f"removed call {call_id!r}: the history ends before it was answered",
+                    list(inputs), calls.pop(call_id),
+                )
+            self._unanswered = {}
+            kept = list(calls.values())
+            turn = {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
+        if opaque:
+            # Replayed exactly as stored: no repair, no encoding touches it (its results do).
+            if self._user is not None:
+                self.release_user()
+            self._emit(turn, notes)
+            if calls:
+                self._emit_results(policy != "keep", inputs, None)
+            self._end_block()
+            return
+        given = turn
+        if self._shapes:
+            turn = self._encoder.shape(turn, "assistant", inputs, notes)
+        content = turn.get("content")
+        # (has_text and is_blank of a str, spelled out: one call less for most turns)
+        if (
+            not calls
+            and not (content.strip() if type(content) is str else has_text(content))
+            and not any(turn.get(k) for k in SUBSTANCE_KEYS)
+        ):
+            self._drop_empty(turn, inputs, notes)
+            return
+        if calls and (
+            (not content.strip() if type(content) is str else is_blank(content))
+            if content is not None
+            else not self._tool_only_null
+        ):
+            turn = self._encode_tool_only(turn, inputs, notes)
+        if self._user is not None:
+            self.release_user()
+        ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
+        if ids is not None:
+            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()]
+            if turn is given:
+                turn = {**turn, "tool_calls": renamed}
+            else:  # a copy the shape or the tool-only content made: ours, no second copy
+                turn["tool_calls"] = renamed
+        if self._split and calls and has_text(content):
+            self._emit_apart(turn, inputs, notes)
+        elif self._single_call and len(calls) > 1:
+            self._emit_rounds(turn, inputs, notes, policy != "keep", ids)
+            self._end_block()
+            return
+        else:
+            if notes or not self._direct:
+                self._emit(turn, notes)
+            else:
+                self._out.append(turn)  # _emit, inlined for the common case
+        if calls:
+            self._emit_results(policy != "keep", inputs, ids)
+        self._end_block()
 
     def _carries_parked(self, message: Message | None) -> bool:
         # The next turn is the parked reasoning's speaker's: hold_turn merges it in.
@@ -917,94 +1005,6 @@ class Normalizer:
         while aliases and aliases[0] not in unanswered:
             aliases.popleft()
         return aliases[0] if aliases else None
-
-    def end_turn(self, message: Message | None = None, policy: str = "stub") -> None:
-        """The held turn is over: emit it with its results (stubs for missing ones, or
-        per ``policy``: end_turn_at_eof), or drop it when it carries nothing; then schedule
-        the deferred messages for replay."""
-        if self._parked and not self._carries_parked(message):
-            self._drop_parked()
-        turn = self._turn
-        assert turn is not None
-        self._turn = None
-        inputs = self._turn_inputs
-        notes = self._turn_notes
-        opaque = self._turn_opaque
-        calls = self._calls
-        if len(inputs) > 1:
-            # A merged turn is our own copy: its text joined once, its calls from the registry.
-            if self._turn_folds:
-                unfold(turn, self._turn_folds)
-            if calls:
-                turn["tool_calls"] = list(calls.values())
-            else:
-                turn.pop("tool_calls", None)
-            notes.insert(0, Note(
-                "merge_assistant",
-                f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
-                inputs, None,
-            ))
-        if self._unanswered and policy == "drop" and not opaque:
-            # Trailing calls were never run: remove them (kept whole in the report).
-            for call_id in list(self._unanswered):
-                self._record(
-                    "drop_unanswered_call",
-                    f"removed call {call_id!r}: the history ends before it was answered",
-                    list(inputs), calls.pop(call_id),
-                )
-            self._unanswered = {}
-            kept = list(calls.values())
-            turn = {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
-        if opaque:
-            # Replayed exactly as stored: no repair, no encoding touches it (its results do).
-            if self._user is not None:
-                self.release_user()
-            self._emit(turn, notes)
-            if calls:
-                self._emit_results(policy != "keep", inputs, None)
-            self._end_block()
-            return
-        given = turn
-        if self._shapes:
-            turn = self._encoder.shape(turn, "assistant", inputs, notes)
-        content = turn.get("content")
-        # (has_text and is_blank of a str, spelled out: one call less for most turns)
-        if (
-            not calls
-            and not (content.strip() if type(content) is str else has_text(content))
-            and not any(turn.get(k) for k in SUBSTANCE_KEYS)
-        ):
-            self._drop_empty(turn, inputs, notes)
-            return
-        if calls and (
-            (not content.strip() if type(content) is str else is_blank(content))
-            if content is not None
-            else not self._tool_only_null
-        ):
-            turn = self._encode_tool_only(turn, inputs, notes)
-        if self._user is not None:
-            self.release_user()
-        ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
-        if ids is not None:
-            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()]
-            if turn is given:
-                turn = {**turn, "tool_calls": renamed}
-            else:  # a copy the shape or the tool-only content made: ours, no second copy
-                turn["tool_calls"] = renamed
-        if self._split and calls and has_text(content):
-            self._emit_apart(turn, inputs, notes)
-        elif self._single_call and len(calls) > 1:
-            self._emit_rounds(turn, inputs, notes, policy != "keep", ids)
-            self._end_block()
-            return
-        else:
-            if notes or not self._direct:
-                self._emit(turn, notes)
-            else:
-                self._out.append(turn)  # _emit, inlined for the common case
-        if calls:
-            self._emit_results(policy != "keep", inputs, ids)
-        self._end_block()
 
     def _encode_tool_only(self, turn: Message, inputs: list[int], notes: list[Note]) -> Message:
         """The content of a tool-only assistant message, as the provider wants it (blank
