@@ -147,20 +147,30 @@ class Report(BaseModel):
         is only counted -- no record is built to be thrown away, and a lazy detail is
         never made (a long history with a repair per message spends most of its notes
         there)."""
-        if self.on_record is None:
-            room = self.max_records - len(self.records)
-            if room < len(notes):
-                if room > 0:  # the kept records fill up in order, then the rest only count
-                    for note in notes[:room]:
-                        self.add(note.kind, note.text(), input=note.inputs, output=output, dropped=note.dropped)
-                    notes = notes[room:]
-                counts = self.counts
-                for note in notes:
-                    counts[note.kind] = counts.get(note.kind, 0) + 1
-                self.__dict__["records_omitted"] += len(notes)
-                return
-        for kind, detail, inputs, dropped in notes:  # (Note.text, inlined: this runs per record built)
-            self.add(kind, detail if isinstance(detail, str) else detail(), input=inputs, output=output, dropped=dropped)
+        counts = self.counts
+        records = self.records
+        listener = self.on_record
+        room = self.max_records - len(records)
+        rest: list[Note] | None = None
+        if listener is None and room < len(notes):
+            # The kept records fill up in order, then the rest are only counted.
+            notes, rest = (notes[:room], notes[room:]) if room > 0 else ([], notes)
+        # add() per note, spelled out: this runs per record built, and a keyword call of add
+        # costs about as much again as the record (Note.text inlined too).
+        for kind, detail, inputs, dropped in notes:
+            record = Repair(kind, detail if isinstance(detail, str) else detail(), inputs or [], output, dropped, None)
+            counts[kind] = counts.get(kind, 0) + 1
+            if room > 0:
+                records.append(record)
+                room -= 1
+            else:
+                self.__dict__["records_omitted"] += 1
+            if listener is not None:
+                listener(record)
+        if rest:
+            for kind, _, _, _ in rest:
+                counts[kind] = counts.get(kind, 0) + 1
+            self.__dict__["records_omitted"] += len(rest)
 
     def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
         try:
