@@ -156,6 +156,14 @@ class Encoder:
     then never calls it); ``rewrites_ids`` likewise for :meth:`new_id`.
     """
 
+    # Slots, as the core's Normalizer: read on every message a profile shapes, and at 28 attributes
+    # one more would pass the 30 keys an instance dict shares (CPython's slow path).
+    __slots__ = ('_content', '_developer_to_system', '_exempt', '_flatten', '_known', '_names',
+        '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
+        '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
+        'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'repairs_arguments',
+        'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only')
+
     def __init__(self, profile: Profile) -> None:
         p = self.profile = profile
         keys = p.keys()

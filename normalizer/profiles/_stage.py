@@ -62,6 +62,13 @@ class ProfileStage:
     (``make_stage`` then returns None and the core pays nothing).
     """
 
+    # Slots, as the core's Normalizer: read on every message a profile shapes, and at 25 attributes
+    # one more would pass the 30 keys an instance dict shares (CPython's slow path).
+    __slots__ = ('_alternate', '_bridge', '_drop_text_before_calls', '_encoder', '_first_user',
+        '_forbid', '_held', '_held_merge', '_last', '_last_calls', '_leading', '_leading_count',
+        '_leading_merge', '_merged', '_out', '_placed', '_prefix', '_prev_last', '_requires_user',
+        '_rstrip', '_seen_user', '_started', '_system', 'idle', 'profile')
+
     def __init__(self, profile: Profile, encoder: Encoder, out: Callable[[Message | None, list[Note]], None]) -> None:
         p = self.profile = profile
         self._out = out  # where a final message goes (None: a message dropped, its notes say why)
