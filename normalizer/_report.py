@@ -157,12 +157,12 @@ class Report(BaseModel):
             notes, rest = (notes[:room], notes[room:]) if room > 0 else ([], notes)
         # add() per note, spelled out: this runs per record built, and a keyword call of add
         # costs about as much again as the record (Note.text inlined too).
+        limit = self.max_records
         for kind, detail, inputs, dropped in notes:
             record = Repair(kind, detail if isinstance(detail, str) else detail(), inputs or [], output, dropped, None)
             counts[kind] = counts.get(kind, 0) + 1
-            if room > 0:
+            if len(records) < limit:  # (as add(): a listener may have added records meanwhile)
                 records.append(record)
-                room -= 1
             else:
                 self.__dict__["records_omitted"] += 1
             if listener is not None:
