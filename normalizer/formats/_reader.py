@@ -88,6 +88,7 @@ from ._records import (
     Record,
     Sniffer,
     column_of,
+    deeper_than,
     line_error,
     nesting_at,
     position_of,
@@ -374,13 +375,16 @@ class Reader:
                 if raw and not raw.isspace():  # a blank line carries nothing (isspace: no copy)
                     self._refuse_line(line_error(raw, exc, source=self.source, line=line, max_depth=max_depth), raw, line)
                 continue
-            # Nesting costs a bracket a level, so nearly every line is cleared of it by two
-            # C-speed counts; only the rest is tokenized.
-            if len(raw) > gate and raw.count(b"[") + raw.count(b"{") > max_depth:
+            # Nesting costs a bracket a level. A line too short to hold max_depth + 1 of them,
+            # or holding one at most (two memchr scans: no "[", no "{" past the first byte),
+            # is cleared as it is; the rest have their parsed value walked, which costs less
+            # than counting brackets byte by byte on any line longer than a few hundred bytes.
+            # Only a line found too deep is tokenized, for the column.
+            if len(raw) > gate and (b"[" in raw or raw.find(b"{", 1) != -1 or max_depth < 1) and deeper_than(value, max_depth):
                 at = nesting_at(raw, max_depth)
-                if at is not None:
-                    self._refuse_line(too_deep(max_depth, source=self.source, line=line, column=column_of(raw, at)), raw, line)
-                    continue
+                assert at is not None  # the bytes nest at least as deep as the value they parse to
+                self._refuse_line(too_deep(max_depth, source=self.source, line=line, column=column_of(raw, at)), raw, line)
+                continue
             if chat and type(value) is dict and type(value.get("role")) is str:
                 append(line)
                 append(value)

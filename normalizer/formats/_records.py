@@ -317,6 +317,38 @@ def nesting_at(data: bytes, max_depth: int, depth: int = 0, in_string: bool = Fa
     return None
 
 
+def deeper_than(value: Any, max_depth: int) -> bool:
+    """Whether a parsed JSON value nests more than ``max_depth`` levels of arrays and objects.
+
+    The reader's check of a JSONL line that may be too deep, run on the value orjson parsed
+    rather than on its bytes: a walk costs a few thousand instructions for a chat message
+    whatever its length, where counting brackets costs about a dozen per byte. Each level of
+    the value is a bracket of the line, so a value found too deep always has bytes that
+    :func:`nesting_at` places; the reverse fails only where a duplicate key's earlier value
+    was deep, and the parser has already dropped that value.
+
+    Level by level, never recursive; each container is visited once and held at most once.
+    """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return False
+    level: list[Any] = [value]
+    depth = 1
+    while depth <= max_depth:
+        inner: list[Any] = []
+        add = inner.append
+        for container in level:
+            for item in container.values() if type(container) is dict else container:
+                kind = type(item)
+                if kind is dict or kind is list:
+                    add(item)
+        if not inner:
+            return False
+        level = inner
+        depth += 1
+    return True
+
+
 def _ijson() -> Any:
     """The ijson module, imported at the first JSON document rather than with this module:
     JSONL, the common case (and the command line's), never needs the parser (~3 ms of

@@ -12,9 +12,21 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from normalizer import InvalidMessage, LimitExceeded, Report
-from normalizer.formats._records import DEFAULT_MAX_DEPTH, DEFAULT_MAX_RECORD_BYTES, DocReader, Meta, Position, Record, position_of
+from normalizer.formats._records import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_RECORD_BYTES,
+    DocReader,
+    Meta,
+    Position,
+    Record,
+    deeper_than,
+    nesting_at,
+    position_of,
+)
 from normalizer.formats import aread_messages, read_messages
 
 ROOT = Path(__file__).parents[2]
@@ -124,6 +136,53 @@ def test_a_jsonl_line_past_orjsons_own_depth_limit_gets_the_same_error() -> None
 def test_a_line_with_many_brackets_in_strings_is_not_too_deep() -> None:
     line = orjson.dumps({"role": "user", "content": "[{" * 500, "v": [[[1]]]})
     assert read(line + b"\n") == [{"role": "user", "content": "[{" * 500, "v": [[[1]]]}]
+
+
+# -- the JSONL depth check walks the parsed value -------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.integers(min_value=-9, max_value=9) | st.text(alphabet="[]{}a\"\\", max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="ab[{", max_size=2), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@given(JSON_VALUES, st.integers(min_value=0, max_value=8))
+def test_deeper_than_agrees_with_the_bracket_tokenizer(value: Any, max_depth: int) -> None:
+    assert deeper_than(value, max_depth) == (nesting_at(orjson.dumps(value), max_depth) is not None)
+
+
+def test_deeper_than_counts_levels_of_arrays_and_objects() -> None:
+    assert [deeper_than(v, 0) for v in ("[[", 7, None, {}, [])] == [False, False, False, True, True]
+    assert (deeper_than({"a": [{}]}, 2), deeper_than({"a": [{}]}, 3)) == (True, False)
+    wide = {"a": [1] * 1000, "b": [[2]] * 1000, "c": {"d": "x" * 10_000}}
+    assert (deeper_than(wide, 2), deeper_than(wide, 3)) == (True, False)
+
+
+@pytest.mark.parametrize("max_depth", [2, 3, 40, DEFAULT_MAX_DEPTH])
+def test_a_long_line_is_refused_one_level_past_max_depth_and_not_at_it(max_depth: int) -> None:
+    # Long enough to be looked at (more than 2 * max_depth bytes); the nesting sits in a
+    # wide value, after a string full of brackets that count for nothing.
+    lead = b'{"role":"user","content":"' + b"[{" * 300 + b'","v":[1,2,3],"w":'
+    at_limit = lead + b"[" * (max_depth - 1) + b"0" + b"]" * (max_depth - 1) + b"}"
+    past_limit = lead + b"[" * max_depth + b"0" + b"]" * max_depth + b"}"
+    assert read(at_limit + b"\n", max_depth=max_depth) == [orjson.loads(at_limit)]
+    with pytest.raises(LimitExceeded) as exc:
+        read(USER + b"\n" + past_limit + b"\n", max_depth=max_depth)
+    assert (exc.value.limit, exc.value.value, exc.value.line, exc.value.column) == ("max_depth", max_depth, 2, len(lead) + max_depth)
+
+
+def test_max_depth_zero_refuses_every_object_line() -> None:
+    with pytest.raises(LimitExceeded) as exc:
+        read(USER + b"\n", max_depth=0)
+    assert (exc.value.line, exc.value.column) == (1, 1)
+
+
+def test_a_deep_value_the_parser_drops_for_a_duplicate_key_is_not_refused() -> None:
+    # orjson keeps a repeated key's last value: the deep one was never read, so nothing
+    # nests too deep in what the repair and the writer see.
+    line = b'{"role":"user","content":"hi","v":' + b"[" * 200 + b"]" * 200 + b',"v":1}'
+    assert read(line + b"\n") == [{"role": "user", "content": "hi", "v": 1}]
 
 
 def test_a_too_deep_line_is_skipped_with_on_invalid_skip() -> None:
