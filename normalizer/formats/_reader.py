@@ -355,7 +355,7 @@ class Reader:
             self._doc = DocReader(self.source, max_depth=self.limits.max_depth, max_record_bytes=self.limits.max_record_bytes)
             return self._document(self._doc.feed(head))
         # JSONL, or an empty file (an empty JSONL file)
-        self._lines = LineSplitter(source=self.source, max_line_bytes=self.limits.max_line_bytes)
+        self._lines = LineSplitter(source=self.source, max_line_bytes=self.limits.max_line_bytes, keep_ends=True)
         return self._jsonl(self._lines.feed(head), 0)
 
     def _jsonl(self, pieces: list[bytes], line: int) -> list[Event]:
@@ -370,10 +370,10 @@ class Reader:
         for raw in pieces:
             line += 1
             try:
-                value = loads(raw)
-            except orjson.JSONDecodeError as exc:
+                value = loads(raw)  # the line keeps its newline: whitespace to orjson
+            except orjson.JSONDecodeError:
                 if raw and not raw.isspace():  # a blank line carries nothing (isspace: no copy)
-                    self._refuse_line(line_error(raw, exc, source=self.source, line=line, max_depth=max_depth), raw, line)
+                    self._refuse_line(self._not_json(raw, line), raw, line)
                 continue
             # Nesting costs a bracket a level. A line too short to hold max_depth + 1 of them,
             # or holding one at most (two memchr scans: no "[", no "{" past the first byte),
@@ -589,12 +589,23 @@ class Reader:
         else:
             exc.located(source=self.source, line=position.line, column=position.column)
 
+    def _not_json(self, raw: bytes, line: int) -> InputError:
+        """Why orjson refused a JSONL line, said of the line without its newline (orjson would
+        place an unfinished value's end on the line after it)."""
+        body = raw[:-1] if raw[-1:] == b"\n" else raw
+        try:
+            orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            return line_error(body, exc, source=self.source, line=line, max_depth=self.limits.max_depth)
+        raise AssertionError("a line refused with its newline parses without it")  # whitespace either way
+
     def _refuse_line(self, exc: InputError, raw: bytes, line: int) -> None:
         """A JSONL line that is not a record (``exc`` says where): raise, or skip and record it."""
         if self.on_invalid != "skip":
             raise exc
         self._seen = True
-        self.report.add("skip_invalid", str(exc), line=line, dropped=raw.decode("utf-8", "backslashreplace"))
+        body = raw[:-1] if raw[-1:] == b"\n" else raw
+        self.report.add("skip_invalid", str(exc), line=line, dropped=body.decode("utf-8", "backslashreplace"))
 
     def _refuse_record(self, exc: InputError, value: Any, place: Place | None, index: int | None) -> None:
         """A record its converter refused: say where it began, then raise, or skip and record it."""

@@ -12,6 +12,7 @@ import pytest
 
 from normalizer import InputError, InvalidMessage, LimitExceeded, Report, UsageError
 from normalizer.formats._writers import awrite_finetune, awrite_json_array, awrite_jsonl, write_finetune, write_json_array, write_jsonl
+from normalizer.formats._records import LineSplitter
 from normalizer.formats import aread_conversations, aread_messages, detect_format, read_conversations, read_messages
 
 CHAT = [
@@ -134,6 +135,49 @@ def test_line_limit(tmp_path: Path) -> None:
     assert (exc.value.line, exc.value.limit, exc.value.value) == (2, "max_line_bytes", 4096)
     assert str(exc.value).startswith(f"{path}:2: line is longer than 4096 bytes")
     assert len(list(read_messages(path, max_line_bytes=8192))) == 3
+
+
+# -- LineSplitter: bare lines or lines that keep their newline, cut the same way --------------
+
+
+def split_all(data: bytes, size: int, **kwargs: Any) -> list[bytes]:
+    lines = LineSplitter(source="s", **kwargs)
+    out: list[bytes] = []
+    for start in range(0, len(data), size):
+        out += lines.feed(data[start : start + size])
+    return out + lines.close()
+
+
+@pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"\n\n", b"ab\r\ncd\n\nef", b'{"x":1}\n{"y":[2]}\n' * 3 + b"tail"])
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_line_splitter_keeps_ends_or_not_and_cuts_the_same_lines(data: bytes, size: int) -> None:
+    bare = split_all(data, size)
+    kept = split_all(data, size, keep_ends=True)
+    assert bare == data.split(b"\n")[: -1 if data.endswith(b"\n") or not data else None]
+    assert b"".join(kept) == data
+    assert [line.removesuffix(b"\n") for line in kept] == bare
+
+
+@pytest.mark.parametrize("keep_ends", [False, True])
+@pytest.mark.parametrize("size", [1, 4, 100])
+def test_line_splitter_refuses_a_line_one_byte_past_the_limit_newline_not_counted(keep_ends: bool, size: int) -> None:
+    ok = b"x" * 8 + b"\n" + b"y" * 8
+    assert len(split_all(ok, size, max_line_bytes=8, keep_ends=keep_ends)) == 2
+    with pytest.raises(LimitExceeded) as exc:
+        split_all(b"x\n" + b"y" * 9 + b"\n", size, max_line_bytes=8, keep_ends=keep_ends)
+    assert (exc.value.line, exc.value.value) == (2, 8)
+
+
+def test_a_truncated_line_is_placed_on_its_own_line_not_the_next() -> None:
+    # The reader's lines keep their newline; orjson would place the end of an unfinished
+    # value on the line after it.
+    with pytest.raises(InvalidMessage) as exc:
+        list(read_messages(io.BytesIO(b'{"role":"user","content":"hi"}\n{"role":"user"\n')))
+    assert (exc.value.line, exc.value.column) == (2, 15)  # just past "user"
+    report = Report()
+    data = b'{"role":"user","content":"hi"}\n{"role":\r\n'
+    assert list(read_messages(io.BytesIO(data), on_invalid="skip", report=report)) == [CHAT[0]]
+    assert [(r.line, r.dropped) for r in report.records] == [(2, '{"role":\r')]
 
 
 def test_huge_line_is_never_read_whole(tmp_path: Path) -> None:
