@@ -509,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             notes.append(f"{m.workload} {m.probe}: {m.status}")
     version = valgrind_version(valgrind)
     meta = {
-        "command": "python -m benchmarks.instructions " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": " ".join(["python -m benchmarks.instructions", *(sys.argv[1:] if argv is None else argv)]),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(t_start)),
         "duration_s": round(time.time() - t_start, 1),
         "small_messages": small,
@@ -538,7 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = (
         f"Instructions per message: {meta['tool']}, {version}, Python {meta['python']}, commit "
         f"{str(meta['commit'])[:12]}; (Ir({big:,}) − Ir({small:,})) / {big - small:,} messages; "
-        f"`{meta['command'].strip()}` in {meta['duration_s']:.0f} s."
+        f"`{meta['command']}` in {meta['duration_s']:.0f} s."
     )
     md = header + "\n\n" + text + "\n" + "".join(f"\n- {n}" for n in notes) + ("\n" if notes else "")
     print(md)

@@ -367,8 +367,9 @@ def test_instructions_probe_runs_every_probe_natively(tmp_path: Path) -> None:
 def test_instructions_quick_smoke(tmp_path: Path) -> None:
     out = tmp_path / "res"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env["CHATNORM_SHARED"] = str(tmp_path / "no-shared")  # the real workload is skipped, with a note
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.instructions", "--quick", "--probes", "floor,core", "--workloads", "short",
+        [sys.executable, "-m", "benchmarks.instructions", "--quick", "--probes", "floor,core", "--workloads", "short,real",
          "--messages", "40", "--out", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
@@ -376,6 +377,8 @@ def test_instructions_quick_smoke(tmp_path: Path) -> None:
     result = json.loads((out / "instructions.json").read_text())
     assert result["meta"]["small_messages"] == 40 and result["meta"]["big_messages"] == 80
     assert result["meta"]["valgrind"].startswith("valgrind-") and result["meta"]["python"]
+    assert list(result["ir_per_message"]) == ["short"]
+    assert any(n.startswith("workload real skipped") for n in result["notes"])
     ir = result["ir_per_message"]["short"]
     assert ir["floor"] > 0 and ir["core"] > 0
     assert all(m["status"] == "ok" and m["ir_big"] > m["ir_small"] > 0 for m in result["measurements"])
