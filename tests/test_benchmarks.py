@@ -190,3 +190,196 @@ def test_integrations_benchmark_prints_a_row_per_adapter(tmp_path: Path) -> None
         installed = importlib.util.find_spec(module) is not None
         assert (by[adapter]["status"] == "ok") is installed, adapter
         assert (by[adapter]["us_per_history"] is not None) is installed, adapter
+
+
+# -- instruction counts (benchmarks/instructions.py, benchmarks/_instr_probe.py) ------------------
+
+CACHEGRIND_OUT = """\
+desc: I1 cache:         32768 B, 64 B, 8-way associative
+desc: D1 cache:         32768 B, 64 B, 8-way associative
+desc: LL cache:         268435456 B, 64 B, direct-mapped
+cmd: /work/.venv/bin/python -m benchmarks._instr_probe core /tmp/bench_4000.jsonl --small 2000 --big 4000 --run big
+events: Ir
+fl=???
+fn=0x0000000000001080
+0 5
+fl=/tmp/python-build/Python-3.11.7/Python/ceval.c
+fn=_PyEval_EvalFrameDefault
+0 412345678
+fn=zlibVersion
+0 2
+summary: 1039643214
+"""
+
+
+def test_instructions_parse_ir_reads_cachegrind_callgrind_and_stderr() -> None:
+    from benchmarks.instructions import parse_ir
+
+    assert parse_ir(CACHEGRIND_OUT) == 1_039_643_214
+    # with the cache simulation on, Ir is the column that `events:` names first
+    assert parse_ir("events: Dr Ir Dw\nfn=f\n0 1 2 3\nsummary: 7 900 8\n") == 900
+    # callgrind's out file: `totals:` (and `summary:`)
+    assert parse_ir("version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) main\n16 42\ntotals: 997071862\n") == 997_071_862
+    # valgrind's own report on stderr
+    stderr = "==2450== Cachegrind, a cache and branch-prediction profiler\n==2450== \n==2450== I   refs:      902,425,648\n"
+    assert parse_ir(stderr) == 902_425_648
+    assert parse_ir("==77== Events    : Ir\n==77== Collected : 123456\n==77== \n==77== I   refs:      123,456\n") == 123_456
+    with pytest.raises(ValueError):
+        parse_ir("Python 3.11.7\nTraceback (most recent call last):\n")
+    with pytest.raises(ValueError):
+        parse_ir("events: Dr Dw\nsummary: 1 2\n")
+
+
+def test_instructions_per_message_is_the_difference_over_the_extra_messages() -> None:
+    from benchmarks.instructions import per_message
+
+    # start-up (997M) cancels: 2,000 extra messages cost 42,438,000 instructions
+    assert per_message(997_000_000, 1_039_438_000, 2000, 4000) == 21_219.0
+    assert per_message(100, 100, 0, 10) == 0.0
+    with pytest.raises(ValueError):
+        per_message(1, 2, 4000, 4000)
+
+
+FIXED_IR = {
+    "floor": 10_000.0,
+    "core": 20_000.0,
+    "core_novalidate": 19_000.0,
+    "core_norecords": 18_000.0,
+    "profile:mistral": 56_000.0,
+    "profile:openai": 22_000.0,
+    "sync_iter": 20_500.0,
+    "async_asyncio": 22_550.0,
+    "async_trio": 24_600.0,
+    "async_bare_asyncio": 22_000.0,
+    "async_bare_trio": 24_000.0,
+    "cli": 66_000.0,
+    "copy": 16_500.0,
+}
+
+
+def test_instructions_ratio_table_on_fixed_numbers() -> None:
+    from benchmarks.instructions import derive, ratios, tables
+
+    assert derive(FIXED_IR)["validate"] == 1_000.0
+    got = {r["key"]: r["value"] for r in ratios(FIXED_IR)}
+    assert got["core/floor"] == pytest.approx(2.0)
+    assert got["validate/core"] == pytest.approx(0.05)
+    assert got["core_norecords/core"] == pytest.approx(0.9)
+    assert got["profile:mistral/core"] == pytest.approx(2.8)
+    assert got["profile:openai/core"] == pytest.approx(1.1)
+    assert got["slowest_profile/core"] == pytest.approx(2.8)
+    assert got["async_asyncio/sync_iter"] == pytest.approx(1.1)
+    assert got["async_trio/sync_iter"] == pytest.approx(1.2)
+    assert got["async_asyncio/async_bare_asyncio"] == pytest.approx(1.025)
+    assert got["async_trio/async_bare_trio"] == pytest.approx(1.025)
+    assert got["copy/cli"] == pytest.approx(0.25)
+    assert got["cli_glue"] == pytest.approx(66_000 - 16_500 - 18_000)
+    # a side that was not measured gives no ratio, not an error
+    partial = {r["key"]: r["value"] for r in ratios({"floor": 10_000.0, "core": 15_000.0})}
+    assert partial["core/floor"] == pytest.approx(1.5)
+    assert partial["copy/cli"] is None and partial["validate/core"] is None and "slowest_profile/core" not in partial
+
+    md = tables({"bench": FIXED_IR, "short": {"floor": 4_000.0, "core": 16_000.0}})
+    lines = md.splitlines()
+    assert lines[0] == "| probe | what | bench Ir/msg | bench × floor | short Ir/msg | short × floor |"
+    assert "| `core` | repair() drained, defaults | 20,000 | 2.00 | 16,000 | 4.00 |" in lines
+    assert "| `validate` | validation (core − core_novalidate) | 1,000 | 0.10 | — | — |" in lines
+    assert "| `profile:mistral` | repair(profile='mistral') | 56,000 | 5.60 | — | — |" in lines
+    rows = [ln.split(" | ")[0].lstrip("| `").rstrip("`") for ln in lines[2:] if ln.startswith("| `")]
+    assert rows[:5] == ["floor", "validate", "core", "core_novalidate", "core_norecords"]
+    assert rows[-2:] == ["cli", "copy"]
+    assert "| core ÷ floor | 2.00 | 4.00 |" in lines
+    assert "| copy ÷ cli (throughput analogue) | 0.25 | — |" in lines
+    assert any(ln.startswith("| cli − copy − core_norecords, Ir/msg") and "| 31,500 | — |" in ln for ln in lines)
+    assert lines[-1] == "Slowest profile: bench: slowest profile (mistral) ÷ core = 2.80."
+
+
+def test_instructions_arguments_and_probe_names(tmp_path: Path) -> None:
+    from benchmarks.instructions import (
+        DEFAULT_OUT, QUICK_PROBES, UsageError, expand_probes, parse_args, target_command, valgrind_command,
+    )  # fmt: skip
+
+    args = parse_args([])
+    assert (args.quick, args.jobs, args.messages, args.checkpoint_scale, args.out) == (False, 2, 2000, 25.0, DEFAULT_OUT)
+    assert args.workloads == ["bench", "short", "real"]
+    assert {"floor", "validate", "core", "core_norecords", "profiles", "cli", "copy", "async_bare_trio"} <= set(args.probes)
+    quick = parse_args(["--quick"])
+    assert (quick.messages, quick.workloads, quick.probes) == (500, ["bench"], list(QUICK_PROBES))
+    custom = parse_args(["--quick", "--probes", "floor, core", "--workloads", "short,real", "--jobs", "3",
+                         "--messages", "50", "--checkpoint-scale", "10", "--out", str(tmp_path)])  # fmt: skip
+    assert (custom.probes, custom.workloads, custom.jobs, custom.messages) == (["floor", "core"], ["short", "real"], 3, 50)
+    assert (custom.checkpoint_scale, custom.out) == (10.0, tmp_path)
+    for bad in (["--workloads", "nope"], ["--jobs", "0"], ["--messages", "-1"], ["--checkpoint-scale", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            parse_args(bad)
+        assert exc.value.code == 2, bad
+
+    profiles = ["openai", "mistral"]
+    assert expand_probes(["floor", "validate", "core", "profiles", "cli"], profiles) == [
+        "floor", "core", "core_novalidate", "profile:openai", "profile:mistral", "cli"]  # fmt: skip
+    assert expand_probes(["profile:mistral", "async_trio"], profiles) == ["profile:mistral", "async_trio"]
+    for bad_probe in (["nope"], ["profile:nope"], ["profile:"]):
+        with pytest.raises(UsageError):
+            expand_probes(bad_probe, profiles)
+
+    files = (tmp_path / "s.jsonl", tmp_path / "b.jsonl")
+    assert target_command("cli", files, 5, 10, "small", 25.0)[1:] == ["-m", "normalizer", "repair", str(files[0])]
+    assert target_command("copy", files, 5, 10, "big", 25.0)[1:] == ["-m", "benchmarks._copy", str(files[1])]
+    probe = target_command("core", files, 5, 10, "small", 25.0)
+    assert probe[1:] == ["-m", "benchmarks._instr_probe", "core", str(files[1]), "--small", "5", "--big", "10",
+                         "--run", "small", "--checkpoint-scale", "25.0"]  # fmt: skip
+    cmd = valgrind_command("/usr/bin/valgrind", tmp_path / "cg.out", probe)
+    assert cmd[:2] == ["/usr/bin/valgrind", "--tool=cachegrind"]
+    assert {"--cache-sim=no", "--trace-children=no", f"--cachegrind-out-file={tmp_path / 'cg.out'}"} <= set(cmd)
+    assert cmd[-len(probe) :] == probe
+
+
+def test_instructions_exit_2_without_valgrind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import shutil
+
+    from benchmarks import instructions
+
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
+    assert instructions.main(["--quick", "--out", str(tmp_path / "res")]) == 2
+    assert "valgrind not found" in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()
+
+
+def test_instructions_probe_runs_every_probe_natively(tmp_path: Path) -> None:
+    # The in-process probes without valgrind: each runs and measures what it is asked to.
+    from benchmarks._instr_probe import FIXED_PROBES, load, main, prepare
+
+    path = tmp_path / "w.jsonl"
+    workload.write_jsonl(path, workload.short_messages(40, seed=1))
+    blobs, dicts = load(str(path), 30)
+    assert len(blobs) == len(dicts) == 30 and dicts[0] == orjson.loads(blobs[0])
+    for probe in (*FIXED_PROBES, "profile:mistral"):
+        assert prepare(probe, checkpoint_scale=25.0)(blobs, dicts) > 20, probe
+    assert main(["core", str(path), "--small", "10", "--big", "20", "--run", "big"]) == 0
+    with pytest.raises(SystemExit):
+        main(["nope", str(path), "--small", "10", "--big", "20", "--run", "big"])
+    with pytest.raises(SystemExit):
+        main(["core", str(path), "--small", "10", "--big", "50", "--run", "big"])  # the file is shorter
+
+
+@pytest.mark.skipif(__import__("shutil").which("valgrind") is None, reason="valgrind is not installed")
+def test_instructions_quick_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env["CHATNORM_SHARED"] = str(tmp_path / "no-shared")  # the real workload is skipped, with a note
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.instructions", "--quick", "--probes", "floor,core", "--workloads", "short,real",
+         "--messages", "40", "--out", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((out / "instructions.json").read_text())
+    assert result["meta"]["small_messages"] == 40 and result["meta"]["big_messages"] == 80
+    assert result["meta"]["valgrind"].startswith("valgrind-") and result["meta"]["python"]
+    assert list(result["ir_per_message"]) == ["short"]
+    assert any(n.startswith("workload real skipped") for n in result["notes"])
+    ir = result["ir_per_message"]["short"]
+    assert ir["floor"] > 0 and ir["core"] > 0
+    assert all(m["status"] == "ok" and m["ir_big"] > m["ir_small"] > 0 for m in result["measurements"])
+    assert "| `core` |" in (out / "instructions.md").read_text()
