@@ -85,7 +85,8 @@ class CodexPlanner:
     """
 
     def __init__(self, *, source: str = "<input>", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
-        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
+        # Lines keep their newline (a memchr a line): a substring test and orjson ignore it.
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes, keep_ends=True)
         self._plan = CodexPlan()
         self._turn_starts: list[int] = []
         self._last_user_item: int | None = None
@@ -104,7 +105,7 @@ class CodexPlanner:
         return self.result()
 
     def feed_line(self, line: int, raw: bytes) -> None:
-        """One raw line (``line``: its 1-based number)."""
+        """One raw line (``line``: its 1-based number), with or without its newline."""
         # Most lines are rejected by a substring test, without decoding them.
         if b"compacted" not in raw and b"user" not in raw and b"thread_rolled_back" not in raw:
             return

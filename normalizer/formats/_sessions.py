@@ -353,7 +353,7 @@ class SessionRepairer:
         self.recognised = 0
         self._misses: list[tuple[str | None, bool]] = []
         self._dialect: _Dialect | None = None
-        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes, keep_ends=True)
         self._waiting: list[_Line] = []  # lines read before the format is known
         self._turn: _Turn | None = None
         self._held: list[_Line] | None = None  # lines after a user message that ended a turn with open calls
@@ -377,9 +377,10 @@ class SessionRepairer:
         if self._closed:
             raise UsageError("SessionRepairer.feed() after close()")
         number = self._lines.line
-        for body in self._lines.feed(chunk):
+        # feed() hands out whole lines, newline kept (cut with memchr: see LineSplitter).
+        for line in self._lines.feed(chunk):
             number += 1
-            self._read(body, b"\n", number)
+            self._read(line[:-1], b"\n", number)
         return self._take()
 
     def close(self) -> bytes:
