@@ -340,6 +340,11 @@ class SessionRepairer:
         if on_invalid not in ("error", "skip"):
             raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
         self.report = report if report is not None else Report()
+        # The report's line counters, kept here and written to it once a chunk (_count): they
+        # are fields of a pydantic model, whose validating __setattr__ costs more than the
+        # rest of a plain line's bookkeeping.
+        self._n_in = self.report.messages_in
+        self._n_out = self.report.messages_out
         self.stub_text = stub_text
         self.trailing_calls = trailing_calls
         self.orphan_results = orphan_results
@@ -377,10 +382,13 @@ class SessionRepairer:
         if self._closed:
             raise UsageError("SessionRepairer.feed() after close()")
         number = self._lines.line
-        # feed() hands out whole lines, newline kept (cut with memchr: see LineSplitter).
-        for line in self._lines.feed(chunk):
-            number += 1
-            self._read(line[:-1], b"\n", number)
+        try:
+            # feed() hands out whole lines, newline kept (cut with memchr: see LineSplitter).
+            for line in self._lines.feed(chunk):
+                number += 1
+                self._read(line[:-1], b"\n", number)
+        finally:
+            self._count()
         return self._take()
 
     def close(self) -> bytes:
@@ -388,22 +396,29 @@ class SessionRepairer:
         if self._closed:
             raise UsageError("SessionRepairer.close() called twice")
         self._closed = True
-        number = self._lines.line
-        for body in self._lines.close():
-            self._read(body, b"", number + 1)
-        if self._dialect is None:
-            if not self._waiting:
-                return b""  # an empty file: nothing to repair, in any format
-            self._detect(final=True)
-        self._resolve()
-        turn, self._turn = self._turn, None
-        if turn is not None and self.trailing_calls == "stub":
-            for stub in self._stubs(turn, self._stamp):
-                self._emit(stub)
-        if self.recognised == 0 and self.report.messages_in:
+        try:
+            number = self._lines.line
+            for body in self._lines.close():
+                self._read(body, b"", number + 1)
+            if self._dialect is None:
+                if not self._waiting:
+                    return b""  # an empty file: nothing to repair, in any format
+                self._detect(final=True)
+            self._resolve()
+            turn, self._turn = self._turn, None
+            if turn is not None and self.trailing_calls == "stub":
+                for stub in self._stubs(turn, self._stamp):
+                    self._emit(stub)
+        finally:
+            self._count()
+        if self.recognised == 0 and self._n_in:
             assert self._dialect is not None
             raise nothing_recognised(self._dialect.name, self._misses, SESSION_FORMATS, self.source)
         return self._take()
+
+    def _count(self) -> None:
+        self.report.messages_in = self._n_in
+        self.report.messages_out = self._n_out
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -417,7 +432,7 @@ class SessionRepairer:
         return out
 
     def _read(self, body: bytes, end: bytes, number: int) -> None:
-        self.report.messages_in += 1
+        self._n_in += 1
         text = body[3:] if number == 1 and body.startswith(BOM) else body
         try:
             value = orjson.loads(text)
@@ -636,17 +651,17 @@ class SessionRepairer:
                     old = info.parent
                     line.body = _repoint(line.body, line.value, new)
                     self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
-                                    line=line.number, output=self.report.messages_out, dropped={"parentUuid": old})
+                                    line=line.number, output=self._n_out, dropped={"parentUuid": old})
                 info.parent = new
             self._out_prev = info.uuid
         if line.record is not None:
             kind, detail = line.record
-            self.report.add(kind, detail, line=line.number, output=self.report.messages_out)
+            self.report.add(kind, detail, line=line.number, output=self._n_out)
         if self._unterminated:
             self._out += b"\n"  # a last line without a newline is no longer the last
         self._out += line.body + line.end
         self._unterminated = line.end == b""
-        self.report.messages_out += 1
+        self._n_out += 1
 
 
 def _repoint(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:

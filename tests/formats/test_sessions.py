@@ -194,6 +194,30 @@ def test_the_output_does_not_depend_on_how_the_input_is_chunked() -> None:
     assert pieces == whole
 
 
+def test_the_reports_line_counts_are_current_after_every_feed_and_add_to_what_it_held() -> None:
+    # The repairer counts lines itself and writes the counts to the report once a chunk:
+    # a caller reading them between feeds (the CLI's progress) sees every line so far.
+    lines = [cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_result("u3", "u2", "t1"), cc_text("u4", "u3", "ok")]
+    report = normalizer.Report()
+    report.messages_in, report.messages_out = 10, 7  # a report that already counted a file
+    repairer = SessionRepairer(report=report)
+    seen = []
+    for line in lines:
+        repairer.feed(dumps(line))
+        seen.append(report.messages_in)
+    repairer.close()
+    assert seen == [11, 12, 13, 14]
+    assert (report.messages_in, report.messages_out) == (14, 11)
+
+
+def test_the_reports_line_counts_include_the_lines_before_an_error() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + b"{not json\n"
+    repairer = SessionRepairer()
+    with pytest.raises(InvalidMessage):
+        repairer.feed(data)
+    assert repairer.report.messages_in == 3
+
+
 def test_a_wait_is_bounded_by_max_held_bytes() -> None:
     data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_user("u3", "u2", "x" * 500),
                  cc_result("u4", "u3", "t1"))
