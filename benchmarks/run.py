@@ -287,7 +287,7 @@ def chat_to_pydantic_ai(msgs: Iterable[Message]) -> list[Message]:
             if m.get("reasoning_content"):
                 parts.append({"part_kind": "thinking", "content": m["reasoning_content"]})
             if m.get("content") is not None:
-                parts.append({"part_kind": "text", "content": m["content"]})
+                parts.append({"part_kind": "text", "content": _text(m["content"])})
             for c in m.get("tool_calls") or ():
                 names[c["id"]] = c["function"]["name"]
                 parts.append(
@@ -310,8 +310,16 @@ def chat_to_pydantic_ai(msgs: Iterable[Message]) -> list[Message]:
             out.append({"kind": "request", "parts": [part]})
         else:
             kind = "system-prompt" if role in ("system", "developer") else "user-prompt"
-            out.append({"kind": "request", "parts": [{"part_kind": kind, "content": m["content"], "timestamp": ts}]})
+            out.append({"kind": "request", "parts": [{"part_kind": kind, "content": _text(m["content"]), "timestamp": ts}]})
     return out
+
+
+def _text(content: Any) -> Any:
+    """Chat content as pydantic-ai's text parts and prompts take it: a list of content parts
+    (the real sessions' shape) joined into one string."""
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return content if content is not None else ""
 
 
 def _pydantic_ai(d: Data) -> Thunk:

@@ -89,6 +89,20 @@ def test_real_workload_replicates_the_samples() -> None:
     assert {m["role"] for m in msgs} >= {"user", "assistant", "tool"}
 
 
+@needs_samples
+@pytest.mark.skipif(importlib.util.find_spec("pydantic_ai") is None, reason="pydantic-ai is not installed (the bench extra)")
+def test_the_pydantic_ai_row_reads_every_workload() -> None:
+    # Real sessions carry content as lists of parts, which pydantic-ai's text parts and
+    # prompts do not take: the conversion joins them (the row once failed on `real`).
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from benchmarks.run import chat_to_pydantic_ai
+
+    for name, messages in workload.WORKLOADS.items():
+        history = ModelMessagesTypeAdapter.validate_python(chat_to_pydantic_ai(messages(2000)))
+        assert len(history) == 2000, name
+
+
 def test_generator_holds_constant_state() -> None:
     # 10M messages must stream: taking a slice deep into the history needs no list.
     gen = workload.chat_messages(10_000_000, seed=0)
