@@ -22,7 +22,7 @@ from normalizer import InputError, InvalidMessage, LimitExceeded, UsageError
 from normalizer.formats import read_messages
 from normalizer.formats._sessions import SessionRepairer, repair_session
 
-from realdata import sample_files
+from realdata import needs_samples, sample_files
 from session_checks import anthropic_violations, assert_chain_whole, calls_of, cuts, lines_of, results_of
 
 STUB = normalizer.DEFAULT_STUB_TEXT
@@ -351,6 +351,7 @@ def test_a_cut_sample_is_repaired_in_its_own_format(path: Path, cut: str) -> Non
     assert not PAIRING & set(fixed.report.counts)
 
 
+@needs_samples
 def test_a_real_session_whose_user_went_on_after_an_interrupted_tool() -> None:
     """codemie 2.0.64 with the result of line 17 never written: Claude Code then hangs the
     next line from the tool_use line (18 -> 16). The repair puts a result between them."""
