@@ -13,7 +13,6 @@ import orjson
 import pytest
 
 import normalizer
-from normalizer.cli._repair import _newlines
 from tests.cli.conftest import EXAMPLE, HAVE_SAMPLES, ROOT, SAMPLES, SKIP_REASON, big_session, jsonl, needs_samples, read_pty, run, write_jsonl
 
 EXPECTED_SUMMARY = (
@@ -558,11 +557,3 @@ def test_model_picks_the_profile_and_profile_wins_over_it(tmp_path: Path):
         "2 fixable with `chatnorm repair --model Llama-3.1-8B-Instruct` (add --diff to see the changes first)",
     ]
 
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [(b"", 0), (b"a", 0), (b"\n", 1), (b"a\nb", 1), (b"a\nb\n", 2), (b"\n\n\n", 3), (b'{"a":1}\n' * 1000 + b"]", 1000)],
-)
-def test_newlines_written_are_counted_exactly(data: bytes, expected: int) -> None:
-    # What an interrupted run says it left on stdout ("N lines had been written").
-    assert _newlines(bytearray(data)) == expected == data.count(b"\n")

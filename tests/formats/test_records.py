@@ -12,7 +12,7 @@ import pytest
 
 from normalizer import InputError, InvalidMessage, LimitExceeded, Report, UsageError
 from normalizer.formats._writers import awrite_finetune, awrite_json_array, awrite_jsonl, write_finetune, write_json_array, write_jsonl
-from normalizer.formats._records import LineSplitter
+from normalizer.formats._records import LineSplitter, count_newlines
 from normalizer.formats import aread_conversations, aread_messages, detect_format, read_conversations, read_messages
 
 CHAT = [
@@ -166,6 +166,15 @@ def test_line_splitter_refuses_a_line_one_byte_past_the_limit_newline_not_counte
     with pytest.raises(LimitExceeded) as exc:
         split_all(b"x\n" + b"y" * 9 + b"\n", size, max_line_bytes=8, keep_ends=keep_ends)
     assert (exc.value.line, exc.value.value) == (2, 8)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [(b"", 0), (b"a", 0), (b"\n", 1), (b"a\nb", 1), (b"a\nb\n", 2), (b"\n\n\n", 3), (b'{"a":1}\n' * 1000 + b"]", 1000)],
+)
+def test_newlines_are_counted_exactly(data: bytes, expected: int) -> None:
+    # A document's line numbers, and what an interrupted run says it left on stdout.
+    assert count_newlines(bytearray(data)) == count_newlines(data) == expected == data.count(b"\n")
 
 
 def test_a_truncated_line_is_placed_on_its_own_line_not_the_next() -> None:
