@@ -86,7 +86,7 @@ class CodexPlanner:
 
     def __init__(self, *, source: str = "<input>", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         # Lines keep their newline (a memchr a line): a substring test and orjson ignore it.
-        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes, keep_ends=True)
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
         self._plan = CodexPlan()
         self._turn_starts: list[int] = []
         self._last_user_item: int | None = None

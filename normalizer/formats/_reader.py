@@ -355,7 +355,7 @@ class Reader:
             self._doc = DocReader(self.source, max_depth=self.limits.max_depth, max_record_bytes=self.limits.max_record_bytes)
             return self._document(self._doc.feed(head))
         # JSONL, or an empty file (an empty JSONL file)
-        self._lines = LineSplitter(source=self.source, max_line_bytes=self.limits.max_line_bytes, keep_ends=True)
+        self._lines = LineSplitter(source=self.source, max_line_bytes=self.limits.max_line_bytes)
         return self._jsonl(self._lines.feed(head), 0)
 
     def _jsonl(self, pieces: list[bytes], line: int) -> list[Event]:
@@ -592,7 +592,7 @@ class Reader:
     def _not_json(self, raw: bytes, line: int) -> InputError:
         """Why orjson refused a JSONL line, said of the line without its newline (orjson would
         place an unfinished value's end on the line after it)."""
-        body = raw[:-1] if raw[-1:] == b"\n" else raw
+        body = raw.removesuffix(b"\n")
         try:
             orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -604,8 +604,7 @@ class Reader:
         if self.on_invalid != "skip":
             raise exc
         self._seen = True
-        body = raw[:-1] if raw[-1:] == b"\n" else raw
-        self.report.add("skip_invalid", str(exc), line=line, dropped=body.decode("utf-8", "backslashreplace"))
+        self.report.add("skip_invalid", str(exc), line=line, dropped=raw.removesuffix(b"\n").decode("utf-8", "backslashreplace"))
 
     def _refuse_record(self, exc: InputError, value: Any, place: Place | None, index: int | None) -> None:
         """A record its converter refused: say where it began, then raise, or skip and record it."""

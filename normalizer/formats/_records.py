@@ -175,20 +175,19 @@ class LineSplitter:
     as soon as they get that long, without holding more than that.
 
     ``line`` is the number of lines handed out so far: the first line of the next ``feed()``
-    is line ``line + 1``. (Lines are handed out bare, not numbered one by one: the caller
-    counts them in the loop it runs over them anyway.)
+    is line ``line + 1``. (Lines are not numbered one by one: the caller counts them in the
+    loop it runs over them anyway.)
 
-    ``keep_ends``: each line ``feed()`` hands out keeps its ``\n`` (the last line of a file,
-    from ``close()``, has none). Cutting is then a ``memchr`` per line (``BytesIO.readlines``)
-    instead of ``bytes.split``'s byte-by-byte loop: on lines of about a kilobyte, a fifth of
-    the instructions. The JSON reader wants that (a trailing newline is whitespace to orjson);
-    the session repairers want the bare line.
+    Each line ``feed()`` hands out keeps its ``\n`` (the last line of a file, from ``close()``,
+    has none; the newline is not counted against ``max_line_bytes``). Cutting is a ``memchr``
+    per line (``BytesIO.readlines``) rather than ``bytes.split``'s byte-by-byte loop: on lines
+    of about a kilobyte, a fifth of the instructions. A trailing newline is whitespace to
+    orjson; a caller that wants the bare line cuts it off.
     """
 
-    def __init__(self, *, source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, keep_ends: bool = False) -> None:
+    def __init__(self, *, source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self.source = source
         self.max_line_bytes = max_line_bytes
-        self.keep_ends = keep_ends
         self.line = 0
         self._pending: list[bytes] = []
         self._pending_len = 0
@@ -197,20 +196,15 @@ class LineSplitter:
         if b"\n" not in chunk:
             self._hold(chunk)
             return []
-        if self.keep_ends:
-            pieces = BytesIO(chunk).readlines()  # shares chunk's bytes: no copy of the chunk
-            rest = b"" if pieces[-1][-1:] == b"\n" else pieces.pop()
-            end = 1  # each piece's newline, not part of its length
-        else:
-            pieces = chunk.split(b"\n")
-            rest = pieces.pop()
-            end = 0
+        pieces = BytesIO(chunk).readlines()  # shares chunk's bytes: no copy of the chunk
+        rest = b"" if pieces[-1][-1:] == b"\n" else pieces.pop()
         if self._pending:
             pieces[0] = b"".join(self._pending) + pieces[0]
             self._pending, self._pending_len = [], 0
-        if max(map(len, pieces)) > self.max_line_bytes + end:  # one C-speed pass; the loop is rare
+        longest = self.max_line_bytes + 1  # each piece's newline is not part of its length
+        if max(map(len, pieces)) > longest:  # one C-speed pass; the loop is rare
             for n, piece in enumerate(pieces):
-                if len(piece) > self.max_line_bytes + end:
+                if len(piece) > longest:
                     raise self._too_long(self.line + n + 1)
         self.line += len(pieces)
         self._hold(rest)

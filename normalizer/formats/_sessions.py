@@ -358,7 +358,7 @@ class SessionRepairer:
         self.recognised = 0
         self._misses: list[tuple[str | None, bool]] = []
         self._dialect: _Dialect | None = None
-        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes, keep_ends=True)
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
         self._waiting: list[_Line] = []  # lines read before the format is known
         self._turn: _Turn | None = None
         self._held: list[_Line] | None = None  # lines after a user message that ended a turn with open calls

@@ -137,7 +137,7 @@ def test_line_limit(tmp_path: Path) -> None:
     assert len(list(read_messages(path, max_line_bytes=8192))) == 3
 
 
-# -- LineSplitter: bare lines or lines that keep their newline, cut the same way --------------
+# -- LineSplitter: lines that keep their newline, cut where bytes.split cuts -----------------
 
 
 def split_all(data: bytes, size: int, **kwargs: Any) -> list[bytes]:
@@ -150,21 +150,19 @@ def split_all(data: bytes, size: int, **kwargs: Any) -> list[bytes]:
 
 @pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"\n\n", b"ab\r\ncd\n\nef", b'{"x":1}\n{"y":[2]}\n' * 3 + b"tail"])
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
-def test_line_splitter_keeps_ends_or_not_and_cuts_the_same_lines(data: bytes, size: int) -> None:
-    bare = split_all(data, size)
-    kept = split_all(data, size, keep_ends=True)
-    assert bare == data.split(b"\n")[: -1 if data.endswith(b"\n") or not data else None]
+def test_line_splitter_keeps_ends_and_cuts_the_same_lines_as_split(data: bytes, size: int) -> None:
+    bare = data.split(b"\n")[: -1 if data.endswith(b"\n") or not data else None]
+    kept = split_all(data, size)
     assert b"".join(kept) == data
     assert [line.removesuffix(b"\n") for line in kept] == bare
 
 
-@pytest.mark.parametrize("keep_ends", [False, True])
 @pytest.mark.parametrize("size", [1, 4, 100])
-def test_line_splitter_refuses_a_line_one_byte_past_the_limit_newline_not_counted(keep_ends: bool, size: int) -> None:
+def test_line_splitter_refuses_a_line_one_byte_past_the_limit_newline_not_counted(size: int) -> None:
     ok = b"x" * 8 + b"\n" + b"y" * 8
-    assert len(split_all(ok, size, max_line_bytes=8, keep_ends=keep_ends)) == 2
+    assert len(split_all(ok, size, max_line_bytes=8)) == 2
     with pytest.raises(LimitExceeded) as exc:
-        split_all(b"x\n" + b"y" * 9 + b"\n", size, max_line_bytes=8, keep_ends=keep_ends)
+        split_all(b"x\n" + b"y" * 9 + b"\n", size, max_line_bytes=8)
     assert (exc.value.line, exc.value.value) == (2, 8)
 
 
