@@ -20,12 +20,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, Field
 from pydantic_core import PydanticSerializationError
 
 from ._defaults import DEFAULT_MAX_RECORDS
+from ._note import Note
 
 __all__ = ["Note", "Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
@@ -38,37 +39,6 @@ def _new_list() -> list[Any]:
     # for this alone. (`dict` has no text signature: it is answered at once.)
     return []
 
-
-
-class Note(NamedTuple):
-    """A repair made to a message that is not emitted yet: it becomes a :class:`Repair`
-    record once the message's output index is known (or none, if it is dropped)."""
-
-    kind: str
-    """The repair kind (``Repair.kind``)."""
-    detail: str | Callable[[], str]
-    """A short sentence for people (``Repair.detail``), or a function that makes it
-    (:meth:`text`). A sentence that formats values (reprs of ids, joined field names) is
-    given as a function: past ``max_records`` with no ``on_record`` listener a note is
-    only counted, no record is built, and a long history would otherwise format most of
-    its sentences to throw them away (``rewrite_call_id`` costs ~6,800 instructions to
-    format, deferring it ~1,200). On a path that runs per message the function is a
-    ``functools.partial`` of a template's ``format`` (or of a module function) with its
-    values, not a ``lambda``: a lambda turns the names it reads into cells, made on every
-    call of the enclosing function whether a note is made or not (~1% of anthropic's
-    run). Either way the function runs when the record is built, later than the note is
-    made (after the profile stage, which may hold the message): what it reads must stay
-    as it is -- a lambda's names not rebound afterwards, no object mutated."""
-    inputs: list[int]
-    """Input indices of the messages involved (``Repair.input``)."""
-    dropped: Any
-    """What was removed or overwritten, whole (``Repair.dropped``), else None. Always given:
-    a NamedTuple fills a default on a slow path (~0.7 us more per note)."""
-
-    def text(self) -> str:
-        """The detail as the record's ``Repair.detail``: the sentence, made now if lazy."""
-        detail = self.detail
-        return detail if isinstance(detail, str) else detail()
 
 
 @dataclass(slots=True)
@@ -147,30 +117,40 @@ class Report(BaseModel):
         is only counted -- no record is built to be thrown away, and a lazy detail is
         never made (a long history with a repair per message spends most of its notes
         there)."""
-        counts = self.counts
-        records = self.records
-        listener = self.on_record
-        room = self.max_records - len(records)
-        rest: list[Note] | None = None
+        # The fields straight from the instance dict, read once: a pydantic model's attribute
+        # costs several times a dict's item, and this runs for every message with a repair.
+        # (Read per call, not kept: whoever holds the report may reassign a field.)
+        fields = self.__dict__
+        counts = fields["counts"]
+        records = fields["records"]
+        listener = fields["on_record"]
+        limit = fields["max_records"]
+        room = limit - len(records)
+        rest: list[Note] = []
         if listener is None and room < len(notes):
             # The kept records fill up in order, then the rest are only counted.
-            notes, rest = (notes[:room], notes[room:]) if room > 0 else ([], notes)
+            if room > 0:
+                notes, rest = notes[:room], notes[room:]
+            else:
+                notes, rest = rest, notes
         # add() per note, spelled out: this runs per record built, and a keyword call of add
         # costs about as much again as the record (Note.text inlined too).
-        limit = self.max_records
-        for kind, detail, inputs, dropped in notes:
-            record = Repair(kind, detail if isinstance(detail, str) else detail(), inputs or [], output, dropped, None)
+        for note in notes:
+            kind = note.kind
+            detail = note.detail
+            record = Repair(kind, detail if isinstance(detail, str) else detail(), note.inputs or [], output, note.dropped, None)
             counts[kind] = counts.get(kind, 0) + 1
             if len(records) < limit:  # (as add(): a listener may have added records meanwhile)
                 records.append(record)
             else:
-                self.__dict__["records_omitted"] += 1
+                fields["records_omitted"] += 1
             if listener is not None:
                 listener(record)
         if rest:
-            for kind, _, _, _ in rest:
+            for note in rest:
+                kind = note.kind
                 counts[kind] = counts.get(kind, 0) + 1
-            self.__dict__["records_omitted"] += len(rest)
+            fields["records_omitted"] += len(rest)
 
     def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
         try:

@@ -529,6 +529,7 @@ def test_notes_past_max_records_are_counted_as_records_are(listen):
         for note in notes:
             b.add(note.kind, note.detail, input=note.inputs, output=output, dropped=note.dropped)
     assert a.model_dump() == b.model_dump() and a.records_omitted == 17 and seen_a == seen_b
+    assert list(a.counts) == list(b.counts)  # kinds in the order add() meets them (the dump's order)
     assert len(seen_a) == (21 if listen else 0)
 
 

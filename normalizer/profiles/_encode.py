@@ -92,7 +92,7 @@ from .._content import (
     part_kind,
     text_of,
 )
-from .._report import Note
+from .._note import Note
 from ._rules import RULES
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ._rules import RULES
 from .._errors import UsageError
 from .._options import make_options
-from .._report import Note
+from .._note import Note
 from ._encode import Encoder
 from ._stage import ProfileStage
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._content import Conflict, Fold, has_text, is_opaque, join, merge, unfold
 from .._errors import LimitExceeded
-from .._report import Note
+from .._note import Note
 
 if TYPE_CHECKING:
     from ._encode import Encoder
