@@ -223,11 +223,12 @@ OPAQUE_KEYS = ("codex_reasoning_items", "codex_message_items")
 def is_opaque(message: Mapping[str, Any]) -> bool:
     """An assistant message carrying opaque continuation state (Codex interim turns,
     incomplete responses): replayed exactly as stored, never merged, dropped or edited."""
-    # Spelled out (no loop): this runs for every assistant message.
+    # Spelled out (no loop), and `in` before any lookup: this runs for every assistant
+    # message, and most have none of the three keys.
     return bool(
-        message.get("finish_reason") == "incomplete"
-        or message.get("codex_reasoning_items")
-        or message.get("codex_message_items")
+        ("finish_reason" in message and message["finish_reason"] == "incomplete")
+        or ("codex_reasoning_items" in message and message["codex_reasoning_items"])
+        or ("codex_message_items" in message and message["codex_message_items"])
     )
 
 

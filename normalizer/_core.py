@@ -41,7 +41,8 @@ from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultErro
 from . import _messages
 from ._messages import _invalid, as_message, is_plain
 from ._options import Options, make_options
-from ._report import Note, Report
+from ._note import Note
+from ._report import Report
 from ._types import ProfileArg, RepairOptions
 from ._table import TABLE
 from ._state import CLOSED, IDLE
@@ -84,9 +85,9 @@ class Normalizer:
 
     # Slots: 52 attributes are more than an instance dict shares its keys for (30), and
     # without them every attribute read and method lookup takes CPython's slow path.
-    __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
+    __slots__ = ('_add_notes', '_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
         '_deferred', '_direct', '_emit', '_encode_results', '_encoder', '_held_bytes',
-        '_index', '_is_opaque', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
+        '_index', '_is_opaque', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
         '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
         '_plain_results', '_repair_arguments', '_replay', '_report', '_results',
         '_rewrites_ids', '_shapes', '_single_call', '_split', '_stage_close',
@@ -105,7 +106,10 @@ class Normalizer:
         self._validate = opts.validate_messages
         self._max_held_bytes = opts.max_held_bytes  # read per result: plain attributes
         self._max_held_messages = opts.max_held_messages
+        self._max_fragments = opts.max_turn_fragments  # read per merge
         self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
+        # Bound once: a method looked up on a pydantic model costs ~0.1 us, per repaired message.
+        self._add_notes = self._report.add_notes
         # The provider's encoding, applied by this class as it emits (one pass), and the
         # profile's stage for what needs a look across messages (alternation, system
         # placement), or None. Where the output goes is decided here, once (_emit, below).
@@ -357,22 +361,22 @@ class Normalizer:
                 self._note(notes, None)
             return
         if notes:
-            self._report.add_notes(notes, self._n_out + len(self._out))
+            self._add_notes(notes, self._n_out + len(self._out))
         self._out.append(message)
 
     def _note(self, notes: list[Note], output: int | None) -> None:
-        self._report.add_notes(notes, output)
+        self._add_notes(notes, output)
 
     def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
         # A repair with no message to point at (something dropped). As a note: a report
         # that keeps no more records and has no listener only counts it.
-        self._report.add_notes([Note(kind, detail, inputs, dropped)], None)
+        self._add_notes([Note(kind, detail, inputs, dropped)], None)
 
     def _count_fragment(self, held: Message, inputs: list[int], message: Message) -> None:
         # One more message merges into a held one: count it against the limits (the held
         # message's own size is counted once, when the first merge makes it grow).
         inputs.append(self._index)
-        limit = self.options.max_turn_fragments
+        limit = self._max_fragments
         if len(inputs) > limit:
             raise LimitExceeded(
                 f"more than {limit} consecutive fragments merge into one turn",
@@ -386,7 +390,7 @@ class Normalizer:
 
     def _hold_bytes(self, size: int) -> None:
         self._held_bytes += size
-        limit = self.options.max_held_bytes
+        limit = self._max_held_bytes
         if self._held_bytes > limit:
             raise LimitExceeded(
                 f"the pending turn holds more than {limit} characters of text",
@@ -395,7 +399,7 @@ class Normalizer:
             )
 
     def _check_held(self) -> None:
-        limit = self.options.max_held_messages
+        limit = self._max_held_messages
         if len(self._results) + len(self._deferred) > limit:
             raise LimitExceeded(
                 f"more than {limit} messages are held waiting for one turn's tool results",
@@ -508,7 +512,8 @@ class Normalizer:
             self._user_owned = set()
         conflicts = merge(held, message, self._user_folds, self._user_owned)
         self._user = held
-        self._user_notes.extend(_conflict_notes(conflicts, inputs))
+        if conflicts:
+            self._user_notes.extend(_conflict_notes(conflicts, inputs))
 
     def release_user(self, message: Message | None = None) -> None:
         """Emit the held user message, if any."""
@@ -522,7 +527,7 @@ class Normalizer:
             notes = self._user_notes
             inputs = self._user_inputs
             if len(inputs) > 1:
-                notes.insert(0, Note("merge_user", f"merged consecutive user messages {_span(inputs)} into one", inputs, None))
+                notes.insert(0, Note("merge_user", partial(_merged_user_detail, inputs), inputs, None))
             if self._shapes:
                 user = self._encoder.shape(user, "user", inputs, notes)
             if notes or not self._direct:
@@ -595,7 +600,8 @@ class Normalizer:
             # the calls first came in (key order is output order)
             held["tool_calls"] = None
         self._turn = held
-        self._turn_notes.extend(_conflict_notes(conflicts, inputs))
+        if conflicts:
+            self._turn_notes.extend(_conflict_notes(conflicts, inputs))
 
     def take_result(self, message: Message) -> None:
         """Keep a tool result for the held turn's call it answers."""
@@ -735,11 +741,7 @@ class Normalizer:
                 turn["tool_calls"] = list(calls.values())
             else:
                 turn.pop("tool_calls", None)
-            notes.insert(0, Note(
-                "merge_assistant",
-                f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages",
-                inputs, None,
-            ))
+            notes.insert(0, Note("merge_assistant", partial(_merged_turn_detail, inputs), inputs, None))
         if self._unanswered and policy == "drop" and not opaque:
             # Trailing calls were never run: remove them (kept whole in the report).
             for call_id in list(self._unanswered):
@@ -1215,6 +1217,16 @@ class Normalizer:
 def _renamed_detail(style: str, renamed: list[tuple[str, Any]]) -> str:
     """rewrite_call_id's sentence (made only for a record: Note.detail)."""
     return f"call ids rewritten to the {style} style: " + ", ".join([f"{a!r} -> {b!r}" for a, b in renamed])
+
+
+def _merged_user_detail(inputs: list[int]) -> str:
+    """merge_user's sentence (made only for a record: Note.detail)."""
+    return f"merged consecutive user messages {_span(inputs)} into one"
+
+
+def _merged_turn_detail(inputs: list[int]) -> str:
+    """merge_assistant's sentence (made only for a record: Note.detail)."""
+    return f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages"
 
 
 def _never(message: Message) -> bool:
