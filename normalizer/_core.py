@@ -41,8 +41,8 @@ from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultErro
 from . import _messages
 from ._messages import _invalid, as_message, is_plain
 from ._options import Options, make_options
-from ._note import Note
-from ._report import Report
+from ._note import Note, file_notes
+from ._report import Repair, Report
 from ._types import ProfileArg, RepairOptions
 from ._table import TABLE
 from ._state import CLOSED, IDLE
@@ -85,11 +85,11 @@ class Normalizer:
 
     # Slots: 52 attributes are more than an instance dict shares its keys for (30), and
     # without them every attribute read and method lookup takes CPython's slow path.
-    __slots__ = ('_add_notes', '_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
+    __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
         '_deferred', '_direct', '_emit', '_encode_results', '_encoder', '_held_bytes',
         '_index', '_is_opaque', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
         '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
-        '_plain_results', '_repair_arguments', '_replay', '_report', '_results',
+        '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields', '_results',
         '_rewrites_ids', '_shapes', '_single_call', '_split', '_stage_close',
         '_tool_only_null', '_turn', '_turn_folds', '_turn_inputs', '_turn_notes',
         '_turn_opaque', '_turn_owned', '_unanswered', '_user', '_user_bytes', '_user_folds',
@@ -108,8 +108,9 @@ class Normalizer:
         self._max_held_messages = opts.max_held_messages
         self._max_fragments = opts.max_turn_fragments  # read per merge
         self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
-        # Bound once: a method looked up on a pydantic model costs ~0.1 us, per repaired message.
-        self._add_notes = self._report.add_notes
+        # Report.add_notes without the method: a method looked up on a pydantic model costs
+        # ~0.1 us, per repaired message (and the function is compiled in the compiled build).
+        self._report_fields = self._report.__dict__
         # The provider's encoding, applied by this class as it emits (one pass), and the
         # profile's stage for what needs a look across messages (alternation, system
         # placement), or None. Where the output goes is decided here, once (_emit, below).
@@ -361,16 +362,16 @@ class Normalizer:
                 self._note(notes, None)
             return
         if notes:
-            self._add_notes(notes, self._n_out + len(self._out))
+            file_notes(self._report_fields, notes, self._n_out + len(self._out), Repair)
         self._out.append(message)
 
     def _note(self, notes: list[Note], output: int | None) -> None:
-        self._add_notes(notes, output)
+        file_notes(self._report_fields, notes, output, Repair)
 
     def _record(self, kind: str, detail: str, inputs: list[int], dropped: Any = None) -> None:
         # A repair with no message to point at (something dropped). As a note: a report
         # that keeps no more records and has no listener only counts it.
-        self._add_notes([Note(kind, detail, inputs, dropped)], None)
+        file_notes(self._report_fields, [Note(kind, detail, inputs, dropped)], None, Repair)
 
     def _count_fragment(self, held: Message, inputs: list[int], message: Message) -> None:
         # One more message merges into a held one: count it against the limits (the held

@@ -1,10 +1,11 @@
 """A repair made to a message that is not emitted yet: :class:`Note` (re-exported by
-``_report``, where the records it becomes are kept).
+``_report``), and :func:`file_notes`, which turns the notes of an emitted message into the
+report's counts and records (``Report.add_notes``; the core calls it directly).
 
 A module of its own so that the optional compiled build (mypyc) compiles it: the core and
-the profile stage make a note for every repair, and building an interpreted object from
-compiled code costs more than the rest of a repair. (``_report`` holds a pydantic model,
-no business of a compiled module.)
+the profile stage make a note for every repair and file it, and an interpreted frame
+called from compiled code costs more than the rest of a repair. (``_report`` holds a
+pydantic model, no business of a compiled module.)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, final
 
-__all__ = ["Note"]
+__all__ = ["Note", "file_notes"]
 
 
 @final
@@ -68,3 +69,46 @@ class Note:
 
     def __repr__(self) -> str:
         return f"Note({self.kind!r}, {self.detail!r}, {self.inputs!r}, {self.dropped!r})"
+
+
+def file_notes(fields: dict[str, Any], notes: list[Note], output: int | None, make_record: Callable[..., Any]) -> None:
+    """``Report.add`` for each note of one message (output index ``output``): the same
+    counts, records and callbacks. ``fields`` is the report's instance dict and
+    ``make_record`` its record class (``Repair``, which this module cannot import: the
+    report imports this module).
+
+    Once the kept records are full and nobody listens, a note is only counted: no record
+    is built to be thrown away, and a lazy detail is never made (a long history with a
+    repair per message spends most of its notes there)."""
+    # The fields as dict items, read per call: a pydantic model's attribute costs several
+    # times a dict's item, and whoever holds the report may reassign a field (pydantic
+    # writes it into this very dict).
+    counts: dict[str, int] = fields["counts"]
+    records: list[Any] = fields["records"]
+    listener: Callable[[Any], None] | None = fields["on_record"]
+    limit: int = fields["max_records"]
+    room = limit - len(records)
+    rest: list[Note] = []
+    if listener is None and room < len(notes):
+        # The kept records fill up in order, then the rest are only counted.
+        if room > 0:
+            notes, rest = notes[:room], notes[room:]
+        else:
+            notes, rest = rest, notes
+    for note in notes:  # (Report.add per note, spelled out: this runs per record built)
+        kind = note.kind
+        detail = note.detail
+        record = make_record(kind, detail if isinstance(detail, str) else detail(), note.inputs or [], output,
+                             note.dropped, None)
+        counts[kind] = counts.get(kind, 0) + 1
+        if len(records) < limit:  # (as add(): a listener may have added records meanwhile)
+            records.append(record)
+        else:
+            fields["records_omitted"] += 1
+        if listener is not None:
+            listener(record)
+    if rest:
+        for note in rest:
+            kind = note.kind
+            counts[kind] = counts.get(kind, 0) + 1
+        fields["records_omitted"] += len(rest)

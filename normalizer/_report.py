@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from pydantic_core import PydanticSerializationError
 
 from ._defaults import DEFAULT_MAX_RECORDS
-from ._note import Note
+from ._note import Note, file_notes
 
 __all__ = ["Note", "Repair", "Report", "DEFAULT_MAX_RECORDS"]
 
@@ -117,40 +117,7 @@ class Report(BaseModel):
         is only counted -- no record is built to be thrown away, and a lazy detail is
         never made (a long history with a repair per message spends most of its notes
         there)."""
-        # The fields straight from the instance dict, read once: a pydantic model's attribute
-        # costs several times a dict's item, and this runs for every message with a repair.
-        # (Read per call, not kept: whoever holds the report may reassign a field.)
-        fields = self.__dict__
-        counts = fields["counts"]
-        records = fields["records"]
-        listener = fields["on_record"]
-        limit = fields["max_records"]
-        room = limit - len(records)
-        rest: list[Note] = []
-        if listener is None and room < len(notes):
-            # The kept records fill up in order, then the rest are only counted.
-            if room > 0:
-                notes, rest = notes[:room], notes[room:]
-            else:
-                notes, rest = rest, notes
-        # add() per note, spelled out: this runs per record built, and a keyword call of add
-        # costs about as much again as the record (Note.text inlined too).
-        for note in notes:
-            kind = note.kind
-            detail = note.detail
-            record = Repair(kind, detail if isinstance(detail, str) else detail(), note.inputs or [], output, note.dropped, None)
-            counts[kind] = counts.get(kind, 0) + 1
-            if len(records) < limit:  # (as add(): a listener may have added records meanwhile)
-                records.append(record)
-            else:
-                fields["records_omitted"] += 1
-            if listener is not None:
-                listener(record)
-        if rest:
-            for note in rest:
-                kind = note.kind
-                counts[kind] = counts.get(kind, 0) + 1
-            fields["records_omitted"] += len(rest)
+        file_notes(self.__dict__, notes, output, Repair)
 
     def model_dump_json(self, **kwargs: Any) -> str:  # pydantic's keywords, passed through
         try:

@@ -33,3 +33,21 @@ def test_the_report_module_re_exports_it() -> None:
     report = Report()
     report.add_notes([Note("k", partial(str, "lazy"), [3], {"x": 1})], 7)
     assert [(r.kind, r.detail, r.input, r.output, r.dropped) for r in report.records] == [("k", "lazy", [3], 7, {"x": 1})]
+
+
+def test_notes_are_filed_into_the_fields_the_report_holds_now() -> None:
+    """file_notes reads the report's fields per call (as dict items): a field its holder
+    reassigned since is the one written."""
+    from normalizer._note import file_notes
+    from normalizer._report import Repair
+
+    report = Report(max_records=1)
+    file_notes(report.__dict__, [Note("a", "one", [0], None), Note("b", "two", [1], None)], 4, Repair)
+    assert report.counts == {"a": 1, "b": 1} and report.records_omitted == 1
+    assert [(r.kind, r.output) for r in report.records] == [("a", 4)]
+    report.counts = {}
+    report.records = []
+    seen: list[Repair] = []
+    report.on_record = seen.append
+    report.add_notes([Note("c", "three", [2], None)], None)
+    assert report.counts == {"c": 1} and [r.kind for r in report.records] == ["c"] and [r.kind for r in seen] == ["c"]
