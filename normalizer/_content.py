@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "Message",
@@ -62,7 +62,7 @@ __all__ = [
 Message = dict[str, Any]
 
 #: The event each role dispatches as in the state table (``developer`` is a system message).
-EVENT_OF_ROLE: dict[str, str] = {
+EVENT_OF_ROLE: Final[dict[str, str]] = {
     "system": "system",
     "developer": "system",
     "user": "user",
@@ -71,15 +71,15 @@ EVENT_OF_ROLE: dict[str, str] = {
 }
 
 #: Content parts that carry text (Chat, Responses input and output spellings).
-TEXT_PART_TYPES = ("text", "input_text", "output_text")
+TEXT_PART_TYPES: Final = ("text", "input_text", "output_text")
 #: Keys whose presence makes an assistant message worth sending even with no text or calls.
-SUBSTANCE_KEYS = ("refusal", "function_call", "audio")
+SUBSTANCE_KEYS: Final = ("refusal", "function_call", "audio")
 #: Reasoning text: joined like content when fragments merge; not substance on its own.
-REASONING_TEXT_KEYS = ("reasoning_content", "reasoning")
+REASONING_TEXT_KEYS: Final = ("reasoning_content", "reasoning")
 #: Every reasoning field a provider may reject (Groq) or a template may choke on.
-REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
+REASONING_KEYS: Final = ("reasoning_content", "reasoning", "reasoning_details")
 #: Content parts that hold reasoning (Anthropic's thinking blocks, Responses' reasoning items).
-REASONING_PART_TYPES = ("thinking", "redacted_thinking", "reasoning")
+REASONING_PART_TYPES: Final = ("thinking", "redacted_thinking", "reasoning")
 
 # The fields of a Chat Completions message that a provider validating fields strictly knows
 # (Groq, Gemini's OpenAI-compatible endpoint, mistral-common): anything else -- a source
@@ -217,7 +217,7 @@ MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
 
 
 #: Keys holding opaque continuation state (with ``finish_reason: "incomplete"``).
-OPAQUE_KEYS = ("codex_reasoning_items", "codex_message_items")
+OPAQUE_KEYS: Final = ("codex_reasoning_items", "codex_message_items")
 
 
 def is_opaque(message: Mapping[str, Any]) -> bool:

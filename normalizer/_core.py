@@ -19,7 +19,7 @@ import weakref
 from collections import deque
 from functools import partial
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import orjson
 from pydantic import ValidationError
@@ -54,7 +54,7 @@ __all__ = ["Normalizer"]
 Message = dict[str, Any]
 
 # Normalizer._broken while a message is being placed (a re-entrant call is refused).
-_IN_USE = "in use"
+_IN_USE: Final = "in use"
 
 
 

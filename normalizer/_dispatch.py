@@ -55,7 +55,7 @@ _HEADER = '''\
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from ._core import Normalizer
@@ -96,7 +96,7 @@ def render(machine: Machine) -> str:
         entries = ", ".join(f"{event!r}: {name}" for event, name in events.items())
         rows.append(f"    {state_name!r}: {{{entries}}},")
     chunks.append(
-        "\n\nTABLE: dict[str, dict[str, Callable[[Normalizer, Any], None]]] = {\n" + "\n".join(rows) + "\n}\n"
+        "\n\nTABLE: Final[dict[str, dict[str, Callable[[Normalizer, Any], None]]]] = {\n" + "\n".join(rows) + "\n}\n"
     )
     return "".join(chunks)
 

@@ -52,11 +52,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["IDLE", "USER", "TURN", "TOOLS", "CLOSED", "STATES", "LIVE", "EVENTS", "TRANSITIONS"]
 
-IDLE, USER, TURN, TOOLS, CLOSED = "idle", "user", "turn", "tools", "closed"
+# Final: the compiled build (mypyc) then reads them as constants, not module attributes.
+IDLE: Final = "idle"
+USER: Final = "user"
+TURN: Final = "turn"
+TOOLS: Final = "tools"
+CLOSED: Final = "closed"
 STATES = [IDLE, USER, TURN, TOOLS, CLOSED]
 LIVE = [IDLE, USER, TURN, TOOLS]
 EVENTS = ["system", "user", "assistant", "tool", "eof"]

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from ._core import Normalizer
@@ -160,7 +160,7 @@ def tools__eof(self: Normalizer, message: Any) -> None:
     self.replay(message)
 
 
-TABLE: dict[str, dict[str, Callable[[Normalizer, Any], None]]] = {
+TABLE: Final[dict[str, dict[str, Callable[[Normalizer, Any], None]]]] = {
     'idle': {'system': idle__system, 'user': idle__user, 'assistant': idle__assistant, 'tool': idle__tool, 'eof': idle__eof},
     'user': {'system': user__system, 'user': user__user, 'assistant': user__assistant, 'tool': user__tool, 'eof': user__eof},
     'turn': {'system': turn__system, 'user': turn__user, 'assistant': turn__assistant, 'tool': turn__tool, 'eof': turn__eof},

@@ -270,7 +270,7 @@ class Encoder:
         return m
 
     def _drop_opaque(self, m: Message, inputs: list[int], notes: list[Note]) -> Message:
-        removed = {k: m[k] for k in OPAQUE_KEYS if k in m}
+        removed: dict[str, Any] = {k: m[k] for k in OPAQUE_KEYS if k in m}
         if m.get("finish_reason") == "incomplete":
             removed["finish_reason"] = "incomplete"
         if not removed:
