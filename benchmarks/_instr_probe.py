@@ -179,11 +179,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big", type=int, required=True)
     ap.add_argument("--run", choices=("small", "big"), required=True)
     ap.add_argument("--checkpoint-scale", type=float, default=1.0)
+    ap.add_argument("--expect-compiled", action="store_true",
+                    help="fail unless the normalizer imported is the compiled build (its core a .so)")
     args = ap.parse_args(argv)
     if not is_probe(args.probe):
         ap.error(f"unknown probe {args.probe!r}")
     if not 0 <= args.small < args.big:
         ap.error("need 0 <= --small < --big")
+    if args.expect_compiled:
+        import normalizer._core
+
+        if not normalizer._core.__file__.endswith((".so", ".pyd")):
+            print(f"_instr_probe: {normalizer._core.__file__} is not the compiled build", file=sys.stderr)
+            return 1
     # The same setup in both runs: the runs differ only in the messages they measure.
     blobs, dicts = load(args.file, args.big)
     small_blobs, small_dicts = blobs[: args.small], dicts[: args.small]

@@ -1,7 +1,7 @@
 """Instructions per message (valgrind Ir) of the library's hot paths: figures that repeat.
 
 ``python -m benchmarks.instructions [--quick] [--probes a,b,...] [--workloads bench,short,real]
-[--jobs 2] [--messages N] [--checkpoint-scale 25] [--out benchmarks/results]``
+[--jobs 2] [--messages N] [--checkpoint-scale 25] [--compiled PYTHON] [--out benchmarks/results]``
 
 Wall-clock timings on a shared 2-core machine move by tens of percent from one run to the
 next; the number of instructions a program executes does not (two runs agree to a few
@@ -22,7 +22,11 @@ for every built-in profile (``profiles`` asks for all of them), ``sync_iter`` (a
 loop over ``repair``), ``async_asyncio``/``async_trio`` (``arepair`` under ``anyio.run``),
 ``async_bare_asyncio``/``async_bare_trio`` (a bare async generator around ``feed``/``close``),
 ``cli`` (``python -m normalizer repair FILE > /dev/null``) and ``copy`` (``python -m
-benchmarks._copy FILE > /dev/null``, the CLI's floor).
+benchmarks._copy FILE > /dev/null``, the CLI's floor). With ``--compiled PYTHON`` (an
+interpreter with the compiled build installed: ``.ci/compiled``'s steps), ``core_compiled``
+and ``cli_compiled`` measure the ``core`` and ``cli`` probes again in that build (run with
+``-P`` and without the checkout on ``PYTHONPATH``; the core probe refuses a build whose
+core is not compiled).
 
 ``--checkpoint-scale K`` (default 25) stretches the async adapter's time-based checkpoint
 (every 5 ms of holding the event loop) by ``K`` in the probe: valgrind runs the program about
@@ -63,6 +67,8 @@ DEFAULT_MESSAGES = 2000
 QUICK_MESSAGES = 500
 DEFAULT_WORKLOADS = ("bench", "short", "real")
 SUBPROCESS_PROBES = ("cli", "copy")
+#: Run by the interpreter given with ``--compiled``, whose compiled build they measure.
+COMPILED_PROBES = ("core_compiled", "cli_compiled")
 #: What a full run measures, in table order (``profiles`` expands to every built-in profile).
 DEFAULT_PROBES = (
     "floor", "validate", "core", "core_norecords", "profiles", "sync_iter", "async_asyncio",
@@ -84,6 +90,8 @@ LABELS = {
     "async_bare_trio": "bare async gen around feed, trio",
     "cli": "python -m normalizer repair FILE",
     "copy": "python -m benchmarks._copy FILE",
+    "core_compiled": "repair() drained, compiled build (mypyc)",
+    "cli_compiled": "the CLI, compiled build (mypyc)",
 }
 
 
@@ -141,11 +149,12 @@ def builtin_profiles() -> list[str]:
     return [name for name in PROFILES if name != "default"]
 
 
-def expand_probes(names: Iterable[str], profiles: Sequence[str]) -> list[str]:
+def expand_probes(names: Iterable[str], profiles: Sequence[str], compiled: bool = False) -> list[str]:
     """The probes to run for these names, in table order, each once.
 
     ``validate`` is a derived row: it runs ``core`` and ``core_novalidate``. ``profiles``
-    expands to ``profile:NAME`` for every built-in profile.
+    expands to ``profile:NAME`` for every built-in profile. The compiled build's probes
+    need ``compiled`` (an interpreter given with ``--compiled``).
     """
     out: list[str] = []
     for name in names:
@@ -159,8 +168,12 @@ def expand_probes(names: Iterable[str], profiles: Sequence[str]) -> list[str]:
             expanded = [name]
         elif name in FIXED_PROBES or name in SUBPROCESS_PROBES:
             expanded = [name]
+        elif name in COMPILED_PROBES:
+            if not compiled:
+                raise UsageError(f"probe {name!r} measures the compiled build: name its interpreter with --compiled PYTHON")
+            expanded = [name]
         else:
-            known = ", ".join([*FIXED_PROBES, *SUBPROCESS_PROBES, "validate", "profiles", "profile:NAME"])
+            known = ", ".join([*FIXED_PROBES, *SUBPROCESS_PROBES, *COMPILED_PROBES, "validate", "profiles", "profile:NAME"])
             raise UsageError(f"unknown probe {name!r}; the probes are: {known}")
         out.extend(p for p in expanded if p not in out)
     return out
@@ -168,9 +181,10 @@ def expand_probes(names: Iterable[str], profiles: Sequence[str]) -> list[str]:
 
 def row_order(values: Mapping[str, object]) -> list[str]:
     """The rows of the table for these probes: measured ones plus ``validate`` when derivable."""
-    fixed = ["floor", "validate", "core", "core_novalidate", "core_norecords"]
+    fixed = ["floor", "validate", "core", "core_novalidate", "core_norecords", "core_compiled"]
     profiles = [k for k in values if k.startswith(PROFILE_PREFIX)]
-    tail = ["sync_iter", "async_asyncio", "async_trio", "async_bare_asyncio", "async_bare_trio", "cli", "copy"]
+    tail = ["sync_iter", "async_asyncio", "async_trio", "async_bare_asyncio", "async_bare_trio", "cli", "cli_compiled",
+            "copy"]
     return [k for k in fixed + profiles + tail if k in values]
 
 
@@ -201,6 +215,8 @@ def ratios(values: Mapping[str, float | None]) -> list[dict[str, Any]]:
         out.append({"key": key, "label": label, "value": value})
 
     add("core/floor", "core ÷ floor", _div(v.get("core"), v.get("floor")))
+    if "core_compiled" in v:
+        add("core_compiled/floor", "compiled core ÷ floor", _div(v.get("core_compiled"), v.get("floor")))
     add("validate/core", "validate ÷ core (validation's share of the core)", _div(v.get("validate"), v.get("core")))
     add("core_norecords/core", "core_norecords ÷ core", _div(v.get("core_norecords"), v.get("core")))
     profiles = [k for k in v if k.startswith(PROFILE_PREFIX)]
@@ -220,6 +236,8 @@ def ratios(values: Mapping[str, float | None]) -> list[dict[str, Any]]:
         add(f"async_bare_{backend}/sync_iter", f"bare async generator ({backend}) ÷ sync_iter",
             _div(v.get(f"async_bare_{backend}"), v.get("sync_iter")))  # fmt: skip
     add("copy/cli", "copy ÷ cli (throughput analogue)", _div(v.get("copy"), v.get("cli")))
+    if "cli_compiled" in v:
+        add("copy/cli_compiled", "copy ÷ compiled cli", _div(v.get("copy"), v.get("cli_compiled")))
     cli, copy = v.get("cli"), v.get("copy")
     core_key = "core_norecords" if v.get("core_norecords") is not None else "core"
     core = v.get(core_key)
@@ -246,22 +264,32 @@ class Measurement:
     seconds: float = 0.0
 
 
-def _env() -> dict[str, str]:
+def _env(probe: str = "") -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    if probe not in COMPILED_PROBES:  # (they import the build installed for their interpreter)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["PYTHONHASHSEED"] = "0"  # the same dict and set layouts in both runs
     return env
 
 
-def target_command(probe: str, files: tuple[Path, Path], small: int, big: int, run: str, checkpoint_scale: float) -> list[str]:
-    """The command the probe's ``run`` (``small`` or ``big``) measures (without valgrind)."""
+def target_command(
+    probe: str, files: tuple[Path, Path], small: int, big: int, run: str, checkpoint_scale: float, compiled: str = ""
+) -> list[str]:
+    """The command the probe's ``run`` (``small`` or ``big``) measures (without valgrind).
+    The compiled build's probes run ``compiled`` (an interpreter) with ``-P``: the checkout
+    is not importable, so the build installed for it is what runs."""
     path = files[0] if run == "small" else files[1]
     if probe == "cli":
         return [sys.executable, "-m", "normalizer", "repair", str(path)]
+    if probe == "cli_compiled":
+        return [compiled, "-P", "-m", "normalizer", "repair", str(path)]
     if probe == "copy":
         return [sys.executable, "-m", "benchmarks._copy", str(path)]
-    return [sys.executable, "-m", "benchmarks._instr_probe", probe, str(files[1]), "--small", str(small),
-            "--big", str(big), "--run", run, "--checkpoint-scale", repr(checkpoint_scale)]  # fmt: skip
+    args = [probe, str(files[1]), "--small", str(small), "--big", str(big), "--run", run,
+            "--checkpoint-scale", repr(checkpoint_scale)]  # fmt: skip
+    if probe == "core_compiled":
+        return [compiled, "-P", str(ROOT / "benchmarks" / "_instr_probe.py"), "core", *args[1:], "--expect-compiled"]
+    return [sys.executable, "-m", "benchmarks._instr_probe", *args]
 
 
 def valgrind_command(valgrind: str, out_file: Path, target: list[str], tool: str = "cachegrind") -> list[str]:
@@ -277,12 +305,12 @@ def _tail(text: str, n: int = 400) -> str:
     return " ".join(" ".join(lines).split())[-n:]
 
 
-def run_counted(valgrind: str, target: list[str], tmp: Path, tag: str) -> tuple[int, float]:
+def run_counted(valgrind: str, target: list[str], tmp: Path, tag: str, probe: str = "") -> tuple[int, float]:
     """Run ``target`` under cachegrind, stdout to /dev/null; its Ir and wall seconds."""
     out_file = tmp / f"cg.{tag}.out"
     t0 = time.perf_counter()
     done = subprocess.run(valgrind_command(valgrind, out_file, target), stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=_env(), check=False)  # fmt: skip
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=_env(probe), check=False)  # fmt: skip
     seconds = time.perf_counter() - t0
     stderr = done.stderr.decode("utf-8", "replace")
     if done.returncode != 0:
@@ -294,10 +322,10 @@ def run_counted(valgrind: str, target: list[str], tmp: Path, tag: str) -> tuple[
     return parse_ir(text), seconds
 
 
-def run_native(target: list[str]) -> None:
+def run_native(target: list[str], probe: str = "") -> None:
     """The same command without valgrind: it must work, and it leaves every .pyc written."""
     done = subprocess.run(target, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          cwd=ROOT, env=_env(), check=False)  # fmt: skip
+                          cwd=ROOT, env=_env(probe), check=False)  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"exit {done.returncode}: {_tail(done.stderr.decode('utf-8', 'replace'))}")
 
@@ -320,6 +348,7 @@ def measure(
     checkpoint_scale: float,
     tmp: Path,
     log: Callable[[str], None],
+    compiled: str = "",
 ) -> list[Measurement]:
     """Every (workload, probe) of ``plan``: a native warm-up, then both valgrind runs."""
     results = {(w, p): Measurement(w, p, small, big) for w, p, _ in plan}
@@ -330,10 +359,10 @@ def measure(
         w, p = key
         tiny = min(10, small)
         try:
-            if p in SUBPROCESS_PROBES:
-                run_native(target_command(p, files[key], small, big, "small", checkpoint_scale))
+            if p in SUBPROCESS_PROBES or p == "cli_compiled":
+                run_native(target_command(p, files[key], small, big, "small", checkpoint_scale, compiled), p)
             else:
-                run_native(target_command(p, files[key], tiny, 2 * tiny, "big", checkpoint_scale))
+                run_native(target_command(p, files[key], tiny, 2 * tiny, "big", checkpoint_scale, compiled), p)
         except RuntimeError as exc:
             results[key].status = f"error: {exc}"
 
@@ -345,9 +374,9 @@ def measure(
         key = (w, p)
         if results[key].status != "ok":
             return
-        target = target_command(p, files[key], small, big, run, checkpoint_scale)
+        target = target_command(p, files[key], small, big, run, checkpoint_scale, compiled)
         try:
-            ir, seconds = run_counted(valgrind, target, tmp, f"{w}.{p.replace(':', '_')}.{run}")
+            ir, seconds = run_counted(valgrind, target, tmp, f"{w}.{p.replace(':', '_')}.{run}", p)
         except (RuntimeError, ValueError) as exc:
             results[key].status = f"error: {exc}"
             return
@@ -450,9 +479,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--checkpoint-scale", type=float, default=CHECKPOINT_SCALE,
                     help=f"stretch the async adapter's 5 ms checkpoint interval by this factor (default {CHECKPOINT_SCALE:g})")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--compiled", default="", metavar="PYTHON",
+                    help="an interpreter with the compiled build installed (HATCH_BUILD_HOOK_ENABLE_MYPYC=1 pip "
+                    "install .): adds the probes core_compiled and cli_compiled")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory for instructions.json/.md")
     args = ap.parse_args(argv)
-    probes = args.probes or ",".join(QUICK_PROBES if args.quick else DEFAULT_PROBES)
+    probes = args.probes or ",".join(
+        (QUICK_PROBES if args.quick else DEFAULT_PROBES) + (COMPILED_PROBES if args.compiled else ())
+    )
     args.probes = [p.strip() for p in probes.split(",") if p.strip()]
     workloads = args.workloads or ("bench" if args.quick else ",".join(DEFAULT_WORKLOADS))
     args.workloads = [w.strip() for w in workloads.split(",") if w.strip()]
@@ -478,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               "(install it, e.g. apt-get install valgrind)", file=sys.stderr)  # fmt: skip
         return 2
     try:
-        probes = expand_probes(args.probes, builtin_profiles())
+        probes = expand_probes(args.probes, builtin_profiles(), compiled=bool(args.compiled))
     except UsageError as exc:
         print(f"benchmarks.instructions: {exc}", file=sys.stderr)
         return 2
@@ -501,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             plan += [(w, p, files) for p in probes]
         log(f"instruction counts: {len(probes)} probes × {len({w for w, _, _ in plan})} workloads, "
             f"{small:,} and {big:,} messages, {args.jobs} job(s)")  # fmt: skip
-        measured = measure(valgrind, plan, small, big, args.jobs, args.checkpoint_scale, tmp, log)
+        measured = measure(valgrind, plan, small, big, args.jobs, args.checkpoint_scale, tmp, log, args.compiled)
     per_workload: dict[str, dict[str, float | None]] = {}
     for m in measured:
         per_workload.setdefault(m.workload, {})[m.probe] = m.ir_per_message
@@ -526,6 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "workloads": list(per_workload),
         "probes": probes,
+        "compiled": args.compiled or None,
     }
     result = {
         "meta": meta,

@@ -348,6 +348,54 @@ def test_instructions_arguments_and_probe_names(tmp_path: Path) -> None:
     assert cmd[-len(probe) :] == probe
 
 
+def test_instructions_compiled_probes_run_the_named_interpreter(tmp_path: Path) -> None:
+    """--compiled PYTHON adds core_compiled and cli_compiled: that interpreter, with -P and
+    without the checkout on PYTHONPATH (the build installed for it is what runs)."""
+    from benchmarks.instructions import (
+        COMPILED_PROBES, ROOT as BENCH_ROOT, UsageError, _env, expand_probes, parse_args, ratios, row_order,
+        target_command,
+    )  # fmt: skip
+
+    args = parse_args(["--compiled", "/opt/c/bin/python"])
+    assert args.compiled == "/opt/c/bin/python" and args.probes[-2:] == list(COMPILED_PROBES)
+    assert parse_args(["--quick", "--compiled", "/c"]).probes[-2:] == list(COMPILED_PROBES)
+    assert parse_args([]).compiled == "" and not set(COMPILED_PROBES) & set(parse_args([]).probes)
+    assert expand_probes(["core", "core_compiled", "cli_compiled"], [], compiled=True) == [
+        "core", "core_compiled", "cli_compiled"]  # fmt: skip
+    with pytest.raises(UsageError, match="--compiled PYTHON"):
+        expand_probes(["core_compiled"], [])
+
+    files = (tmp_path / "s.jsonl", tmp_path / "b.jsonl")
+    assert target_command("cli_compiled", files, 5, 10, "small", 25.0, "/c") == [
+        "/c", "-P", "-m", "normalizer", "repair", str(files[0])]  # fmt: skip
+    assert target_command("core_compiled", files, 5, 10, "big", 25.0, "/c") == [
+        "/c", "-P", str(BENCH_ROOT / "benchmarks" / "_instr_probe.py"), "core", str(files[1]), "--small", "5",
+        "--big", "10", "--run", "big", "--checkpoint-scale", "25.0", "--expect-compiled"]  # fmt: skip
+    assert str(BENCH_ROOT) in _env("core").get("PYTHONPATH", "")
+    assert str(BENCH_ROOT) not in _env("core_compiled").get("PYTHONPATH", "").split(os.pathsep)
+    assert _env("cli_compiled")["PYTHONHASHSEED"] == "0"
+
+    values = {"floor": 100.0, "core": 300.0, "core_compiled": 150.0, "cli": 500.0, "cli_compiled": 400.0, "copy": 200.0}
+    assert row_order(values) == ["floor", "core", "core_compiled", "cli", "cli_compiled", "copy"]
+    got = {r["key"]: r["value"] for r in ratios(values)}
+    assert got["core_compiled/floor"] == 1.5 and got["copy/cli_compiled"] == 0.5 and got["copy/cli"] == 0.4
+    assert "core_compiled/floor" not in {r["key"] for r in ratios({"floor": 1.0, "core": 2.0})}
+
+
+def test_instructions_probe_refuses_a_build_that_is_not_compiled(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from benchmarks._instr_probe import main
+
+    import normalizer._core
+
+    path = tmp_path / "w.jsonl"
+    workload.write_jsonl(path, workload.short_messages(20, seed=1))
+    compiled = normalizer._core.__file__.endswith((".so", ".pyd"))
+    assert main(["core", str(path), "--small", "5", "--big", "10", "--run", "big", "--expect-compiled"]) == (0 if compiled else 1)
+    if not compiled:
+        assert "is not the compiled build" in capsys.readouterr().err
+
+
 def test_instructions_exit_2_without_valgrind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     import shutil
