@@ -152,6 +152,24 @@ def test_deeper_than_agrees_with_the_bracket_tokenizer(value: Any, max_depth: in
     assert deeper_than(value, max_depth) == (nesting_at(orjson.dumps(value), max_depth) is not None)
 
 
+@given(st.dictionaries(st.text(alphabet="ab", max_size=2), JSON_VALUES, max_size=4), st.integers(min_value=4, max_value=9))
+def test_deeper_than_agrees_past_its_unrolled_levels(value: dict[str, Any], max_depth: int) -> None:
+    # An object whose levels straddle the four looked through as nested loops.
+    deep = {"x": value, "y": [[value]]}
+    for v in (value, deep):
+        assert deeper_than(v, max_depth) == (nesting_at(orjson.dumps(v), max_depth) is not None)
+
+
+@pytest.mark.parametrize("max_depth", [5, 6, 7, 12])
+def test_deeper_than_at_every_level_around_the_unrolled_ones(max_depth: int) -> None:
+    for depth in range(1, max_depth + 3):
+        nested: Any = "leaf"
+        for level in range(depth):
+            nested = {"k": nested} if level % 2 else [nested]
+        value = {"role": "user", "content": nested}  # depth + 1 levels
+        assert deeper_than(value, max_depth) == (depth + 1 > max_depth), depth
+
+
 def test_deeper_than_counts_levels_of_arrays_and_objects() -> None:
     assert [deeper_than(v, 0) for v in ("[[", 7, None, {}, [])] == [False, False, False, True, True]
     assert (deeper_than({"a": [{}]}, 2), deeper_than({"a": [{}]}, 3)) == (True, False)
