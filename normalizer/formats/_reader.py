@@ -72,6 +72,7 @@ from .._report import Report
 from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter
 from ._codex import CodexConverter, CodexPlan, CodexPlanner
+from ._depth import deeper_than
 from ._detect import DETECT_RECORDS, detect_format, guess, nothing_recognised
 from ._records import (
     BOM,
@@ -88,7 +89,6 @@ from ._records import (
     Record,
     Sniffer,
     column_of,
-    deeper_than,
     line_error,
     nesting_at,
     position_of,

@@ -23,11 +23,11 @@ from normalizer.formats._records import (
     Meta,
     Position,
     Record,
-    deeper_than,
     nesting_at,
     position_of,
 )
 from normalizer.formats import aread_messages, read_messages
+from normalizer.formats._depth import deeper_than
 
 ROOT = Path(__file__).parents[2]
 USER = b'{"role":"user","content":"hi"}'
@@ -171,7 +171,8 @@ def test_deeper_than_at_every_level_around_the_unrolled_ones(max_depth: int) -> 
 
 
 def test_deeper_than_counts_levels_of_arrays_and_objects() -> None:
-    assert [deeper_than(v, 0) for v in ("[[", 7, None, {}, [])] == [False, False, False, True, True]
+    values: list[Any] = ["[[", 7, None, {}, []]
+    assert [deeper_than(v, 0) for v in values] == [False, False, False, True, True]
     assert (deeper_than({"a": [{}]}, 2), deeper_than({"a": [{}]}, 3)) == (True, False)
     wide = {"a": [1] * 1000, "b": [[2]] * 1000, "c": {"d": "x" * 10_000}}
     assert (deeper_than(wide, 2), deeper_than(wide, 3)) == (True, False)
