@@ -3,9 +3,10 @@
 report's counts and records (``Report.add_notes``; the core calls it directly).
 
 A module of its own so that the optional compiled build (mypyc) compiles it: the core and
-the profile stage make a note for every repair and file it, and an interpreted frame
-called from compiled code costs more than the rest of a repair. (``_report`` holds a
-pydantic model, no business of a compiled module.)
+the profile stage make a note for every repair and file it, and each was an interpreted
+frame called from compiled code (compiling both cut the compiled core's instructions on the
+defect-heavy benchmark workload by a fifth). ``_report`` holds a pydantic model, no business
+of a compiled module.
 """
 
 from __future__ import annotations
