@@ -95,7 +95,7 @@ def file_notes(fields: dict[str, Any], notes: list[Note], output: int | None, ma
         if room > 0:
             notes, rest = notes[:room], notes[room:]
         else:
-            notes, rest = rest, notes
+            notes, rest = [], notes
     for note in notes:  # (Report.add per note, spelled out: this runs per record built)
         kind = note.kind
         detail = note.detail
