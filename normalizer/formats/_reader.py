@@ -62,7 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Union
+from typing import Any, Final, Literal, NamedTuple, Union
 
 import orjson
 
@@ -172,7 +172,7 @@ class Sidechain(NamedTuple):
 #: What :class:`Reader` gives out (see the module docstring).
 Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
 
-_NO_PLACE: Any = None  # an in-memory record's place: nowhere in a file
+_NO_PLACE: Final = None  # an in-memory record's place: nowhere in a file
 
 
 class Reader:

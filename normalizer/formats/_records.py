@@ -154,7 +154,7 @@ class Record(NamedTuple):
     """One element of a file's record stream, decoded."""
 
     value: Any
-    place: Place
+    place: Place | None  # None: a record given in memory, nowhere in a file
     number: int  # 0-based number of the record in the file (``index`` is tuple's)
 
 
@@ -164,7 +164,7 @@ class Meta(NamedTuple):
 
     key: str
     value: Any
-    place: Place
+    place: Place | None  # None: given in memory, nowhere in a file
 
 
 # -- JSONL ------------------------------------------------------------------------------------
