@@ -87,7 +87,7 @@ class Normalizer:
     # without them every attribute read and method lookup takes CPython's slow path.
     __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
         '_deferred', '_direct', '_emit', '_encode_results', '_encoder', '_held_bytes',
-        '_index', '_is_opaque', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
+        '_index', '_keeps_opaque', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
         '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
         '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields', '_results',
         '_rewrites_ids', '_shapes', '_single_call', '_split', '_stage_close',
@@ -130,7 +130,9 @@ class Normalizer:
         self._apart = encoder.apart or not opts.merge_text_then_calls
         # Opaque continuation state (Codex interims) means something to OpenAI only: a profile
         # for another provider treats such a turn as plain, and its encoder drops the state.
-        self._is_opaque: Callable[[Message], bool] = is_opaque if encoder.keeps_opaque else _never
+        # (A flag, not a function chosen here: compiled, a call through an attribute is a
+        # generic Python call, ~400 instructions; is_opaque itself is a native one.)
+        self._keeps_opaque = encoder.keeps_opaque
         stage = make_stage(self.profile, encoder, self._append)
         # _emit is the sink itself (an attribute, not a method that calls it: one call less
         # per message): the output list, or the stage in front of it, which sends what is
@@ -424,7 +426,7 @@ class Normalizer:
         if (
             turn is None
             or self._turn_opaque
-            or self._is_opaque(message)
+            or (self._keeps_opaque and is_opaque(message))
             or turn.get("name") != message.get("name")
         ):
             return False
@@ -454,7 +456,7 @@ class Normalizer:
         return not (
             message.get("tool_calls")
             or has_text(message.get("content"))
-            or self._is_opaque(message)
+            or (self._keeps_opaque and is_opaque(message))
             or any(message.get(k) for k in SUBSTANCE_KEYS)
         )
 
@@ -563,7 +565,7 @@ class Normalizer:
         if self._answered:
             self._answered = {}
         # (the tool-block state was reset by _end_block when the previous turn ended)
-        if self._is_opaque(message):
+        if self._keeps_opaque and is_opaque(message):
             self._turn_opaque = True
             if "tool_calls" in message and not message["tool_calls"]:
                 # An empty call list is no continuation state (OpenAI: "[] is too short";
@@ -810,7 +812,7 @@ class Normalizer:
         return (
             message is not None
             and message.get("role") == "assistant"
-            and not self._is_opaque(message)
+            and not (self._keeps_opaque and is_opaque(message))
             and message.get("name") == self._parked[0][0].get("name")
         )
 
@@ -1230,10 +1232,6 @@ def _merged_turn_detail(inputs: list[int]) -> str:
     return f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages"
 
 
-def _never(message: Message) -> bool:
-    return False
-
-
 def _nothing() -> None:
     pass
 
@@ -1313,39 +1311,42 @@ def _nested_size(todo: list[Any]) -> int:
     # Exact type checks first: JSON gives str/dict/list/int/float/bool/None, and an ABC
     # isinstance costs several times a type() comparison. A dict's or list's strings are
     # counted as it is opened, without a trip through the stack (most leaves are strings:
-    # a tool call is a dict of strings and a dict of strings).
+    # a tool call is a dict of strings and a dict of strings). The list's own methods,
+    # called on it (not bound to locals), and the containers named with their types: the
+    # compiled build then makes them native list and dict operations, not Python calls.
     size = 0
     seen: set[int] = set()
-    pop, push = todo.pop, todo.append
     while todo:
-        value = pop()
+        value = todo.pop()
         kind = type(value)
         if kind is dict:
-            key = id(value)
+            mapping: dict[Any, Any] = value
+            key = id(mapping)
             if key in seen:
                 continue
             seen.add(key)
-            size += len(value)
-            for name, item in value.items():
+            size += len(mapping)
+            for name, item in mapping.items():
                 if type(name) is str:
                     size += len(name)
                 else:
-                    push(name)
+                    todo.append(name)
                 if type(item) is str:
                     size += len(item)
                 elif type(item) not in _SCALARS:
-                    push(item)
+                    todo.append(item)
         elif kind is list:
-            key = id(value)
+            items: list[Any] = value
+            key = id(items)
             if key in seen:
                 continue
             seen.add(key)
-            size += len(value)
-            for item in value:
+            size += len(items)
+            for item in items:
                 if type(item) is str:
                     size += len(item)
                 elif type(item) not in _SCALARS:
-                    push(item)
+                    todo.append(item)
         elif kind is str:
             size += len(value)
         elif kind in _SCALARS:
