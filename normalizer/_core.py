@@ -6,10 +6,10 @@ conditions and actions that table names, and the repairs they make. Every repair
 recorded in the report (``_report.py``) at the moment its message is emitted, so the
 record knows the output index; anything removed is recorded whole.
 
-The per-message path dispatches through ``_table.TABLE`` (``Normalizer._table`` too): one
-generated function per (state, event) in ``_table.py``, written from the very
-``transitions.Machine`` that declares the table (``_dispatch.py``; a trigger costs ~8 us,
-the per-message budget ~2 us).
+The per-message path dispatches through ``_table.dispatch``: generated in ``_table.py``
+from the very ``transitions.Machine`` that declares the table (``_dispatch.py``; a trigger
+costs ~8 us, the per-message budget ~2 us), with one function per (state, event) beside it
+(``_table.TABLE``, ``Normalizer._table`` too) that does the same.
 ``tests/test_state.py`` checks the file is current and drives both over random inputs.
 """
 
@@ -44,7 +44,7 @@ from ._options import Options, make_options
 from ._note import Note, file_notes
 from ._report import Repair, Report
 from ._types import ProfileArg, RepairOptions
-from ._table import TABLE
+from ._table import TABLE, dispatch
 from ._state import CLOSED, IDLE
 from .profiles._encode import Encoder
 from .profiles._profiles import get_profile, make_stage
@@ -229,7 +229,7 @@ class Normalizer:
         self._index = index
         self._broken = _IN_USE
         try:
-            TABLE[self.state][event](self, msg)  # (_table, as a global: cheaper than through self)
+            dispatch(self, event, msg)
             if self._replay:
                 self._run_replay()
         except InputError as exc:
@@ -306,7 +306,7 @@ class Normalizer:
 
     def _dispatch(self, event: str, message: Message | None) -> None:
         # The compiled table (_table.py): rows in order, the first whose conditions hold.
-        TABLE[self.state][event](self, message)
+        dispatch(self, event, message)
 
     def _run_replay(self) -> None:
         replay = self._replay

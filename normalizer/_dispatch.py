@@ -1,4 +1,5 @@
-"""The state table, compiled: one plain function per (state, event), written out as Python.
+"""The state table, compiled: one plain function per (state, event), and one function that
+does what any of them does, written out as Python.
 
 ``_state.py`` declares the table for ``transitions`` (the spec, the README's diagram, the
 reference the tests drive). A ``transitions`` trigger costs ~8 us -- a hundred Python calls
@@ -12,6 +13,12 @@ hold, set the destination state and run its callbacks. For ``idle``/``user``::
         self.state = 'user'
         self.hold_user(message)
 
+``dispatch(self, event, message)`` holds every one of those bodies, chosen by comparing
+``self.state`` and ``event`` (commonest first): ``Normalizer.feed`` calls it. Compiled, its
+actions are native calls, where a function taken out of ``TABLE`` is called as a Python
+object (3-4% fewer instructions a message); interpreted, the comparisons cost about what
+the two dict lookups did (0.3-0.5% more).
+
 A pair with no unconditional row ends in ``raise AssertionError('table is not total ...')``:
 a gap in the table is a loud bug, never a silently dropped message (Rule 2 of ``_state.py``
 says the table is total).
@@ -20,11 +27,13 @@ The functions are written to ``_table.py``, which ``Normalizer`` imports: a modu
 other, so the optional compiled build (mypyc) compiles the dispatch too, each condition and
 action a native call, and ``import normalizer`` neither imports ``transitions`` nor runs
 ``exec``. ``python -m normalizer._dispatch`` rewrites it; ``tests/test_state.py`` fails when
-it differs from what the table renders, and drives the rendered functions (``compile_table``)
-against ``transitions`` itself over random event sequences.
+it differs from what the table renders, and drives the rendered functions
+(``compile_table``, ``compile_dispatch``) against ``transitions`` itself over random event
+sequences.
 
-Nothing is declared here: the rows, their order, conditions (``unless`` as negations) and
-callbacks (``before``, then ``after``, as transitions runs them) all come from the machine.
+Nothing of the table is declared here: the rows, their order, conditions (``unless`` as
+negations) and callbacks (``before``, then ``after``, as transitions runs them) all come
+from the machine. Only the order ``dispatch`` compares in is (``_HOT_STATES``).
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from transitions import Machine
 
 from . import _state
 
-__all__ = ["Dispatch", "compile_table", "reference_machine", "render", "TABLE_MODULE"]
+__all__ = ["Dispatch", "compile_dispatch", "compile_table", "reference_machine", "render", "TABLE_MODULE"]
 
 #: One compiled (state, event): called as ``dispatch(model, message)``.
 Dispatch = Callable[[Any, Any], None]
@@ -50,7 +59,8 @@ _HEADER = '''\
 # GENERATED from the table in _state.py by `python -m normalizer._dispatch`: do not edit.
 # tests/test_state.py fails when this file and the table differ. How and why: _dispatch.py.
 """The state table, compiled: ``TABLE[state][event](normalizer, message)`` does what the
-``transitions`` trigger ``event`` does in ``state`` (see ``_dispatch.py``)."""
+``transitions`` trigger ``event`` does in ``state``, and ``dispatch(normalizer, event,
+message)`` does the same with every body inlined (see ``_dispatch.py``)."""
 
 from __future__ import annotations
 
@@ -60,7 +70,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from ._core import Normalizer
 
-__all__ = ["TABLE"]
+__all__ = ["TABLE", "dispatch"]
 '''
 
 
@@ -85,11 +95,13 @@ def render(machine: Machine) -> str:
         if state.on_enter or state.on_exit:
             raise NotImplementedError(f"on_enter/on_exit callbacks of {state.name!r} are not compiled")
     functions: dict[str, dict[str, str]] = {state: {} for state in machine.states}
+    bodies: dict[str, dict[str, list[str]]] = {state: {} for state in machine.states}
     chunks = [_HEADER]
     for event_name, event in machine.events.items():
         for source, transitions in event.transitions.items():
             name = f"{source}__{event_name}"
-            chunks.append("\n\n" + _function(name, source, event_name, transitions))
+            body = bodies[source][event_name] = _body(source, event_name, transitions)
+            chunks.append("\n\n" + _function(name, body))
             functions[source][event_name] = name
     rows = []
     for state_name, events in functions.items():
@@ -98,11 +110,62 @@ def render(machine: Machine) -> str:
     chunks.append(
         "\n\nTABLE: Final[dict[str, dict[str, Callable[[Normalizer, Any], None]]]] = {\n" + "\n".join(rows) + "\n}\n"
     )
+    chunks.append("\n\n" + _dispatcher(bodies))
     return "".join(chunks)
 
 
-def _function(name: str, source: str, event: str, transitions: list[Any]) -> str:
-    lines = [f"def {name}(self: Normalizer, message: Any) -> None:"]
+def _function(name: str, body: list[str]) -> str:
+    return "\n".join([f"def {name}(self: Normalizer, message: Any) -> None:", *(f"    {line}" for line in body)]) + "\n"
+
+
+def _dispatcher(bodies: dict[str, dict[str, list[str]]]) -> str:
+    # Every (state, event) body inlined in one function, chosen by comparing strings: in
+    # the compiled build each action is then a native call, where a function taken out of
+    # TABLE is called as a Python object (~400 instructions and an argument parse).
+    lines = [
+        "def dispatch(self: Normalizer, event: str, message: Any) -> None:",
+        '    """What the trigger ``event`` does in the current state: ``TABLE[self.state][event]``',
+        '    with every function\'s body inlined (the per-message path: ``Normalizer.feed``)."""',
+        "    state = self.state",
+    ]
+    first_state = True
+    for state in sorted(bodies, key=_hot_first(_HOT_STATES)):
+        events = bodies[state]
+        if not events:
+            continue
+        lines.append(f"    {'if' if first_state else 'elif'} state == {state!r}:")
+        first_state = False
+        for position, event in enumerate(sorted(events, key=_hot_first(_HOT_EVENTS.get(state, [])))):
+            body = events[event]
+            lines.append(f"        {'if' if position == 0 else 'elif'} event == {event!r}:")
+            lines.extend(f"            {line}" for line in body)
+        lines.append("        else:")
+        lines.append("            raise KeyError(event)")
+    lines.append("    else:")
+    lines.append("        raise KeyError(state)  # closed: Normalizer.feed refuses first")
+    return "\n".join(lines) + "\n"
+
+
+# The order dispatch() tests states and events in: the commonest first (an order only: the
+# branches exclude each other). Counted over the benchmark's three workloads, where
+# turn/tool, idle/assistant, user/assistant and turn/user are 80-90% of the messages
+# (benchmarks/workload.py); states and events not named here follow in the table's order.
+_HOT_STATES = [_state.TURN, _state.IDLE, _state.USER, _state.TOOLS]
+_HOT_EVENTS = {
+    _state.TURN: ["tool", "user", "assistant"],
+    _state.IDLE: ["assistant", "user"],
+    _state.USER: ["assistant", "user"],
+    _state.TOOLS: ["tool", "assistant"],
+}
+
+
+def _hot_first(order: list[str]) -> Callable[[str], int]:
+    return lambda name: order.index(name) if name in order else len(order)
+
+
+def _body(source: str, event: str, transitions: list[Any]) -> list[str]:
+    # What a trigger does: the rows in order, the first whose conditions all hold.
+    lines: list[str] = []
     total = False
     for transition in transitions:
         if transition.prepare:  # transitions runs these before the conditions
@@ -117,15 +180,15 @@ def _function(name: str, source: str, event: str, transitions: list[Any]) -> str
         for callback in (*transition.before, *transition.after):
             body.append(f"self.{_name(callback)}(message)")
         if tests:
-            lines.append(f"    if {' and '.join(tests)}:")
-            lines.extend(f"        {line}" for line in [*body, "return"])
+            lines.append(f"if {' and '.join(tests)}:")
+            lines.extend(f"    {line}" for line in [*body, "return"])
         else:
-            lines.extend(f"    {line}" for line in body)
+            lines.extend(body)
             total = True
             break  # rows after an unconditional one can never be reached (transitions' semantics too)
     if not total:
-        lines.append(f"    raise AssertionError('table is not total: {source}/{event}')")
-    return "\n".join(lines) + "\n"
+        lines.append(f"raise AssertionError('table is not total: {source}/{event}')")
+    return lines
 
 
 def _name(func: Any) -> str:
@@ -138,6 +201,17 @@ def _name(func: Any) -> str:
 def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, Dispatch]]:
     """``{state: {event: function}}``: ``render(machine)`` run as code, for a model of
     class ``cls`` (which must have every condition and action the table names)."""
+    table: dict[str, dict[str, Dispatch]] = _run(machine, cls)["TABLE"]
+    return table
+
+
+def compile_dispatch(machine: Machine, cls: type) -> Callable[[Any, str, Any], None]:
+    """The rendered ``dispatch(model, event, message)``, run as code (see :func:`compile_table`)."""
+    dispatch: Callable[[Any, str, Any], None] = _run(machine, cls)["dispatch"]
+    return dispatch
+
+
+def _run(machine: Machine, cls: type) -> dict[str, Any]:
     source = render(machine)
     namespace: dict[str, Any] = {"__name__": f"<table of {cls.__name__}>"}
     exec(compile(source, namespace["__name__"], "exec"), namespace)  # noqa: S102 - our own table
@@ -147,8 +221,7 @@ def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, Dispatch]]
                 for func in (*(c.func for c in transition.conditions), *transition.before, *transition.after):
                     if not callable(getattr(cls, _name(func), None)):
                         raise NotImplementedError(f"{cls.__name__} has no method {func!r} the table names")
-    table: dict[str, dict[str, Dispatch]] = namespace["TABLE"]
-    return table
+    return namespace
 
 
 if __name__ == "__main__":  # python -m normalizer._dispatch [--check]

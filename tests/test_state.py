@@ -13,7 +13,7 @@ from transitions import Machine
 
 from normalizer import _state, _table
 from normalizer._core import Normalizer
-from normalizer._dispatch import compile_table, reference_machine, render
+from normalizer._dispatch import compile_dispatch, compile_table, reference_machine, render
 from normalizer._state import CLOSED, EVENTS, LIVE, STATES, TRANSITIONS
 
 CONDITIONS = sorted({c for row in TRANSITIONS for c in row.get("conditions", [])})
@@ -91,7 +91,33 @@ def test_a_gap_in_the_table_is_loud():
     model = Model()
     with pytest.raises(AssertionError, match="table is not total: a/go"):
         compile_table(machine, Model)["a"]["go"](model, None)
+    with pytest.raises(AssertionError, match="table is not total: a/go"):
+        compile_dispatch(machine, Model)(model, "go", None)
     assert model.state == "a"
+
+
+def test_dispatch_refuses_what_the_table_has_no_row_for():
+    # As TABLE[state][event] would: a KeyError (Normalizer.feed never gets here: it refuses
+    # a closed normalizer, and every role is an event).
+    recorder = Recorder({})
+    recorder.state = CLOSED
+    with pytest.raises(KeyError):
+        DISPATCH(recorder, "user", {"role": "user"})
+    recorder.state = _state.IDLE
+    with pytest.raises(KeyError):
+        DISPATCH(recorder, "function", {"role": "function"})
+    assert recorder.log == [] and recorder.state == _state.IDLE
+
+
+def test_dispatch_inlines_every_body_commonest_first():
+    source = render(reference_machine())
+    dispatch = source[source.index("\ndef dispatch("):]
+    # turn/tool is a quarter of the benchmark workloads' messages: tested first.
+    assert dispatch.index("    if state == 'turn':\n        if event == 'tool':\n"
+                          "            if self.completes_turn(message):\n") < dispatch.index("state == 'idle'")
+    for state in LIVE:
+        assert f"state == {state!r}:" in dispatch
+    assert dispatch.count("event == ") == len(LIVE) * len(EVENTS)
 
 
 def test_callbacks_the_compiler_does_not_write_are_refused():
@@ -149,6 +175,10 @@ COMPILED = compile_table(
     Machine(model=None, states=STATES, transitions=TRANSITIONS, initial=_state.IDLE, auto_transitions=False),
     Recorder,
 )
+DISPATCH = compile_dispatch(
+    Machine(model=None, states=STATES, transitions=TRANSITIONS, initial=_state.IDLE, auto_transitions=False),
+    Recorder,
+)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -162,15 +192,17 @@ def test_compiled_dispatch_equals_transitions_trigger(seed: int):
         auto_transitions=False,
     )
     compiled = Recorder(oracle)
+    inlined = Recorder(oracle)
     for step in range(steps):
         if reference.state == CLOSED:
             break
         event = rng.choice(EVENTS if step > 5 else EVENTS[:-1])
-        reference.step = compiled.step = step
+        reference.step = compiled.step = inlined.step = step
         reference.trigger(event, {"role": event})
-        COMPILED[compiled.state][event](compiled, {"role": event})  # as Normalizer.feed dispatches
-        assert compiled.state == reference.state, f"step {step}: {event}"
-        assert compiled.log == reference.log, f"step {step}: {event}"
+        COMPILED[compiled.state][event](compiled, {"role": event})
+        DISPATCH(inlined, event, {"role": event})  # as Normalizer.feed dispatches
+        assert compiled.state == inlined.state == reference.state, f"step {step}: {event}"
+        assert compiled.log == inlined.log == reference.log, f"step {step}: {event}"
 
 
 def test_diagram_is_mermaid_from_the_table():
