@@ -735,3 +735,13 @@ def test_the_profile_encoder_and_stage_have_no_instance_dict():
     stage = core._emit.__self__  # type: ignore[attr-defined]  # the stage's feed is the core's sink
     for obj in (core._encoder, stage):
         assert not hasattr(obj, "__dict__"), type(obj).__name__
+
+
+@pytest.mark.parametrize(("indices", "text"), [
+    ([4], "4"), ([4, 5, 6], "4-6"), ([4, 7, 9], "4, 7, 9"), ([5, 4], "5, 4"), ([3, 3], "3, 3"), ([0, 1], "0-1"),
+])
+def test_span_names_consecutive_inputs_as_a_range(indices: list[int], text: str) -> None:
+    # How records name the inputs of a merge ("merged assistant messages 4-6").
+    from normalizer._core import _span
+
+    assert _span(indices) == text

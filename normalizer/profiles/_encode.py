@@ -240,7 +240,7 @@ class Encoder:
             name = m["name"]
             if isinstance(name, str) and not NAME_PATTERN.match(name):
                 fixed = NOT_ID_CHAR.sub("_", name) or "_"
-                notes.append(Note("sanitize_name", f"name {name!r} became {fixed!r} (allowed: letters, digits, _ "
+                notes.append(Note("sanitize_name", f"name {repr(name)} became {repr(fixed)} (allowed: letters, digits, _ "
                                   "and -)", inputs, {"name": name}))
                 m = {**m, "name": fixed}
         if role == "assistant":
