@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Container, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -102,11 +102,12 @@ __all__ = ["Encoder", "mistral_id", "base62", "close_json"]
 
 Message = dict[str, Any]
 
-_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_SPACE = 62**9
+# Final: constants to the compiled build (mypyc), not a module dict's lookups.
+_ALPHABET: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_SPACE: Final = 62**9
 # Odd and not a multiple of 31, so coprime to 62**9 = 2**9 * 31**9: n -> n*A+B is a bijection.
-_A = 0x9E3779B97F4A7C15 % _SPACE | 1
-_B = 0x2545F4914F6CDD1D % _SPACE
+_A: Final = 0x9E3779B97F4A7C15 % _SPACE | 1
+_B: Final = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES = ("system", "user", "assistant", "tool")
 #: The keys whose presence lets :meth:`Encoder._drop_opaque` change a message.
@@ -118,7 +119,7 @@ MAX_KEPT_IDS = 100_000
 
 #: Every two-digit base-62 string, at its value: base62 takes two digits per division
 #: (a Mistral id is 9 digits, written for every call a Mistral history carries).
-_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+_PAIRS: Final = [a + b for a in _ALPHABET for b in _ALPHABET]
 
 
 def base62(n: int, width: int = 0) -> str:
@@ -136,7 +137,7 @@ def base62(n: int, width: int = 0) -> str:
 
 
 #: 62**4: a value below 62**9 is one digit and two groups of four (each two pairs).
-_QUAD = 3844 * 3844
+_QUAD: Final = 3844 * 3844
 
 
 def mistral_id(n: int) -> str:
@@ -146,7 +147,8 @@ def mistral_id(n: int) -> str:
     the loop cost ~2 us an id; one division of the (two-digit) big int, then small ones."""
     high, low = divmod((n * _A + _B) % _SPACE, _QUAD)
     first, mid = divmod(high, _QUAD)  # first < 62
-    return _ALPHABET[first] + _PAIRS[mid // 3844] + _PAIRS[mid % 3844] + _PAIRS[low // 3844] + _PAIRS[low % 3844]
+    # (one f-string, not four concatenations: one string built, not four)
+    return f"{_ALPHABET[first]}{_PAIRS[mid // 3844]}{_PAIRS[mid % 3844]}{_PAIRS[low // 3844]}{_PAIRS[low % 3844]}"
 
 
 class Encoder:
