@@ -93,8 +93,8 @@ _KNOWN_FIELDS: dict[str, frozenset[str]] = {
     "assistant": frozenset((*_COMMON_FIELDS, "tool_calls", "refusal", "audio", "function_call", "prefix")),
     "tool": frozenset((*_COMMON_FIELDS, "tool_call_id")),
 }
-_CALL_FIELDS = frozenset(("id", "type", "function", "extra_content"))
-_FUNCTION_FIELDS = frozenset(("name", "arguments"))
+_CALL_FIELDS: Final = frozenset(("id", "type", "function", "extra_content"))
+_FUNCTION_FIELDS: Final = frozenset(("name", "arguments"))
 
 
 def known_fields(event: str, exempt: Iterable[str] = ()) -> frozenset[str]:

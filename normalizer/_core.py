@@ -1265,7 +1265,7 @@ def _lift_flat_call(call: Any) -> dict[str, Any]:
     return lifted
 
 
-_FLAT_CALL_KEYS = frozenset({"id", "type", "function", "name", "arguments"})
+_FLAT_CALL_KEYS: Final = frozenset({"id", "type", "function", "name", "arguments"})
 
 
 def _conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:
@@ -1306,7 +1306,7 @@ def _size(message: Message) -> int:
 
 
 # _size of a result with empty strings: what a plain result costs besides its content and id.
-_RESULT_FRAME = _size({"role": "tool", "tool_call_id": "", "content": ""})
+_RESULT_FRAME: Final = _size({"role": "tool", "tool_call_id": "", "content": ""})
 
 
 def _nested_size(todo: list[Any]) -> int:
@@ -1373,7 +1373,7 @@ def _nested_size(todo: list[Any]) -> int:
     return size
 
 
-_SCALARS = frozenset({int, float, bool, type(None)})
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
 
 
 def _as_user_text(result: Message) -> Any:

@@ -109,9 +109,9 @@ _SPACE: Final = 62**9
 _A: Final = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B: Final = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
-_ALL_ROLES = ("system", "user", "assistant", "tool")
+_ALL_ROLES: Final = ("system", "user", "assistant", "tool")
 #: The keys whose presence lets :meth:`Encoder._drop_opaque` change a message.
-_OPAQUE_TRIGGERS = frozenset((*OPAQUE_KEYS, "finish_reason"))
+_OPAQUE_TRIGGERS: Final = frozenset((*OPAQUE_KEYS, "finish_reason"))
 #: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
 #: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
 MAX_KEPT_IDS = 100_000
