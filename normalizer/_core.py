@@ -6,11 +6,10 @@ conditions and actions that table names, and the repairs they make. Every repair
 recorded in the report (``_report.py``) at the moment its message is emitted, so the
 record knows the output index; anything removed is recorded whole.
 
-The per-message path dispatches through ``_table.dispatch``: generated in ``_table.py``
+The per-message path dispatches through ``_table.dispatch``, generated in ``_table.py``
 from the very ``transitions.Machine`` that declares the table (``_dispatch.py``; a trigger
-costs ~8 us, the per-message budget ~2 us), with one function per (state, event) beside it
-(``_table.TABLE``, ``Normalizer._table`` too) that does the same.
-``tests/test_state.py`` checks the file is current and drives both over random inputs.
+costs ~8 us, the per-message budget ~2 us). ``tests/test_state.py`` checks the file is
+current and drives it against the machine over random inputs.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import weakref
 from collections import deque
 from functools import partial
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 import orjson
 from pydantic import ValidationError
@@ -44,7 +43,7 @@ from ._options import Options, make_options
 from ._note import Note, file_notes
 from ._report import Repair, Report
 from ._types import ProfileArg, RepairOptions
-from ._table import TABLE, dispatch
+from ._table import dispatch
 from ._state import CLOSED, IDLE
 from .profiles._encode import Encoder
 from .profiles._profiles import get_profile, make_stage
@@ -97,7 +96,6 @@ class Normalizer:
         'state',)
 
     state: str
-    _table: ClassVar[dict[str, dict[str, Callable[[Normalizer, Any], None]]]]  # _table.py's TABLE, set below the class
 
     def __init__(self, profile: ProfileArg = "default", **options: Unpack[RepairOptions]) -> None:
         self.profile = get_profile(profile)
@@ -1421,5 +1419,3 @@ def _encode_arguments(arguments: Any, index: int, position: int) -> str:
             hint="arguments must be a JSON string or a JSON-compatible object",
         ) from None
 
-
-Normalizer._table = TABLE

@@ -1,35 +1,39 @@
-"""The state table, compiled: one plain function per (state, event), and one function that
-does what any of them does, written out as Python.
+"""The state table, compiled: one function, ``dispatch``, that does what any trigger does,
+written out as Python.
 
 ``_state.py`` declares the table for ``transitions`` (the spec, the README's diagram, the
 reference the tests drive). A ``transitions`` trigger costs ~8 us -- a hundred Python calls
 and a dozen logger calls -- while the whole per-message budget is ~2 us, so the per-message
 path does not run it. Instead :func:`render` reads the *same* machine's own
-``Event``/``Transition`` objects and writes, for every (state, event), a function that does
-exactly what a trigger does: try the rows in order, and for the first whose conditions all
-hold, set the destination state and run its callbacks. For ``idle``/``user``::
+``Event``/``Transition`` objects and writes ``dispatch(self, event, message)``: for every
+(state, event), a branch that does exactly what the trigger does -- try the rows in order,
+and for the first whose conditions all hold, set the destination state and run its
+callbacks. For ``idle``/``user``::
 
-    def idle__user(self: Normalizer, message: Any) -> None:
-        self.state = 'user'
-        self.hold_user(message)
+    elif state == 'idle':
+        if event == 'assistant':
+            ...
+        elif event == 'user':
+            self.state = 'user'
+            self.hold_user(message)
 
-``dispatch(self, event, message)`` holds every one of those bodies, chosen by comparing
-``self.state`` and ``event`` (commonest first): ``Normalizer.feed`` calls it. Compiled, its
-actions are native calls, where a function taken out of ``TABLE`` is called as a Python
-object (3-4% fewer instructions a message); interpreted, the comparisons cost about what
-the two dict lookups did (0.3-0.5% more).
+The branches are tested commonest first (``_HOT_STATES``, an order only: they exclude each
+other). One function rather than one per (state, event) looked up in a dict: compiled,
+every action is then a native call, where a function taken out of a dict is called as a
+Python object (3-4% of the compiled core's instructions a message); interpreted, the string
+comparisons cost about what the two dict lookups did (0.3-0.5% more).
 
 A pair with no unconditional row ends in ``raise AssertionError('table is not total ...')``:
 a gap in the table is a loud bug, never a silently dropped message (Rule 2 of ``_state.py``
-says the table is total).
+says the table is total). A state with no rows (``closed``) or an event the table does not
+know raises ``KeyError``.
 
-The functions are written to ``_table.py``, which ``Normalizer`` imports: a module like any
+The function is written to ``_table.py``, which ``Normalizer`` imports: a module like any
 other, so the optional compiled build (mypyc) compiles the dispatch too, each condition and
 action a native call, and ``import normalizer`` neither imports ``transitions`` nor runs
 ``exec``. ``python -m normalizer._dispatch`` rewrites it; ``tests/test_state.py`` fails when
-it differs from what the table renders, and drives the rendered functions
-(``compile_table``, ``compile_dispatch``) against ``transitions`` itself over random event
-sequences.
+it differs from what the table renders, and drives the rendered function
+(``compile_dispatch``) against ``transitions`` itself over random event sequences.
 
 Nothing of the table is declared here: the rows, their order, conditions (``unless`` as
 negations) and callbacks (``before``, then ``after``, as transitions runs them) all come
@@ -47,10 +51,10 @@ from transitions import Machine
 
 from . import _state
 
-__all__ = ["Dispatch", "compile_dispatch", "compile_table", "reference_machine", "render", "TABLE_MODULE"]
+__all__ = ["Dispatch", "compile_dispatch", "reference_machine", "render", "TABLE_MODULE"]
 
-#: One compiled (state, event): called as ``dispatch(model, message)``.
-Dispatch = Callable[[Any, Any], None]
+#: The compiled table: called as ``dispatch(model, event, message)``.
+Dispatch = Callable[[Any, str, Any], None]
 
 #: Where the rendered table lives (imported by ``_core``).
 TABLE_MODULE = Path(__file__).with_name("_table.py")
@@ -58,19 +62,17 @@ TABLE_MODULE = Path(__file__).with_name("_table.py")
 _HEADER = '''\
 # GENERATED from the table in _state.py by `python -m normalizer._dispatch`: do not edit.
 # tests/test_state.py fails when this file and the table differ. How and why: _dispatch.py.
-"""The state table, compiled: ``TABLE[state][event](normalizer, message)`` does what the
-``transitions`` trigger ``event`` does in ``state``, and ``dispatch(normalizer, event,
-message)`` does the same with every body inlined (see ``_dispatch.py``)."""
+"""The state table, compiled: ``dispatch(normalizer, event, message)`` does what the
+``transitions`` trigger ``event`` does in the normalizer's state (see ``_dispatch.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._core import Normalizer
 
-__all__ = ["TABLE", "dispatch"]
+__all__ = ["dispatch"]
 '''
 
 
@@ -94,38 +96,20 @@ def render(machine: Machine) -> str:
     for state in machine.states.values():
         if state.on_enter or state.on_exit:
             raise NotImplementedError(f"on_enter/on_exit callbacks of {state.name!r} are not compiled")
-    functions: dict[str, dict[str, str]] = {state: {} for state in machine.states}
     bodies: dict[str, dict[str, list[str]]] = {state: {} for state in machine.states}
-    chunks = [_HEADER]
     for event_name, event in machine.events.items():
         for source, transitions in event.transitions.items():
-            name = f"{source}__{event_name}"
-            body = bodies[source][event_name] = _body(source, event_name, transitions)
-            chunks.append("\n\n" + _function(name, body))
-            functions[source][event_name] = name
-    rows = []
-    for state_name, events in functions.items():
-        entries = ", ".join(f"{event!r}: {name}" for event, name in events.items())
-        rows.append(f"    {state_name!r}: {{{entries}}},")
-    chunks.append(
-        "\n\nTABLE: Final[dict[str, dict[str, Callable[[Normalizer, Any], None]]]] = {\n" + "\n".join(rows) + "\n}\n"
-    )
-    chunks.append("\n\n" + _dispatcher(bodies))
-    return "".join(chunks)
-
-
-def _function(name: str, body: list[str]) -> str:
-    return "\n".join([f"def {name}(self: Normalizer, message: Any) -> None:", *(f"    {line}" for line in body)]) + "\n"
+            bodies[source][event_name] = _body(source, event_name, transitions)
+    return _HEADER + "\n\n" + _dispatcher(bodies)
 
 
 def _dispatcher(bodies: dict[str, dict[str, list[str]]]) -> str:
-    # Every (state, event) body inlined in one function, chosen by comparing strings: in
-    # the compiled build each action is then a native call, where a function taken out of
-    # TABLE is called as a Python object (~400 instructions and an argument parse).
+    # Every (state, event) body in one function, chosen by comparing strings (why: the
+    # module docstring).
     lines = [
         "def dispatch(self: Normalizer, event: str, message: Any) -> None:",
-        '    """What the trigger ``event`` does in the current state: ``TABLE[self.state][event]``',
-        '    with every function\'s body inlined (the per-message path: ``Normalizer.feed``)."""',
+        '    """What the trigger ``event`` does in the current state (the per-message path:',
+        '    ``Normalizer.feed``)."""',
         "    state = self.state",
     ]
     first_state = True
@@ -198,16 +182,10 @@ def _name(func: Any) -> str:
     return func
 
 
-def compile_table(machine: Machine, cls: type) -> dict[str, dict[str, Dispatch]]:
-    """``{state: {event: function}}``: ``render(machine)`` run as code, for a model of
-    class ``cls`` (which must have every condition and action the table names)."""
-    table: dict[str, dict[str, Dispatch]] = _run(machine, cls)["TABLE"]
-    return table
-
-
-def compile_dispatch(machine: Machine, cls: type) -> Callable[[Any, str, Any], None]:
-    """The rendered ``dispatch(model, event, message)``, run as code (see :func:`compile_table`)."""
-    dispatch: Callable[[Any, str, Any], None] = _run(machine, cls)["dispatch"]
+def compile_dispatch(machine: Machine, cls: type) -> Dispatch:
+    """The rendered ``dispatch(model, event, message)`` run as code, for a model of class
+    ``cls`` (which must have every condition and action the table names)."""
+    dispatch: Dispatch = _run(machine, cls)["dispatch"]
     return dispatch
 
 

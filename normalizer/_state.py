@@ -43,10 +43,9 @@
 # Events are the roles ("developer" dispatches as "system") plus "eof".
 #
 # The table is declared for `transitions` (the spec, the diagram in the README, the
-# reference in tests/test_state.py) and compiled by _dispatch.py into _table.py, one plain
-# function per state and event, and one function, dispatch(), with all their bodies inlined
-# for the per-message path: a transitions trigger costs ~8 us, the whole per-message budget
-# is ~2 us.
+# reference in tests/test_state.py) and compiled by _dispatch.py into _table.py as one
+# function, dispatch(), a branch per state and event, for the per-message path: a
+# transitions trigger costs ~8 us, the whole per-message budget is ~2 us.
 #
 # WARNING: README's diagram is generated from this table by diagram(); tests/test_readme.py
 #          fails when the two differ.

@@ -1,4 +1,4 @@
-"""The state table: total, and the compiled dispatch (the functions ``Normalizer.feed`` calls,
+"""The state table: total, and the compiled dispatch (the function ``Normalizer.feed`` calls,
 written to ``_table.py``) is current and behaves exactly like transitions."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from transitions import Machine
 
 from normalizer import _state, _table
 from normalizer._core import Normalizer
-from normalizer._dispatch import compile_dispatch, compile_table, reference_machine, render
+from normalizer._dispatch import compile_dispatch, reference_machine, render
 from normalizer._state import CLOSED, EVENTS, LIVE, STATES, TRANSITIONS
 
 CONDITIONS = sorted({c for row in TRANSITIONS for c in row.get("conditions", [])})
@@ -40,20 +40,19 @@ def test_every_state_is_reachable_and_every_name_is_implemented():
 
 
 def test_compiled_table_comes_from_the_machine():
-    # One function per live (state, event), generated from the declared rows in order.
-    table = Normalizer._table
-    assert table is _table.TABLE
-    assert sorted(table) == sorted(STATES) and table[CLOSED] == {}
-    for state in LIVE:
-        assert sorted(table[state]) == sorted(EVENTS)
-        for event in EVENTS:
-            assert table[state][event].__name__ == f"{state}__{event}"
+    # One branch per live (state, event), generated from the declared rows in order.
+    assert _table.__all__ == ["dispatch"]
     source = render(reference_machine())
-    assert "\n\ndef idle__user(self: Normalizer, message: Any) -> None:\n    self.state = 'user'\n" \
-           "    self.hold_user(message)\n\n" in source
-    assert "\n\ndef turn__tool(self: Normalizer, message: Any) -> None:\n" \
-           "    if self.completes_turn(message):\n        self.state = 'idle'\n        self.take_result(message)\n" \
-           "        self.end_turn(message)\n        return\n" in source
+    assert "\n    elif state == 'idle':\n" in source
+    assert "\n        elif event == 'user':\n            self.state = 'user'\n" \
+           "            self.hold_user(message)\n" in source.split("elif state == 'idle':")[1]
+    assert "\n    if state == 'turn':\n        if event == 'tool':\n" \
+           "            if self.completes_turn(message):\n                self.state = 'idle'\n" \
+           "                self.take_result(message)\n                self.end_turn(message)\n" \
+           "                return\n" in source
+    for state in LIVE:
+        assert f"state == {state!r}:" in source
+    assert source.count("event == ") == len(LIVE) * len(EVENTS)
 
 
 def test_the_table_module_is_what_the_machine_renders():
@@ -90,14 +89,12 @@ def test_a_gap_in_the_table_is_loud():
 
     model = Model()
     with pytest.raises(AssertionError, match="table is not total: a/go"):
-        compile_table(machine, Model)["a"]["go"](model, None)
-    with pytest.raises(AssertionError, match="table is not total: a/go"):
         compile_dispatch(machine, Model)(model, "go", None)
     assert model.state == "a"
 
 
 def test_dispatch_refuses_what_the_table_has_no_row_for():
-    # As TABLE[state][event] would: a KeyError (Normalizer.feed never gets here: it refuses
+    # A KeyError (Normalizer.feed never gets here: it refuses
     # a closed normalizer, and every role is an event).
     recorder = Recorder({})
     recorder.state = CLOSED
@@ -109,22 +106,17 @@ def test_dispatch_refuses_what_the_table_has_no_row_for():
     assert recorder.log == [] and recorder.state == _state.IDLE
 
 
-def test_dispatch_inlines_every_body_commonest_first():
+def test_dispatch_tests_the_commonest_first():
     source = render(reference_machine())
-    dispatch = source[source.index("\ndef dispatch("):]
     # turn/tool is a quarter of the benchmark workloads' messages: tested first.
-    assert dispatch.index("    if state == 'turn':\n        if event == 'tool':\n"
-                          "            if self.completes_turn(message):\n") < dispatch.index("state == 'idle'")
-    for state in LIVE:
-        assert f"state == {state!r}:" in dispatch
-    assert dispatch.count("event == ") == len(LIVE) * len(EVENTS)
+    assert source.index("    if state == 'turn':\n        if event == 'tool':\n") < source.index("state == 'idle'")
 
 
 def test_callbacks_the_compiler_does_not_write_are_refused():
     machine = Machine(model=None, states=["a", "b"], initial="a", auto_transitions=False,
                       transitions=[{"trigger": "go", "source": "a", "dest": "b", "prepare": ["p"]}])
     with pytest.raises(NotImplementedError, match="prepare"):
-        compile_table(machine, object)
+        compile_dispatch(machine, object)
     entering = Machine(model=None, states=[{"name": "a"}, {"name": "b", "on_enter": ["hi"]}], initial="a",
                        auto_transitions=False, transitions=[{"trigger": "go", "source": "a", "dest": "b"}])
     with pytest.raises(NotImplementedError, match="on_enter"):
@@ -135,7 +127,7 @@ def test_a_name_the_model_does_not_have_is_refused():
     machine = Machine(model=None, states=["a", "b"], initial="a", auto_transitions=False,
                       transitions=[{"trigger": "go", "source": "a", "dest": "b", "after": ["missing"]}])
     with pytest.raises(NotImplementedError, match="has no method 'missing'"):
-        compile_table(machine, object)
+        compile_dispatch(machine, object)
 
 
 class Recorder:
@@ -171,10 +163,6 @@ for _name in CONDITIONS:
 for _name in ACTIONS:
     setattr(Recorder, _name, _action(_name))
 
-COMPILED = compile_table(
-    Machine(model=None, states=STATES, transitions=TRANSITIONS, initial=_state.IDLE, auto_transitions=False),
-    Recorder,
-)
 DISPATCH = compile_dispatch(
     Machine(model=None, states=STATES, transitions=TRANSITIONS, initial=_state.IDLE, auto_transitions=False),
     Recorder,
@@ -192,17 +180,15 @@ def test_compiled_dispatch_equals_transitions_trigger(seed: int):
         auto_transitions=False,
     )
     compiled = Recorder(oracle)
-    inlined = Recorder(oracle)
     for step in range(steps):
         if reference.state == CLOSED:
             break
         event = rng.choice(EVENTS if step > 5 else EVENTS[:-1])
-        reference.step = compiled.step = inlined.step = step
+        reference.step = compiled.step = step
         reference.trigger(event, {"role": event})
-        COMPILED[compiled.state][event](compiled, {"role": event})
-        DISPATCH(inlined, event, {"role": event})  # as Normalizer.feed dispatches
-        assert compiled.state == inlined.state == reference.state, f"step {step}: {event}"
-        assert compiled.log == inlined.log == reference.log, f"step {step}: {event}"
+        DISPATCH(compiled, event, {"role": event})  # as Normalizer.feed dispatches
+        assert compiled.state == reference.state, f"step {step}: {event}"
+        assert compiled.log == reference.log, f"step {step}: {event}"
 
 
 def test_diagram_is_mermaid_from_the_table():
