@@ -106,6 +106,14 @@ def test_dispatch_refuses_what_the_table_has_no_row_for():
     assert recorder.log == [] and recorder.state == _state.IDLE
 
 
+def test_a_table_without_rows_dispatches_nothing():
+    machine = Machine(model=None, states=["a"], initial="a", auto_transitions=False, transitions=[])
+    model = Recorder({})
+    model.state = "a"
+    with pytest.raises(KeyError):
+        compile_dispatch(machine, Recorder)(model, "go", None)
+
+
 def test_dispatch_tests_the_commonest_first():
     source = render(reference_machine())
     # turn/tool is a quarter of the benchmark workloads' messages: tested first.
