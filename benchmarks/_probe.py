@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -28,32 +27,10 @@ from typing import Any
 
 import orjson
 
+from ._rss import hwm_kb as _hwm_kb, rss_kb as _rss_kb
 from .workload import Mix, chat_messages, jsonl_bytes
 
 CLI_INPUT = "-"
-
-
-def _hwm_kb(pid: int | str = "self") -> int | None:
-    """``VmHWM`` (peak RSS of the current address space; exec resets it), or None."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _rss_kb() -> int:
-    """Peak RSS of this process since its exec.
-
-    ``ru_maxrss`` is not used where ``VmHWM`` exists: Linux carries the *parent's* RSS at
-    fork time into the child's ``ru_maxrss``, which would charge the benchmark runner's
-    memory to the probe.
-    """
-    hwm = _hwm_kb()
-    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 class _Watch(threading.Thread):

@@ -445,3 +445,24 @@ def test_instructions_quick_smoke(tmp_path: Path) -> None:
     assert ir["floor"] > 0 and ir["core"] > 0
     assert all(m["status"] == "ok" and m["ir_big"] > m["ir_small"] > 0 for m in result["measurements"])
     assert "| `core` |" in (out / "instructions.md").read_text()
+
+
+def test_compiled_row_warms_up_and_reports_its_own_peak_rss(tmp_path: Path) -> None:
+    """benchmarks/_compiled.py (the compiled build's core row) times a second repair of the
+    file, and its peak RSS is its own: the parent's memory at fork time (ru_maxrss carries
+    it into the child on Linux) must not show up in it."""
+    from normalizer import repair
+
+    path = tmp_path / "w.jsonl"
+    messages = list(workload.short_messages(300, seed=1))
+    workload.write_jsonl(path, iter(messages))
+    ballast = b"\x01" * (400 * 1024 * 1024)  # written, so resident: 400 MB more than the child holds
+    script = Path(__file__).parents[1] / "benchmarks" / "_compiled.py"
+    done = subprocess.run([sys.executable, "-P", str(script), str(path)], capture_output=True, text=True, timeout=120)
+    del ballast
+    assert done.returncode == 0, done.stderr
+    res = json.loads(done.stdout)
+    assert res["messages_out"] == len(list(repair(messages)))
+    assert res["elapsed_s"] > 0
+    if Path("/proc/self/status").exists():
+        assert 0 < res["peak_rss_kb"] < 300 * 1024, res["peak_rss_kb"]
