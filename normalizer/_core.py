@@ -270,13 +270,13 @@ class Normalizer:
             return []
         self._broken = _IN_USE
         try:
-            self._dispatch("eof", None)
+            dispatch(self, "eof", None)
             while self._replay or self.state is not CLOSED:
                 # TOOLS on eof goes back to idle/user and replays what it deferred, eof last.
                 if self._replay:
                     self._run_replay()
                 else:  # pragma: no cover - the table always reaches CLOSED via replay
-                    self._dispatch("eof", None)
+                    dispatch(self, "eof", None)
             self._stage_close()
         except BaseException:
             self._broken = True
@@ -302,19 +302,15 @@ class Normalizer:
 
     # ------------------------------------------------------------------ machinery
 
-    def _dispatch(self, event: str, message: Message | None) -> None:
-        # The compiled table (_table.py): rows in order, the first whose conditions hold.
-        dispatch(self, event, message)
-
     def _run_replay(self) -> None:
         replay = self._replay
         while replay:
             message, index = replay.popleft()
             self._index = index
             if message is None:
-                self._dispatch("eof", None)
+                dispatch(self, "eof", None)
             else:
-                self._dispatch(EVENT_OF_ROLE[message["role"]], message)
+                dispatch(self, EVENT_OF_ROLE[message["role"]], message)
 
     def _drain(self) -> list[Message]:
         out = self._out

@@ -1,5 +1,5 @@
-"""The depth check of a parsed JSONL line: :func:`deeper_than` (re-exported by ``_records``,
-where the rest of the reader's limits live).
+"""The depth check of a parsed JSONL line: :func:`deeper_than`, which the reader
+(``_reader``) runs; the rest of the reader's limits live in ``_records``.
 
 A module of its own, with nothing else in it, so that the optional compiled build (mypyc)
 compiles it: the reader runs it on every line that may nest too deep, which is most lines
