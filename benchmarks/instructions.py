@@ -1,6 +1,6 @@
 """Instructions per message (valgrind Ir) of the library's hot paths: figures that repeat.
 
-``python -m benchmarks.instructions [--quick] [--probes a,b,...] [--workloads bench,short,real]
+``python -m benchmarks.instructions [--quick] [--probes a,b,...] [--workloads bench,short,real,clean]
 [--jobs 2] [--messages N] [--checkpoint-scale 25] [--compiled PYTHON] [--out benchmarks/results]``
 
 Wall-clock timings on a shared 2-core machine move by tens of percent from one run to the
@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "benchmarks" / "results"
 DEFAULT_MESSAGES = 2000
 QUICK_MESSAGES = 500
-DEFAULT_WORKLOADS = ("bench", "short", "real")
+DEFAULT_WORKLOADS = ("bench", "short", "real", "clean")
 SUBPROCESS_PROBES = ("cli", "copy")
 #: Run by the interpreter given with ``--compiled``, whose compiled build they measure.
 COMPILED_PROBES = ("core_compiled", "cli_compiled")
@@ -472,7 +472,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK_MESSAGES} messages, the bench workload, probes {','.join(QUICK_PROBES)}: about a minute")
     ap.add_argument("--probes", default=None, help="comma-separated probes (default: all; see above)")
-    ap.add_argument("--workloads", default=None, help="comma-separated: bench, short, real (default all; --quick: bench)")
+    ap.add_argument("--workloads", default=None, help="comma-separated: bench, short, real, clean (default all; --quick: bench)")
     ap.add_argument("--jobs", type=int, default=2, help="valgrind processes at once (default 2)")
     ap.add_argument("--messages", type=int, default=None,
                     help=f"S: the small run measures S messages, the big one 2S (default {DEFAULT_MESSAGES}; --quick: {QUICK_MESSAGES})")

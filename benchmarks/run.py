@@ -1,11 +1,13 @@
 """Run the whole benchmark in one process and report medians and same-run ratios.
 
-``python -m benchmarks.run [--sizes 10000,100000,1000000] [--workloads bench,short,real] [--quick] [--out benchmarks/results]``
+``python -m benchmarks.run [--sizes 10000,100000,1000000] [--workloads bench,short,real,clean] [--quick] [--out benchmarks/results]``
 
 Workloads (``--workloads``, default ``bench``): ``bench`` is the seeded agent session (mean
 message ~0.9 KB, ~0.05 repairs per message); ``short`` is short messages with many defects
 (mean ~130 B, ~0.27 repairs per message: where per-message overhead shows); ``real`` is the
-session samples under ``../shared/samples`` read with the library's readers and replicated.
+session samples under ``../shared/samples`` read with the library's readers and replicated;
+``clean`` is ``short`` as the core repairs it, a healthy history with nothing left to repair
+(what the per-message machinery costs when there is no work).
 
 For every history length in ``--sizes``:
 
@@ -769,7 +771,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-peers", action="store_true", help="skip LangChain, pydantic-ai and the Agents SDK")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mix", default="", help='defect rates, e.g. "split=0.2,orphan=0" or "none"')
-    ap.add_argument("--workloads", default="bench", help="comma-separated: bench, short, real (default bench)")
+    ap.add_argument("--workloads", default="bench", help="comma-separated: bench, short, real, clean (default bench)")
     ap.add_argument("--profiles", default="all", help='profile rows: "all", "none" or comma-separated names')
     ap.add_argument("--compiled", default="", metavar="PYTHON",
                     help="an interpreter with the compiled build installed (HATCH_BUILD_HOOK_ENABLE_MYPYC=1 "

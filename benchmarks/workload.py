@@ -39,6 +39,7 @@ __all__ = [
     "WORKLOADS",
     "chat_messages",
     "short_messages",
+    "clean_messages",
     "real_messages",
     "responses_items",
     "responses_to_chat",
@@ -212,6 +213,34 @@ def short_messages(n: int, *, seed: int = 0, mix: Mix = DEFAULT_MIX) -> Iterator
         yield next(turns)
 
 
+def clean_messages(n: int, *, seed: int = 0, mix: Mix = DEFAULT_MIX) -> Iterator[Message]:
+    """Yield exactly ``n`` messages of the ``short`` workload as the core repairs it: a healthy
+    history of short messages with nothing left to repair (``mix`` is not used).
+
+    What the per-message machinery costs when there is no work: most stored sessions are
+    healthy, and this is what repairing them on resume costs. Made lazily, by the core
+    itself, from ``short``; ``tests/test_benchmarks.py`` checks that repairing it changes
+    nothing."""
+    from normalizer import repair
+
+    count = 0
+    skipping = False
+    for message in repair(_short_turns(seed)):
+        if count == n:
+            return
+        calls = message.get("tool_calls")
+        if calls and n - count < 1 + len(calls):
+            # Its results would be cut off (a repair: their stubs). Leave the turn's rounds
+            # out, up to its text answer (which may follow a user or a result as well).
+            skipping = True
+        if skipping:
+            if message["role"] != "assistant" or calls:
+                continue
+            skipping = False
+        count += 1
+        yield message
+
+
 SAMPLES = Path(os.environ.get("CHATNORM_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "samples"
 
 
@@ -247,7 +276,7 @@ def real_messages(n: int, *, seed: int = 0, mix: Mix = DEFAULT_MIX) -> Iterator[
 
 
 # name -> generator of exactly n messages
-WORKLOADS = {"bench": chat_messages, "short": short_messages, "real": real_messages}
+WORKLOADS = {"bench": chat_messages, "short": short_messages, "real": real_messages, "clean": clean_messages}
 
 
 def responses_items(messages: Iterable[Message]) -> Iterator[Message]:

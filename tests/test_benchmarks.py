@@ -82,6 +82,24 @@ def test_short_workload_is_short_and_defect_heavy() -> None:
     assert {"merge_assistant", "empty_content_to_null", "stub_missing_result", "drop_orphan_result"} <= set(stream.report.counts)
 
 
+def test_clean_workload_is_short_repaired_with_nothing_left_to_repair() -> None:
+    import normalizer
+
+    short = list(normalizer.repair(workload.short_messages(3000, seed=2)))
+    # Cuts that would leave a turn's calls without their results: right after a two-call
+    # turn, and between its results.
+    two = next(i for i, m in enumerate(short) if len(m.get("tool_calls") or ()) == 2)
+    for n in (0, 1, 2, 3, 4, 5, two + 1, two + 2, two + 3, 997, 2000):
+        msgs = list(workload.clean_messages(n, seed=2))
+        assert len(msgs) == n
+        stream = normalizer.repair(msgs)
+        assert list(stream) == msgs
+        assert stream.report.counts == {}
+    msgs = list(workload.clean_messages(2000, seed=2))
+    assert msgs[:1900] == short[:1900]  # the repaired short workload, up to the cut
+    assert workload.WORKLOADS["clean"] is workload.clean_messages
+
+
 @needs_samples
 def test_real_workload_replicates_the_samples() -> None:
     msgs = list(workload.real_messages(3000))
@@ -315,7 +333,7 @@ def test_instructions_arguments_and_probe_names(tmp_path: Path) -> None:
 
     args = parse_args([])
     assert (args.quick, args.jobs, args.messages, args.checkpoint_scale, args.out) == (False, 2, 2000, 25.0, DEFAULT_OUT)
-    assert args.workloads == ["bench", "short", "real"]
+    assert args.workloads == ["bench", "short", "real", "clean"]
     assert {"floor", "validate", "core", "core_norecords", "profiles", "cli", "copy", "async_bare_trio"} <= set(args.probes)
     quick = parse_args(["--quick"])
     assert (quick.messages, quick.workloads, quick.probes) == (500, ["bench"], list(QUICK_PROBES))
