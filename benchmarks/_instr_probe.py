@@ -20,6 +20,12 @@ Probes:
 ``core_novalidate``       the same with ``validate=False`` (``validate`` = core - this)
 ``core_norecords``        the same with ``max_records=0`` (the report keeps counts only)
 ``profile:NAME``          the same with ``profile=NAME``
+``bare_feed``             the least a message-at-a-time core can do, drained as ``core`` is: a
+                          ``feed`` that runs the core's plain-message check (``is_plain``),
+                          looks up the role's event and holds one message back, in a generator
+                          as ``repair``'s; no repair, no report. The per-message machinery's
+                          floor, against which ``core`` on the ``clean`` workload (nothing to
+                          repair) shows what the core's own state costs
 ``sync_iter``             ``for m in repair(dicts): pass``: the consumer's Python loop
 ``async_asyncio``         ``async for m in arepair(dicts): pass`` under ``anyio.run`` (asyncio)
 ``async_trio``            the same on trio
@@ -41,10 +47,13 @@ import argparse
 import gc
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import orjson
+
+from normalizer._content import EVENT_OF_ROLE
+from normalizer._plain import is_plain
 
 Message = dict[str, Any]
 
@@ -53,6 +62,7 @@ FIXED_PROBES = (
     "core",
     "core_novalidate",
     "core_norecords",
+    "bare_feed",
     "sync_iter",
     "async_asyncio",
     "async_trio",
@@ -99,6 +109,40 @@ def _repair(options: dict[str, Any]) -> Callable[[list[bytes], list[Message]], i
         return len(dicts)
 
     return run
+
+
+class _BareFeed:
+    """``bare_feed``'s core: ``feed`` returns the message before this one (module docstring)."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: Message | None = None
+
+    def feed(self, message: Any) -> list[Message]:
+        if not (type(message) is dict and is_plain(message)) or message["role"] not in EVENT_OF_ROLE:
+            raise ValueError("bare_feed takes plain chat messages only")
+        held, self._held = self._held, message
+        return [] if held is None else [held]
+
+    def close(self) -> list[Message]:
+        held, self._held = self._held, None
+        return [] if held is None else [held]
+
+
+def _bare_stream(dicts: list[Message]) -> Iterator[Message]:
+    feeder = _BareFeed()
+    feed = feeder.feed
+    for message in dicts:
+        out = feed(message)
+        if out:
+            yield from out
+    yield from feeder.close()
+
+
+def _bare_feed(blobs: list[bytes], dicts: list[Message]) -> int:
+    deque(_bare_stream(dicts), maxlen=0)
+    return len(dicts)
 
 
 def _sync_iter(blobs: list[bytes], dicts: list[Message]) -> int:
@@ -155,6 +199,8 @@ def prepare(probe: str, checkpoint_scale: float = 1.0) -> Callable[[list[bytes],
         return _async(backend, adapter=not probe.startswith("async_bare_"))
     if probe == "sync_iter":
         return _sync_iter
+    if probe == "bare_feed":
+        return _bare_feed
     presets: dict[str, dict[str, Any]] = {
         "core": {},
         "core_novalidate": {"validate": False},

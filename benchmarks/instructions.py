@@ -71,7 +71,7 @@ SUBPROCESS_PROBES = ("cli", "copy")
 COMPILED_PROBES = ("core_compiled", "cli_compiled")
 #: What a full run measures, in table order (``profiles`` expands to every built-in profile).
 DEFAULT_PROBES = (
-    "floor", "validate", "core", "core_norecords", "profiles", "sync_iter", "async_asyncio",
+    "floor", "validate", "core", "core_norecords", "bare_feed", "profiles", "sync_iter", "async_asyncio",
     "async_trio", "async_bare_asyncio", "async_bare_trio", "cli", "copy",
 )  # fmt: skip
 QUICK_PROBES = ("floor", "validate", "core", "sync_iter", "async_asyncio", "async_bare_asyncio", "cli", "copy")
@@ -83,6 +83,7 @@ LABELS = {
     "core": "repair() drained, defaults",
     "core_novalidate": "repair(validate=False)",
     "core_norecords": "repair(max_records=0)",
+    "bare_feed": "the least a message-at-a-time feed does (no repair)",
     "sync_iter": "for m in repair(): pass",
     "async_asyncio": "arepair(), asyncio",
     "async_trio": "arepair(), trio",
@@ -181,7 +182,7 @@ def expand_probes(names: Iterable[str], profiles: Sequence[str], compiled: bool 
 
 def row_order(values: Mapping[str, object]) -> list[str]:
     """The rows of the table for these probes: measured ones plus ``validate`` when derivable."""
-    fixed = ["floor", "validate", "core", "core_novalidate", "core_norecords", "core_compiled"]
+    fixed = ["floor", "validate", "core", "core_novalidate", "core_norecords", "core_compiled", "bare_feed"]
     profiles = [k for k in values if k.startswith(PROFILE_PREFIX)]
     tail = ["sync_iter", "async_asyncio", "async_trio", "async_bare_asyncio", "async_bare_trio", "cli", "cli_compiled",
             "copy"]
@@ -217,6 +218,8 @@ def ratios(values: Mapping[str, float | None]) -> list[dict[str, Any]]:
     add("core/floor", "core ÷ floor", _div(v.get("core"), v.get("floor")))
     if "core_compiled" in v:
         add("core_compiled/floor", "compiled core ÷ floor", _div(v.get("core_compiled"), v.get("floor")))
+    if "bare_feed" in v:
+        add("bare_feed/floor", "bare feed ÷ floor (the machinery's least)", _div(v.get("bare_feed"), v.get("floor")))
     add("validate/core", "validate ÷ core (validation's share of the core)", _div(v.get("validate"), v.get("core")))
     add("core_norecords/core", "core_norecords ÷ core", _div(v.get("core_norecords"), v.get("core")))
     profiles = [k for k in v if k.startswith(PROFILE_PREFIX)]

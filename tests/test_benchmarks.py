@@ -289,6 +289,20 @@ FIXED_IR = {
 }
 
 
+def test_bare_feed_probe_passes_messages_through_one_behind() -> None:
+    # The machinery's floor: a feed that checks, holds one message and changes nothing.
+    from benchmarks._instr_probe import _BareFeed, _bare_stream
+
+    msgs = list(workload.clean_messages(50, seed=1))
+    assert list(_bare_stream(msgs)) == msgs
+    feeder = _BareFeed()
+    assert feeder.feed(msgs[0]) == [] and feeder.feed(msgs[1]) == [msgs[0]]
+    assert feeder.close() == [msgs[1]] and feeder.close() == []
+    for bad in ({"role": "robot", "content": "x"}, {"role": "user", "content": [{"type": "text", "text": "x"}]}, "x"):
+        with pytest.raises(ValueError, match="plain chat messages"):
+            feeder.feed(bad)
+
+
 def test_instructions_ratio_table_on_fixed_numbers() -> None:
     from benchmarks.instructions import derive, ratios, tables
 
@@ -308,7 +322,9 @@ def test_instructions_ratio_table_on_fixed_numbers() -> None:
     assert got["cli_glue"] == pytest.approx(66_000 - 16_500 - 18_000)
     # a side that was not measured gives no ratio, not an error
     partial = {r["key"]: r["value"] for r in ratios({"floor": 10_000.0, "core": 15_000.0})}
-    assert partial["core/floor"] == pytest.approx(1.5)
+    assert partial["core/floor"] == pytest.approx(1.5) and "bare_feed/floor" not in partial
+    bare = {r["key"]: r["value"] for r in ratios({"floor": 10_000.0, "core": 15_000.0, "bare_feed": 7_000.0})}
+    assert bare["bare_feed/floor"] == pytest.approx(0.7)
     assert partial["copy/cli"] is None and partial["validate/core"] is None and "slowest_profile/core" not in partial
 
     md = tables({"bench": FIXED_IR, "short": {"floor": 4_000.0, "core": 16_000.0}})
