@@ -41,7 +41,7 @@ from . import _messages
 from ._messages import _invalid, as_message, is_plain
 from ._options import Options, make_options
 from ._note import Note, file_notes
-from ._report import Repair, Report
+from ._report import Repair, Report, new_report
 from ._types import ProfileArg, RepairOptions
 from ._table import dispatch
 from ._state import CLOSED, IDLE
@@ -105,7 +105,7 @@ class Normalizer:
         self._max_held_bytes = opts.max_held_bytes  # read per result: plain attributes
         self._max_held_messages = opts.max_held_messages
         self._max_fragments = opts.max_turn_fragments  # read per merge
-        self._report = Report(max_records=opts.max_records, on_record=opts.on_record)
+        self._report = new_report(opts.max_records, opts.on_record)
         # Report.add_notes without the method: a method looked up on a pydantic model costs
         # ~0.1 us, per repaired message (and the function is compiled in the compiled build).
         self._report_fields = self._report.__dict__

@@ -22,13 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError
 
 from ._defaults import DEFAULT_MAX_RECORDS
 from ._note import Note, file_notes
 
-__all__ = ["Note", "Repair", "Report", "DEFAULT_MAX_RECORDS"]
+__all__ = ["Note", "Repair", "Report", "DEFAULT_MAX_RECORDS", "new_report"]
 
 
 def _new_list() -> list[Any]:
@@ -68,6 +68,10 @@ class Report(BaseModel):
     a lone surrogate (in-memory input can hold one; files cannot, see ``normalizer.formats._records``)
     cannot be encoded as UTF-8, so the dump replaces each with U+FFFD and says so in a
     ``replace_surrogates`` record of the dump (the report itself is left as it is)."""
+
+    # Built when first validated or dumped, not at import: the library makes its reports
+    # with new_report(), which needs no schema, so start-up does not pay for it (~7 ms).
+    model_config = ConfigDict(defer_build=True)
 
     messages_in: int = 0
     messages_out: int = 0
@@ -147,6 +151,12 @@ class Report(BaseModel):
         """One line for people: ``"12 in, 10 out; merge_assistant 2, stub_missing_result 1"``."""
         kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(self.counts.items()))
         return f"{self.messages_in:,} in, {self.messages_out:,} out; " + (kinds or "no repairs")
+
+
+def new_report(max_records: int = DEFAULT_MAX_RECORDS, on_record: Callable[[Repair], None] | None = None) -> Report:
+    """An empty report, as the library makes one: ``Report(max_records=..., on_record=...)``
+    without the validation (its values are the library's own, already of their types)."""
+    return Report.model_construct(max_records=max_records, on_record=on_record)
 
 
 def _replace_surrogates(value: Any, replaced: list[int]) -> Any:

@@ -506,6 +506,20 @@ def test_report_serialises_and_counts_messages():
     assert report.messages_in == 4 and report.messages_out == len(out) == 2
 
 
+def test_the_library_s_reports_are_those_report_validation_makes():
+    # new_report: Report(...) without the validation (and without building its schema).
+    from normalizer._report import Report, new_report
+
+    seen = []
+    made, validated = new_report(7, seen.append), Report(max_records=7, on_record=seen.append)
+    assert made == validated and made.model_fields_set == validated.model_fields_set
+    assert made.counts == {} and made.records == [] and made.counts is not new_report().counts
+    assert new_report() == Report() and new_report().max_records == Report().max_records
+    made.add("merge_user", "x", input=[1], output=0)
+    assert len(seen) == 1 and Report.model_validate_json(made.model_dump_json()).counts == {"merge_user": 1}
+    assert Normalizer(max_records=3).report == Report(max_records=3)
+
+
 def test_report_records_are_bounded_but_all_reach_the_callback():
     seen = []
     history = [U()] + [T(f"z{i}") for i in range(50)]

@@ -38,7 +38,7 @@ from ._findings import CAUSES, Causes, Finding, Root, Selection, finding_of
 from ._report_formats import Output, Summary
 from ._text import error_text, say
 from .._errors import InputError
-from .._report import Report
+from .._report import Report, new_report
 from ..formats import FORMATS, ConversationStream, Position, read_conversations
 
 __all__ = ["run_check", "INCOMPLETE", "CheckSettings"]
@@ -152,7 +152,7 @@ def check_file(path: str, settings: CheckSettings, output: Output, summary: Summ
 
     assert settings.profile is not None
     name = "<stdin>" if path == "-" else path
-    report = Report(max_records=0)
+    report = new_report(max_records=0)
     found = _FileFindings(settings.max_per_file)
     enabled = {code: not settings.selection.ignored(code, key) for code, (key, _) in CAUSES.items()}
     merges_text = bool(settings.profile.core_options().get("merge_text_then_calls", True))

@@ -30,7 +30,7 @@ from ._streams import WRITTEN
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError
-from .._report import Report
+from .._report import Report, new_report
 from ..formats import ENCODERS, FORMATS, read_conversations
 
 __all__ = ["CompareResult", "compare_file", "run_compare"]
@@ -172,7 +172,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     """Repair one input in memory-bounded passes and compare (see the module docstring)."""
     result = CompareResult(job.name)
     differ = _Differ(job.name, write)
-    reader_report = Report(max_records=0)
+    reader_report = new_report(max_records=0)
     try:
         source: Any = sys.stdin.buffer if job.input == "-" else job.input
         conversations = read_conversations(source, settings.fmt, report=reader_report,

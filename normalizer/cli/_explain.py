@@ -32,7 +32,7 @@ import orjson
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError
-from .._report import Repair, Report
+from .._report import Repair, Report, new_report
 from ..formats import Position, read_conversations
 from ..profiles._profiles import Profile
 
@@ -140,7 +140,7 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
         file=rendered, force_terminal=use_color, no_color=not use_color, highlight=False,
         width=width or (shutil.get_terminal_size((120, 30)).columns if tty else 120), soft_wrap=False,
     )
-    report = Report()
+    report = new_report()
     conversations: list[tuple[list[dict[str, Any]], list[dict[str, Any]], Report, int | None]] = []
     try:
         stream = read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report)

@@ -47,7 +47,7 @@ from ._text import error_text
 from .._core import Normalizer
 from .._errors import InputError, UsageError
 from ..profiles._profiles import PROFILES, Profile, get_profile
-from .._report import Report, Repair
+from .._report import Report, Repair, new_report
 from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder, read_conversations
 from ..formats._detect import DETECT_RECORDS, detect_format, guess
 from ..formats._encode import FLUSH_BYTES
@@ -339,7 +339,7 @@ class _Spool:
 
 def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
                   on_record: Callable[[Repair], None] | None, conv_index: list[int | None]) -> None:
-    reader_report = Report(max_records=0, on_record=on_record)
+    reader_report = new_report(max_records=0, on_record=on_record)
     conversations = read_conversations(
         src, settings.fmt, report=reader_report, on_invalid=settings.on_invalid  # type: ignore[arg-type]
     )
@@ -521,7 +521,7 @@ def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, track
     from ..formats._sessions import SessionRepairer  # only for session files: start-up of the rest
 
     options = {k: v for k, v in settings.options.items() if k in ("trailing_calls", "orphan_results", "stub_text")}
-    report = Report(max_records=0, on_record=on_record)
+    report = new_report(max_records=0, on_record=on_record)
     try:
         repairer = SessionRepairer(fmt, report=report, on_invalid=settings.on_invalid, source=job.name, **options)
     except UsageError as exc:

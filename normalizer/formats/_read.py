@@ -25,7 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Genera
 from typing import IO, Any, Union
 
 from .._errors import InputError
-from .._report import Report
+from .._report import Report, new_report
 from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
     CHUNK_BYTES,
@@ -453,7 +453,7 @@ class AsyncConversationStream(_Stream, AsyncIterator[Conversation]):
 
 def _reader(format: str, report: Report | None, on_invalid: OnInvalid, limits: Limits, options: dict[str, Any]) -> Reader:
     # Made at the call, not at the first next(): wrong arguments fail where they are given.
-    return Reader(format, report=report if report is not None else Report(), on_invalid=on_invalid, limits=limits, options=options)
+    return Reader(format, report=report if report is not None else new_report(), on_invalid=on_invalid, limits=limits, options=options)
 
 
 def read_messages(

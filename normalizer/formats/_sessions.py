@@ -65,7 +65,7 @@ import orjson
 
 from .._errors import InputError, InvalidMessage, UsageError
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
-from .._report import Report
+from .._report import Report, new_report
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
 from ._read import open_source
 from ._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, line_error
@@ -339,7 +339,7 @@ class SessionRepairer:
             raise UsageError(f"orphan_results={orphan_results!r} cannot be applied to a session in its own format; use 'drop' or 'error'")
         if on_invalid not in ("error", "skip"):
             raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
-        self.report = report if report is not None else Report()
+        self.report = report if report is not None else new_report()
         # The report's line counters, kept here and written to it once a chunk (_count): they
         # are fields of a pydantic model, whose validating __setattr__ costs more than the
         # rest of a plain line's bookkeeping.

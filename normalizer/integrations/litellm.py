@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from litellm.integrations.custom_logger import CustomLogger
 from typing_extensions import Unpack
 
-from .._report import Report
+from .._report import Report, new_report
 from .._types import ProfileArg, ProfileName, RepairOptions
 from ..formats._memory import from_anthropic, to_anthropic
 from ._common import AUTO, LOGGER, AutoProfile, OnReport, is_auto, log_report, lost_in_reading, repair_chat, resolve_profile, summary
@@ -232,7 +232,7 @@ def _repair_anthropic(
     request: Mapping[str, Any], messages: list[Any], profile: ProfileArg, options: RepairOptions, *, where: str
 ) -> _Outcome:
     """Anthropic blocks to chat, the core, and back to Anthropic blocks (``system`` too)."""
-    reading = Report()
+    reading = new_report()
     chat = from_anthropic(messages, system=request.get("system"), report=reading)
     result = repair_chat(chat, profile, options, mapped_back=True)
     report = _joined(reading, result.report)

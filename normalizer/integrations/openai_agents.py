@@ -42,7 +42,7 @@ from agents.memory.session_settings import SessionSettings
 from agents.run_config import CallModelData, ModelInputData
 from typing_extensions import Unpack
 
-from .._report import Report
+from .._report import Report, new_report
 from .._types import ProfileArg, RepairOptions
 from ..formats._memory import from_responses, to_responses
 from ._common import AUTO, LOGGER, AutoProfile, OnReport, log_report, lost_in_reading, repair_chat, resolve_profile
@@ -77,7 +77,7 @@ def repair_items(
     those, and Responses items back (reasoning items whole). The caller's items are left as
     they are; a history that needed nothing comes back as the same list."""
     original = items if isinstance(items, list) else list(items)
-    reading = Report()
+    reading = new_report()
     chat = from_responses([_as_dict(item) for item in original], report=reading)
     held_back = lost_in_reading(reading)
     if held_back:

@@ -71,7 +71,10 @@ MAX_PROFILE_EXTENDS = 32
 class Profile(BaseModel):
     """Which provider rules apply, and how the provider wants a few things encoded."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: the built-in profiles are the library's own data, made without
+    # validation (tests/profiles/test_profiles.py validates each); the schema is built when
+    # a profile file, a flag or derive() is first validated, not at start-up.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     description: str = ""
@@ -179,11 +182,14 @@ class Profile(BaseModel):
         return _build(self, {"name": name, **changes}, where=None)
 
 
-def _build(parent: Profile | None, data: dict[str, Any], where: Any) -> Profile:
+def _build(parent: Profile | None, data: dict[str, Any], where: Any, trusted: bool = False) -> Profile:
     # Merge `data` over the parent's fields: options merge key by key, rules are replaced
-    # by `rules` and then edited by `add_rules` / `remove_rules`.
+    # by `rules` and then edited by `add_rules` / `remove_rules`. `trusted`: the built-in
+    # catalogue, made without validation (see Profile.model_config).
     data = dict(data)
-    base: dict[str, Any] = parent.model_dump() if parent is not None else {}
+    # The fields as they are (model_dump would build the serializer): what is merged below
+    # is copied, and the rest (strings, tuples) is immutable.
+    base: dict[str, Any] = {name: getattr(parent, name) for name in Profile.model_fields} if parent else {}
     add = data.pop("add_rules", ())
     remove = data.pop("remove_rules", ())
     for name, value in (("add_rules", add), ("remove_rules", remove), ("rules", data.get("rules", ()))):
@@ -202,7 +208,7 @@ def _build(parent: Profile | None, data: dict[str, Any], where: Any) -> Profile:
     rules = [r for r in merged.get("rules", ()) if r not in removed]
     merged["rules"] = tuple(rules) + tuple(r for r in add if r not in rules)
     try:
-        profile = Profile(**merged)
+        profile = Profile.model_construct(**merged) if trusted else Profile(**merged)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in err["loc"]) or "profile"
@@ -240,26 +246,32 @@ _CORE_TOOLS = ("OA-1", "OA-2", "OA-3", "OA-4")
 
 
 def _builtins() -> dict[str, Profile]:
-    default = Profile(
+    def profile(**fields: Any) -> Profile:
+        return _build(None, fields, where=None, trusted=True)
+
+    def derive(parent: Profile, name: str, **changes: Any) -> Profile:
+        return _build(parent, {"name": name, **changes}, where=None, trusted=True)
+
+    default = profile(
         name="default",
         description="The core's repairs only; checks the OpenAI tool-pairing rules. Any OpenAI-compatible API.",
         rules=_CORE_TOOLS,
     )
-    openai = default.derive(
-        "openai", description="OpenAI Chat Completions and Azure OpenAI.",
+    openai = derive(
+        default, "openai", description="OpenAI Chat Completions and Azure OpenAI.",
         add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d", "OA-7"], tool_only_content="null", id_style="openai40",
     )
-    deepseek = Profile(
+    deepseek = profile(
         name="deepseek", description="DeepSeek API (V3.x/V4). Thinking on by default (V4); 'deepseek:no-thinking' for off.",
         rules=("DS-1", "DS-2", "OA-3", "OA-4", "DS-3b", "DS-5b"),
         tool_only_content="null", reasoning="require", thinking=True, content_form="string",
     )
-    moonshot = Profile(
+    moonshot = profile(
         name="moonshot", description="Moonshot / Kimi (K2, K2.5+, K3) hosted. Thinking on; 'moonshot:no-thinking' for off.",
         rules=("MS-1", "OA-2", "OA-3", "OA-4", "MS-2", "MS-3", "MS-4"),
         tool_only_content="null", reasoning="require", thinking=True, content_form="string",
     )
-    anthropic = Profile(
+    anthropic = profile(
         name="anthropic",
         description="OpenAI-shaped requests that a gateway turns into Claude (Anthropic's /v1/chat/completions, "
         "OpenRouter, LiteLLM, Copilot). Claude >= 4.6: no prefill.",
@@ -268,77 +280,77 @@ def _builtins() -> dict[str, Profile]:
         tool_only_content="null", id_style="anthropic64", trailing_assistant="forbid", system="leading",
         alternate=True, opaque="plain",
     )
-    bedrock = anthropic.derive(
-        "bedrock", description="AWS Bedrock Converse (any model) and InvokeModel with Claude.",
+    bedrock = derive(
+        anthropic, "bedrock", description="AWS Bedrock Converse (any model) and InvokeModel with Claude.",
         remove_rules=["AN-3", "AN-7a", "AN-7b", "AN-10a", "AN-15"], add_rules=["BR-1", "BR-2", "BR-3", "BR-5", "BR-6"],
         first_user=True,
     )
-    gemini = Profile(
+    gemini = profile(
         name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
         rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9"),
         tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
     )
-    mistral = Profile(
+    mistral = profile(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
         rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11",
                "MI-13", "MI-14"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
         first_user=True, content_form="string", reasoning="strip", opaque="plain",
     )
-    mistral_v3 = mistral.derive(
-        "mistral-v3", description="mistral-common tokenizer v3 (Mistral 7B v0.3, Mixtral 8x22B, Codestral 22B): "
+    mistral_v3 = derive(
+        mistral, "mistral-v3", description="mistral-common tokenizer v3 (Mistral 7B v0.3, Mixtral 8x22B, Codestral 22B): "
         "as mistral, and the text before a turn's calls is dropped (v3 cannot send both; kept in the report).",
         add_rules=["MI-12"],
     )
-    groq = default.derive(
-        "groq", description="Groq (strict field validation; no reasoning fields in history).",
+    groq = derive(
+        default, "groq", description="Groq (strict field validation; no reasoning fields in history).",
         add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4", "GQ-5"], tool_only_content="empty", reasoning="strip",
         content_form="string",
     )
-    xai = default.derive(
-        "xai", description="xAI Grok.", add_rules=["OA-6a", "XA-1", "XA-2", "XA-3"],
+    xai = derive(
+        default, "xai", description="xAI Grok.", add_rules=["OA-6a", "XA-1", "XA-2", "XA-3"],
         tool_only_content="empty", content_form="string",
     )
-    qwen = Profile(
+    qwen = profile(
         name="qwen", description="Qwen on Alibaba DashScope (native and OpenAI-compatible). 'qwen:thinking' pads reasoning.",
         rules=("QW-1", "QW-2", "OA-3", "OA-4", "QW-3"), tool_only_content="null", reasoning="require",
     )
-    zhipu = Profile(
+    zhipu = profile(
         name="zhipu", description="Zhipu GLM / Z.ai. 'zhipu:thinking' for preserved thinking (clear_thinking=false).",
         rules=("ZP-1", "ZP-2", "ZP-3"), tool_only_content="null", id_style="unique", reasoning="require",
     )
-    jinja = Profile(
+    jinja = profile(
         name="jinja-strict",
         description="Self-hosted HF chat templates without tool-aware alternation (vLLM, SGLang, TGI, llama.cpp).",
         rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10"), tool_only_content="empty", reasoning="strip",
         system="single", alternate=True, first_user=True, content_form="string", opaque="plain",
     )
     # Model families whose template needs what another forbids (issue 14; each judged by its template).
-    llama3 = jinja.derive(
-        "llama3", description="Llama 3.1 / 3.2 / 3.3 chat templates: one tool call per assistant message "
+    llama3 = derive(
+        jinja, "llama3", description="Llama 3.1 / 3.2 / 3.3 chat templates: one tool call per assistant message "
         "(parallel calls sent as call/result rounds).", add_rules=["JT-4"],
     )
-    qwen3 = jinja.derive(
-        "qwen3", description="Qwen3 / Qwen2.5 chat templates (string content, '' beside calls).",
+    qwen3 = derive(
+        jinja, "qwen3", description="Qwen3 / Qwen2.5 chat templates (string content, '' beside calls).",
     )
-    qwen35 = jinja.derive(
-        "qwen3.5", description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
+    qwen35 = derive(
+        jinja, "qwen3.5", description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
         add_rules=["JT-5a", "JT-12"], arguments="object",
     )
-    gemma = jinja.derive(
-        "gemma", description="Gemma 2 / Gemma 3 chat templates: no system role (folded into the first user turn).",
+    gemma = derive(
+        jinja, "gemma", description="Gemma 2 / Gemma 3 chat templates: no system role (folded into the first user turn).",
         remove_rules=["JT-3"], add_rules=["JT-2"], system="fold",
     )
-    mistral_template = jinja.derive(
-        "mistral-template", description="Mistral chat templates served without mistral-common (Mistral-Nemo, "
+    mistral_template = derive(
+        jinja, "mistral-template", description="Mistral chat templates served without mistral-common (Mistral-Nemo, "
         "Mistral-Small-3.x, Devstral via HF templates): 9-character ids, user/assistant alternation that skips "
         "tool turns.", add_rules=["JT-9", "JT-11"], id_style="mistral9",
     )
-    ollama = Profile(
+    ollama = profile(
         name="ollama", description="Ollama native /api/chat (arguments as objects, string content).",
         rules=("OL-1", "JT-5b", "OL-3"), tool_only_content="empty", content_form="string", arguments="object",
     )
-    strict = Profile(
+    strict = profile(
         name="strict",
         description="The safe common ground when the target is unknown (providers.md (b)): all structural rules; "
         "not MI-5 split, reasoning require/strip, or the null-vs-\"\" encoding.",

@@ -25,7 +25,10 @@ __all__ = ["Rule", "RULES", "KEYS", "SERVING_ONLY_KEYS", "render"]
 class Rule(BaseModel):
     """One provider error, as data."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: the catalogue below is the library's own data, made without validation
+    # (tests/profiles/test_profiles.py validates every rule); the schema is built only when a
+    # rule is validated or dumped, not at start-up.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str
     """The rule's id in providers.md (e.g. ``"OA-1"``)."""
@@ -99,8 +102,8 @@ SERVING_ONLY_KEYS: frozenset[str] = frozenset({"role.last_user_or_tool", "conten
 
 
 def _rule(id: str, keys: str | tuple[str, ...], provider: str, text: str, source: str, **kw: Any) -> Rule:
-    return Rule(id=id, keys=(keys,) if isinstance(keys, str) else keys, provider=provider, text=text,
-                source=source, **kw)
+    return Rule.model_construct(id=id, keys=(keys,) if isinstance(keys, str) else keys, provider=provider,
+                                text=text, source=source, **kw)
 
 
 _UNANSWERED = "tool.unanswered_call"

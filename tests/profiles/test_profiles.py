@@ -25,6 +25,23 @@ def test_builtins() -> None:
         assert all(rule in RULES for rule in profile.rules)
 
 
+def test_builtins_and_rules_are_what_validation_makes_of_them() -> None:
+    # The catalogue is made without validation (start-up builds no schema): each entry must
+    # be exactly what pydantic returns for it, validators included (rules known and not
+    # repeated, visible placeholders, a coherent system policy), types included (a list
+    # where a tuple belongs would compare unequal).
+    from normalizer.profiles._rules import Rule
+
+    for profile in PROFILES.values():
+        assert Profile.model_validate(profile.model_dump()) == profile, profile.name
+        assert Profile(**{k: getattr(profile, k) for k in Profile.model_fields}) == profile
+    for rule in RULES.values():
+        assert Rule.model_validate(rule.model_dump()) == rule, rule.id
+    # derive() validates what it is given, as a profile file does
+    with pytest.raises(UsageError, match="tool_only_content"):
+        PROFILES["openai"].derive("x", tool_only_content="nothing")
+
+
 def test_get_profile_passes_profiles_through() -> None:
     profile = PROFILES["xai"]
     assert get_profile(profile) is profile
