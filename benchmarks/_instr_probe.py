@@ -21,8 +21,9 @@ Probes:
 ``core_norecords``        the same with ``max_records=0`` (the report keeps counts only)
 ``profile:NAME``          the same with ``profile=NAME``
 ``bare_feed``             the least a message-at-a-time core can do, drained as ``core`` is: a
-                          ``feed`` that runs the core's plain-message check (``is_plain``),
-                          looks up the role's event and holds one message back, in a generator
+                          ``feed`` that validates as the core does (``is_plain``, else the
+                          message models), looks up the role's event and holds one message
+                          back, in a generator
                           as ``repair``'s; no repair, no report. The per-message machinery's
                           floor, against which ``core`` on the ``clean`` workload (nothing to
                           repair) shows what the core's own state costs
@@ -52,6 +53,7 @@ from typing import Any
 
 import orjson
 
+from normalizer import _messages
 from normalizer._content import EVENT_OF_ROLE
 from normalizer._plain import is_plain
 
@@ -114,14 +116,18 @@ def _repair(options: dict[str, Any]) -> Callable[[list[bytes], list[Message]], i
 class _BareFeed:
     """``bare_feed``'s core: ``feed`` returns the message before this one (module docstring)."""
 
-    __slots__ = ("_held",)
+    __slots__ = ("_held", "event")
 
     def __init__(self) -> None:
         self._held: Message | None = None
+        self.event = ""
 
     def feed(self, message: Any) -> list[Message]:
-        if not (type(message) is dict and is_plain(message)) or message["role"] not in EVENT_OF_ROLE:
-            raise ValueError("bare_feed takes plain chat messages only")
+        # As Normalizer.feed: the fast check, else the validator of record (which raises
+        # pydantic's ValidationError for what is not a chat message).
+        if not (type(message) is dict and is_plain(message)):
+            message = _messages.validate_python(message)
+        self.event = EVENT_OF_ROLE[message["role"]]
         held, self._held = self._held, message
         return [] if held is None else [held]
 

@@ -298,8 +298,10 @@ def test_bare_feed_probe_passes_messages_through_one_behind() -> None:
     feeder = _BareFeed()
     assert feeder.feed(msgs[0]) == [] and feeder.feed(msgs[1]) == [msgs[0]]
     assert feeder.close() == [msgs[1]] and feeder.close() == []
-    for bad in ({"role": "robot", "content": "x"}, {"role": "user", "content": [{"type": "text", "text": "x"}]}, "x"):
-        with pytest.raises(ValueError, match="plain chat messages"):
+    parts = {"role": "user", "content": [{"type": "text", "text": "x"}]}  # not plain: validated
+    assert feeder.feed(parts) == [] and feeder.event == "user" and feeder.close() == [parts]
+    for bad in ({"role": "robot", "content": "x"}, "x"):
+        with pytest.raises(ValueError, match="validation error"):  # pydantic's ValidationError
             feeder.feed(bad)
 
 
