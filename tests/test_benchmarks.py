@@ -289,6 +289,19 @@ FIXED_IR = {
 }
 
 
+def test_the_probe_loads_the_message_models_before_it_measures(tmp_path: Path) -> None:
+    # Loaded lazily, at the first message that is not plain, they would stay unfrozen and be
+    # walked by every full collection of one run but not the other (800 instructions a
+    # message on `real`, whose first such message is its 462nd).
+    path = tmp_path / "plain.jsonl"
+    workload.write_jsonl(path, workload.short_messages(40, seed=1))
+    code = ("import sys; from benchmarks._instr_probe import main; from normalizer import _messages; "
+            f"main(['core', {str(path)!r}, '--small', '10', '--big', '20', '--run', 'big']); "
+            "print(_messages.validate_python is not _messages._first_validation)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.splitlines()[-1] == "True"
+
+
 def test_bare_feed_probe_passes_messages_through_one_behind() -> None:
     # The machinery's floor: a feed that checks, holds one message and changes nothing.
     from benchmarks._instr_probe import _BareFeed, _bare_stream
