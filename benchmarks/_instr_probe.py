@@ -24,10 +24,10 @@ Probes:
 ``bare_feed``             the least a message-at-a-time core can do, drained as ``core`` is: a
                           ``feed`` that validates as the core does (``is_plain``, else the
                           message models), looks up the role's event and holds one message
-                          back, in a generator
-                          as ``repair``'s; no repair, no report. The per-message machinery's
-                          floor, against which ``core`` on the ``clean`` workload (nothing to
-                          repair) shows what the core's own state costs
+                          back, in a generator as ``repair``'s; no repair, no report. The
+                          per-message machinery's floor, against which ``core`` on the
+                          ``clean`` workload (nothing to repair) shows what the core's own
+                          state costs
 ``sync_iter``             ``for m in repair(dicts): pass``: the consumer's Python loop
 ``async_asyncio``         ``async for m in arepair(dicts): pass`` under ``anyio.run`` (asyncio)
 ``async_trio``            the same on trio

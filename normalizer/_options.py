@@ -68,8 +68,9 @@ def _plain_check(annotation: Any) -> Callable[[Any], bool] | None:
     if get_origin(annotation) is Literal and all(type(choice) is str for choice in get_args(annotation)):
         choices = frozenset(get_args(annotation))
         return lambda value: type(value) is str and value in choices
-    if annotation == (Callable[[Repair], None] | None):
-        return lambda value: value is None or callable(value)
+    options = get_args(annotation)
+    if len(options) == 2 and type(None) in options and any(get_origin(o) is Callable for o in options):
+        return lambda value: value is None or callable(value)  # a callback, or none
     return None
 
 

@@ -189,7 +189,9 @@ def _build(parent: Profile | None, data: dict[str, Any], where: Any, trusted: bo
     data = dict(data)
     # The fields as they are (model_dump would build the serializer): what is merged below
     # is copied, and the rest (strings, tuples) is immutable.
-    base: dict[str, Any] = {name: getattr(parent, name) for name in Profile.model_fields} if parent else {}
+    base: dict[str, Any] = {}
+    if parent is not None:
+        base = {name: getattr(parent, name) for name in Profile.model_fields}
     add = data.pop("add_rules", ())
     remove = data.pop("remove_rules", ())
     for name, value in (("add_rules", add), ("remove_rules", remove), ("rules", data.get("rules", ()))):
