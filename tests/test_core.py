@@ -518,6 +518,13 @@ def test_the_library_s_reports_are_those_report_validation_makes():
     made.add("merge_user", "x", input=[1], output=0)
     assert len(seen) == 1 and Report.model_validate_json(made.model_dump_json()).counts == {"merge_user": 1}
     assert Normalizer(max_records=3).report == Report(max_records=3)
+    # every field given to model_construct (not filled by pydantic's default machinery): in
+    # the order pydantic keeps them, and a set of fields its own, which an assignment adds to
+    assert list(new_report().__dict__.items()) == list(Report().__dict__.items())
+    one, two = new_report(), new_report()
+    one.messages_in = 3
+    assert one.model_fields_set == {"max_records", "on_record", "messages_in"}
+    assert two.model_fields_set == {"max_records", "on_record"}
 
 
 def test_report_records_are_bounded_but_all_reach_the_callback():

@@ -36,6 +36,7 @@ where it can (the CLI exits 2).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -43,7 +44,7 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -161,7 +162,7 @@ class Profile(BaseModel):
 
     def keys(self) -> frozenset[str]:
         """The canonical keys of the active rules (what check detects, what the stage repairs)."""
-        return frozenset(k for rule in self.active_rules() for k in RULES[rule].keys)
+        return _derived(tuple(self.rules), self.requires_reasoning()).keys
 
     def requires_reasoning(self) -> bool:
         """True when assistant tool-call turns must carry ``reasoning_content``."""
@@ -169,10 +170,7 @@ class Profile(BaseModel):
 
     def active_rules(self) -> tuple[str, ...]:
         """The rules in force: reasoning rules only apply in thinking mode."""
-        thinking = self.requires_reasoning()
-        return tuple(
-            r for r in self.rules if thinking or "reasoning.required_on_tool_turns" not in RULES[r].keys
-        )
+        return _derived(tuple(self.rules), self.requires_reasoning()).active
 
     def core_options(self) -> dict[str, Any]:
         return dict(self.options)
@@ -180,6 +178,21 @@ class Profile(BaseModel):
     def derive(self, name: str, **changes: Any) -> Profile:
         """A new profile extending this one (``add_rules``/``remove_rules`` edit the rules)."""
         return _build(self, {"name": name, **changes}, where=None)
+
+
+class _Derived(NamedTuple):
+    active: tuple[str, ...]
+    keys: frozenset[str]
+
+
+@functools.lru_cache(maxsize=256)
+def _derived(rules: tuple[str, ...], thinking: bool) -> _Derived:
+    # What the rules in force are, from what decides it (a profile is immutable, but a
+    # copy made with model_copy(update=...) is another profile: the cache is keyed by the
+    # fields, not the instance). Every Normalizer asks this several times (its encoder,
+    # its stage), and the CLI makes one per file: computed once per set of rules.
+    active = tuple(r for r in rules if thinking or "reasoning.required_on_tool_turns" not in RULES[r].keys)
+    return _Derived(active, frozenset(k for rule in active for k in RULES[rule].keys))
 
 
 def _build(parent: Profile | None, data: dict[str, Any], where: Any, trusted: bool = False) -> Profile:

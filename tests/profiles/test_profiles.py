@@ -42,6 +42,25 @@ def test_builtins_and_rules_are_what_validation_makes_of_them() -> None:
         PROFILES["openai"].derive("x", tool_only_content="nothing")
 
 
+def test_the_rules_in_force_follow_the_fields_not_the_instance() -> None:
+    # keys() and active_rules() are computed once per (rules, thinking): a profile copied
+    # with other rules, or into thinking mode, gets its own.
+    for profile in PROFILES.values():
+        thinking = profile.reasoning == "require" and profile.thinking
+        active = tuple(r for r in profile.rules
+                       if thinking or "reasoning.required_on_tool_turns" not in RULES[r].keys)
+        assert profile.active_rules() == active
+        assert profile.keys() == frozenset(k for r in active for k in RULES[r].keys)
+    base = PROFILES["deepseek"]
+    assert base.thinking and "reasoning.required_on_tool_turns" in base.keys()
+    off = base.model_copy(update={"thinking": False})
+    assert "reasoning.required_on_tool_turns" not in off.keys()
+    assert len(off.active_rules()) < len(base.active_rules())
+    fewer = base.model_copy(update={"rules": ("MI-1",)})
+    assert fewer.active_rules() == ("MI-1",) and fewer.keys() == frozenset(RULES["MI-1"].keys)
+    assert base.keys() == PROFILES["deepseek"].keys()  # the original is untouched
+
+
 def test_get_profile_passes_profiles_through() -> None:
     profile = PROFILES["xai"]
     assert get_profile(profile) is profile
