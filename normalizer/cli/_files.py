@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +42,7 @@ SESSION_SUFFIXES = (".jsonl", ".json", ".ndjson")
 #: destination: the pid says whose it is, so a later run can tell a file left by a process
 #: that died (``kill -9``, a power cut) from one that is still being written.
 TMP_MARK = ".chatnorm-tmp."
-#: Exactly what :class:`AtomicOutput` makes (mkstemp's 8 random characters), nothing looser:
+#: Exactly what :class:`AtomicOutput` makes (8 random characters), nothing looser:
 #: only files matching it are ever removed as stale.
 _TMP_NAME = re.compile(r"\..+\.chatnorm-tmp\.([1-9][0-9]{0,9})\.[a-z0-9_]{8}")
 
@@ -186,10 +186,10 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str,
             raise PlanError("stdin cannot be mirrored into a folder; give it alone with -o FILE")
         target = os.path.join(output, _renamed(rel, to))
         # Resolve what exists of it (a symlinked sub-folder of DIR included) before judging.
-        if os.path.isabs(rel) or not _inside(os.path.realpath(target), base):
+        key = os.path.realpath(target)
+        if os.path.isabs(rel) or not _inside(key, base):
             raise PlanError(f"{path}: its output {target} would be outside {output}; refusing to write it")
         _refuse_same(path, target)
-        key = os.path.realpath(target)
         if key in seen:
             raise PlanError(f"{seen[key]} and {path} would both be written to {target}")
         seen[key] = path
@@ -297,11 +297,14 @@ def remove_stale_temps(folder: str, *, again: bool = False) -> list[str]:
     Only regular files (not symlinks) named exactly like ours, whose pid is not a live
     process, go; anything else -- a live run's file, a file we did not make, a cluster
     task's file (:func:`temp_owner`) -- stays."""
+    if folder in _CLEANED and not again:
+        return []  # (the common case, every file after a folder's first: no realpath)
     key = os.path.realpath(folder)
     with _CLEANED_LOCK:
         if key in _CLEANED and not again:
+            _CLEANED.add(folder)
             return []
-        _CLEANED.add(key)
+        _CLEANED.update((key, folder))
     removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
@@ -383,6 +386,30 @@ def remove_live_temps() -> None:
         _LIVE_TEMPS.discard(tmp)
 
 
+#: Output folders this process has made (or found): not made again for each file in them.
+_FOLDERS_MADE: set[str] = set()
+#: What O_EXCL creation of a temporary file opens it with.
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _create_temp(folder: str, prefix: str, mode: int) -> tuple[int, str]:
+    """A new file ``folder/prefix + 8 random characters`` (the names ``_TMP_NAME`` knows),
+    created exclusively (never an existing file or symlink); its descriptor and path."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{random.getrandbits(32):08x}")
+        try:
+            return os.open(path, _TEMP_FLAGS, mode), path
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            # The folder went away since it was made (or was never made by us): once more.
+            _FOLDERS_MADE.discard(folder)
+            os.makedirs(folder, exist_ok=True)
+            _FOLDERS_MADE.add(folder)
+            return os.open(path, _TEMP_FLAGS, mode), path
+    raise FileExistsError(17, "no free temporary file name", os.path.join(folder, prefix))
+
+
 class AtomicOutput:
     """A binary file that appears at ``path`` only when :meth:`commit` is called.
 
@@ -397,24 +424,24 @@ class AtomicOutput:
     def __init__(self, path: str, *, mode_from: str | None = None) -> None:
         self.path = path
         folder = os.path.dirname(path) or "."
-        os.makedirs(folder, exist_ok=True)
+        if folder not in _FOLDERS_MADE:  # (once per folder: three system calls a file)
+            os.makedirs(folder, exist_ok=True)
+            _FOLDERS_MADE.add(folder)
         tag = getattr(_OWNER, "tag", None)
         if tag is None:
             remove_stale_temps(folder)
             prefix = f".{os.path.basename(path)}{TMP_MARK}{os.getpid()}."
         else:
             prefix = f".{os.path.basename(path)}{TMP_MARK}{tag}-{os.getpid()}."
-        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=prefix)
+        # A new file gets the usual mode: 0666 less the umask, which the kernel applies.
+        # (mkstemp makes 0600, and the umask can only be read by setting it: two system
+        # calls a file, and a moment in which another thread's new files get umask 0.)
+        fd, self.tmp = _create_temp(folder, prefix, 0o600 if mode_from is not None else 0o666)
         _LIVE_TEMPS.add(self.tmp)
         self.file: IO[bytes] = os.fdopen(fd, "wb")
         self._done = False
         if mode_from is not None:
             os.chmod(self.tmp, stat.S_IMODE(os.stat(mode_from).st_mode))
-        else:
-            # mkstemp makes 0600; a normal new file gets the usual umask-derived mode.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)
 
     def write(self, data: bytes) -> int:
         return self.file.write(data)

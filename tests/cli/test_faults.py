@@ -131,8 +131,7 @@ def test_unwritable_output_folder(tmp_path: Path):
 
 def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     """As root a folder cannot be made unwritable, so the refusal is injected."""
-    import tempfile
-
+    from normalizer.cli import _files as _cli_files
     from normalizer.cli._main import main
 
     path = tmp_path / "s.jsonl"
@@ -141,7 +140,7 @@ def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch:
     def refuse(*args: object, **kwargs: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(_cli_files, "_create_temp", refuse)
     assert main(["repair", "--in-place", str(path)]) == 1
     err = capsys.readouterr().err
     assert f"{path}: cannot write: Permission denied; {path} is unchanged. Check the folder's permissions" in err

@@ -1,0 +1,135 @@
+"""``cli/_files``: how an output's temporary file is made (its mode, its name, a taken name,
+a folder that went away) and what is done once per folder rather than once per file."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from normalizer.cli import _files
+from normalizer.cli._files import TMP_MARK, AtomicOutput, open_output, remove_stale_temps
+
+
+@pytest.fixture
+def umask():
+    """Set the process's umask for one test (restored after)."""
+    saved = os.umask(0o022)
+    os.umask(saved)
+    yield os.umask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o000])
+def test_a_new_output_gets_the_mode_any_new_file_gets(tmp_path: Path, umask, mask: int):
+    umask(mask)
+    out = AtomicOutput(str(tmp_path / "o.jsonl"))
+    out.write(b"{}\n")
+    out.commit()
+    assert stat.S_IMODE((tmp_path / "o.jsonl").stat().st_mode) == 0o666 & ~mask
+
+
+def test_a_replaced_file_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path, umask):
+    umask(0o077)
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"{}\n")
+    src.chmod(0o644)
+    out = AtomicOutput(str(src), mode_from=str(src))
+    out.write(b"[]\n")
+    out.commit()
+    assert stat.S_IMODE(src.stat().st_mode) == 0o644
+    assert src.read_bytes() == b"[]\n"
+
+
+def test_the_temporary_file_is_named_as_stale_files_are_recognised(tmp_path: Path):
+    out = AtomicOutput(str(tmp_path / "o.jsonl"))
+    name = os.path.basename(out.tmp)
+    assert name.startswith(f".o.jsonl{TMP_MARK}{os.getpid()}.")
+    assert _files._TMP_NAME.fullmatch(name)
+    out.abort()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_taken_temporary_name_is_never_opened_and_another_is_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    draws = iter([0xABCDEF01, 0xABCDEF01, 0x12345678])
+    monkeypatch.setattr(_files.random, "getrandbits", lambda bits: next(draws))
+    prefix = f".o.jsonl{TMP_MARK}{os.getpid()}."
+    taken = tmp_path / f"{prefix}abcdef01"
+    taken.write_bytes(b"someone else's")
+    out = AtomicOutput(str(tmp_path / "o.jsonl"))
+    assert out.tmp == str(tmp_path / f"{prefix}12345678")
+    out.abort()
+    assert taken.read_bytes() == b"someone else's"
+
+
+def test_a_symlink_in_the_way_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    draws = iter([0xABCDEF01, 0x12345678])
+    monkeypatch.setattr(_files.random, "getrandbits", lambda bits: next(draws))
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    (tmp_path / f".o.jsonl{TMP_MARK}{os.getpid()}.abcdef01").symlink_to(victim)
+    out = AtomicOutput(str(tmp_path / "o.jsonl"))
+    out.write(b"new\n")
+    out.commit()
+    assert victim.read_bytes() == b"keep"
+    assert (tmp_path / "o.jsonl").read_bytes() == b"new\n"
+
+
+def test_no_free_name_is_an_error_not_a_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(_files.random, "getrandbits", lambda bits: 0xABCDEF01)
+    (tmp_path / f".o.jsonl{TMP_MARK}{os.getpid()}.abcdef01").write_bytes(b"")
+    with pytest.raises(FileExistsError, match="no free temporary file name"):
+        AtomicOutput(str(tmp_path / "o.jsonl"))
+
+
+def test_an_output_folder_removed_mid_run_is_made_again(tmp_path: Path):
+    folder = tmp_path / "out" / "sub"
+    for name in ("a.jsonl", "b.jsonl"):
+        if name == "b.jsonl":
+            (folder / "a.jsonl").unlink()
+            folder.rmdir()  # someone removed it after the first output
+        out = open_output(str(folder / name))
+        out.write(b"{}\n")
+        out.commit()
+    assert sorted(p.name for p in folder.iterdir()) == ["b.jsonl"]
+
+
+def test_an_output_folder_is_made_once_not_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    made: list[str] = []
+    real = os.makedirs
+
+    def makedirs(name: str, *args: object, **kwargs: object) -> None:
+        made.append(name)
+        real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_files.os, "makedirs", makedirs)
+    folder = str(tmp_path / "out")
+    for i in range(5):
+        out = AtomicOutput(os.path.join(folder, f"{i}.jsonl"))
+        out.write(b"{}\n")
+        out.commit()
+    assert made == [folder]
+    assert sorted(os.listdir(folder)) == [f"{i}.jsonl" for i in range(5)]
+
+
+def test_stale_temps_are_looked_for_once_per_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    listed: list[str] = []
+    real = os.scandir
+
+    def scandir(path: str):  # type: ignore[no-untyped-def]
+        listed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(_files.os, "scandir", scandir)
+    folder = str(tmp_path)
+    link = str(tmp_path.parent / (tmp_path.name + "-link"))
+    os.symlink(folder, link)
+    assert remove_stale_temps(folder) == []
+    assert remove_stale_temps(folder) == []
+    assert remove_stale_temps(link) == []  # the same folder by another path: not listed again
+    assert remove_stale_temps(link) == []
+    assert listed == [folder]
+    assert remove_stale_temps(folder, again=True) == []
+    assert listed == [folder, folder]
