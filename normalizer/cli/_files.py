@@ -31,6 +31,7 @@ from typing import IO
 
 __all__ = [
     "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
+    "resolve",
     "keep_backup",
     "remove_stale_temps", "remove_run_temps", "temp_owner",
 ]
@@ -97,11 +98,12 @@ def expand_inputs(inputs: list[str], *, exclude: str | None = None,
                     d for d in dirs
                     if not _hidden(d) and os.path.realpath(os.path.join(folder, d)) != excluded
                 )
+                # (relative to the input folder: the folder's part once, not relpath per file)
+                under = os.path.relpath(folder, item)
                 for name in sorted(files):
                     if _hidden(name) or not name.endswith(SESSION_SUFFIXES):
                         continue
-                    path = os.path.join(folder, name)
-                    found.append((path, item, os.path.relpath(path, item)))
+                    found.append((os.path.join(folder, name), item, name if under == "." else os.path.join(under, name)))
         elif os.path.exists(item):
             found.append((item, os.path.dirname(item), os.path.basename(item)))
         elif missing is not None:
@@ -112,7 +114,22 @@ def expand_inputs(inputs: list[str], *, exclude: str | None = None,
 
 
 def _inside(path: str, folder: str) -> bool:
-    return os.path.commonpath([path, folder]) == folder
+    """``path`` is ``folder`` or below it (both resolved: absolute, normalised)."""
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
+
+
+def resolve(path: str, folders: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each folder resolved once (``folders`` keeps them):
+    a plan of many files in few folders resolves a folder per folder, and a file with one
+    ``lstat`` (only a symlink is resolved further)."""
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return os.path.realpath(path)
+    real = folders.get(head)
+    if real is None:
+        real = folders[head] = os.path.realpath(head or os.curdir)
+    candidate = os.path.join(real, tail)
+    return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
 
 def _renamed(rel: str, to: str) -> str:
@@ -181,12 +198,13 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str,
         )
     base = os.path.realpath(output)
     seen: dict[str, str] = {}
+    folders: dict[str, str] = {}
     for path, _, rel in found:
         if path == "-":
             raise PlanError("stdin cannot be mirrored into a folder; give it alone with -o FILE")
         target = os.path.join(output, _renamed(rel, to))
         # Resolve what exists of it (a symlinked sub-folder of DIR included) before judging.
-        key = os.path.realpath(target)
+        key = resolve(target, folders)
         if os.path.isabs(rel) or not _inside(key, base):
             raise PlanError(f"{path}: its output {target} would be outside {output}; refusing to write it")
         _refuse_same(path, target)
@@ -202,15 +220,15 @@ def _refuse_same(path: str, target: str) -> None:
         raise PlanError(f"{target} is the input itself; use --in-place to replace it")
 
 
-def _identity(path: str) -> tuple[object, ...] | None:
+def _identity(path: str, folders: dict[str, str] | None = None) -> tuple[object, ...] | None:
     """What makes two paths the same file: the inode of an existing file (so ``./x``, a
     symlink and a hard link all agree), the resolved path of one still to be created.
     None for what is not a file we would replace (a device, a FIFO: ``/dev/null`` can take
-    several outputs at once)."""
+    several outputs at once). ``folders``: as :func:`resolve` takes it."""
     try:
         st = os.stat(path)
     except OSError:  # not there yet (or not reachable): judged by where it would be
-        return ("path", os.path.realpath(path))
+        return ("path", resolve(path, {} if folders is None else folders))
     if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
         return ("inode", st.st_dev, st.st_ino)
     return None
@@ -252,11 +270,13 @@ def check_paths(jobs: list[Job], inputs: list[str], report: str | None, backup: 
         if key is not None:
             reads.setdefault(key, job.name)
     outputs: list[tuple[tuple[object, ...] | None, str, bool]] = []
+    folders: dict[str, str] = {}
     for job in jobs:
         if job.output != "-":
-            outputs.append((_identity(job.output), f"the output of {job.name} ({job.output})", job.in_place))
+            outputs.append((_identity(job.output, folders), f"the output of {job.name} ({job.output})", job.in_place))
         if backup is not None and job.in_place:
-            outputs.append((_identity(job.output + backup), f"the backup of {job.name} ({job.output + backup})", False))
+            outputs.append((_identity(job.output + backup, folders), f"the backup of {job.name} ({job.output + backup})",
+                            False))
     if any(job.output == "-" for job in jobs):
         outputs.append((_stream_identity(sys.stdout), "stdout", False))
     if report is not None and report != "-":

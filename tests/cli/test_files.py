@@ -133,3 +133,43 @@ def test_stale_temps_are_looked_for_once_per_folder(tmp_path: Path, monkeypatch:
     assert listed == [folder]
     assert remove_stale_temps(folder, again=True) == []
     assert listed == [folder, folder]
+
+
+def test_resolve_is_realpath_with_each_folder_resolved_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "f.jsonl").write_bytes(b"")
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "to-f.jsonl").symlink_to(tmp_path / "real" / "f.jsonl")
+    (tmp_path / "real" / "dangling.jsonl").symlink_to(tmp_path / "nowhere" / "x.jsonl")
+    (tmp_path / "real" / "up.jsonl").symlink_to("../real/sub/../f.jsonl")
+    monkeypatch.chdir(tmp_path)
+    paths = [
+        "real/f.jsonl", "linked/f.jsonl", "linked/to-f.jsonl", "linked/dangling.jsonl", "linked/up.jsonl",
+        "linked/new.jsonl", "linked/sub/new.jsonl", "missing/dir/new.jsonl", "new.jsonl", "linked/sub/../f.jsonl",
+        "linked/sub/..", "linked/.", "linked/", "linked", ".", "/", str(tmp_path / "linked" / "f.jsonl"),
+        "linked//f.jsonl", "./linked/./f.jsonl",
+    ]
+    folders: dict[str, str] = {}
+    for path in paths:
+        assert _files.resolve(path, folders) == os.path.realpath(path), path
+    calls: list[str] = []
+    real = os.path.realpath
+
+    def counted(path: str, *args: object, **kwargs: object) -> str:
+        calls.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_files.os.path, "realpath", counted)
+    folders = {}
+    for i in range(50):
+        assert _files.resolve(f"linked/sub/{i}.jsonl", folders) == str(tmp_path / "real" / "sub" / f"{i}.jsonl")
+    assert calls == ["linked/sub"]
+
+
+@pytest.mark.parametrize(("path", "folder", "inside"), [
+    ("/a/b", "/a/b", True), ("/a/b/c", "/a/b", True), ("/a/bc", "/a/b", False), ("/a", "/a/b", False),
+    ("/x", "/", True), ("/", "/", True), ("/a/b/c/d", "/a", True),
+])
+def test_inside(path: str, folder: str, inside: bool):
+    assert _files._inside(path, folder) is inside
+    assert (os.path.commonpath([path, folder]) == folder) is inside  # what it replaces
