@@ -8,7 +8,9 @@ Two layouts of the same number of conversations (``benchmarks/corpus.py``):
 * ``sessions``: chat session files, ``--per-file`` conversations' worth of messages each.
 
 Every run is a whole command in a subprocess (start-up, cluster start and stop included),
-its outputs checked byte for byte against the one-process run's. The runs are interleaved
+its outputs checked byte for byte against the one-process run's. Beside them, the floor: a
+bare orjson copy of the same files, each written as the CLI writes an output (temporary
+file, fsync, rename), and the one process's throughput against it (bare copy ÷ 1 process). The runs are interleaved
 round by round (one of each engine per round), so a machine that slows down slows them all;
 figures are medians over ``--rounds``. Per run: wall seconds; conversations per second per
 core (``N`` cores; 1 for the single process); the CPU seconds of the whole process tree
@@ -55,10 +57,16 @@ sys.exit(1 if any(r.error for r in results) else 0)
 """
 
 
+#: The floor: a bare orjson copy of every file, each output written as the CLI writes one
+#: (temporary file, fsync, rename), with no repair and no checks (``benchmarks/_copy.py``).
+FLOOR = "bare copy (floor)"
+
+
 def _engines(cores: int) -> dict[str, Any]:
     chatnorm = [sys.executable, "-m", "normalizer", "repair", "-q"]
     engines: dict[str, Any] = {
         "1 process": (1, lambda src, out: [*chatnorm, src, "-o", out]),
+        FLOOR: (1, lambda src, out: [sys.executable, "-m", "benchmarks._copy", "--tree", src, out]),
         f"--jobs {cores}": (cores, lambda src, out: [*chatnorm, "--jobs", str(cores), src, "-o", out]),
     }
     if importlib.util.find_spec("distributed") is not None:
@@ -153,14 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     engines = _engines(args.cores)
     if args.engines:
         wanted = args.engines.split(",")
-        engines = {k: v for k, v in engines.items() if k == "1 process" or any(k.startswith(w) for w in wanted)}
+        engines = {k: v for k, v in engines.items()
+                   if k in ("1 process", FLOOR) or any(k.startswith(w) for w in wanted)}
     rounds: dict[str, dict[str, list[dict[str, float]]]] = {}
     for layout in args.layouts.split(","):
         src = layouts[layout]
         rounds[layout] = {name: [] for name in engines}
         for r in range(args.rounds):
             for name, (cores, command) in engines.items():
-                out = args.data / f"out-{layout}-{name.split()[0].strip('-')}"
+                out = args.data / f"out-{layout}-{name.split()[0].strip('-')}"  # (1, jobs, dask, ray, bare)
                 shutil.rmtree(out, ignore_errors=True)
                 m = _measure(command(str(src), str(out)))
                 m["cores"] = cores
@@ -168,18 +177,25 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{layout:9} round {r + 1} {name:24} {m['wall']:7.2f} s wall {m['cpu']:7.2f} s cpu  "
                       f"peak {m['peak_process_mib']:6.0f} MiB",
                       flush=True)
-                if name != "1 process":
+                if name == FLOOR:
+                    shutil.rmtree(out)  # not repaired: nothing to compare
+                elif name != "1 process":
                     _same(args.data / f"out-{layout}-1", out)
                     shutil.rmtree(out)
     rows = []
     for layout, by_engine in rounds.items():
         base = statistics.median(m["wall"] for m in by_engine["1 process"])
+        # The CLI's throughput against the floor's, round by round (one round's two runs
+        # saw the same machine), as the other benchmarks' copy ÷ CLI.
+        floor_ratio = statistics.median(
+            f["wall"] / m["wall"] for f, m in zip(by_engine[FLOOR], by_engine["1 process"]))
         for name, ms in by_engine.items():
             wall = statistics.median(m["wall"] for m in ms)
             cores = ms[0]["cores"]
             rows.append({
                 "layout": layout, "engine": name, "cores": cores, "wall_s": round(wall, 2),
                 "speedup": round(base / wall, 2),
+                "floor_over_this": round(floor_ratio, 2) if name == "1 process" else None,
                 "cpu_s": round(statistics.median(m["cpu"] for m in ms), 2),
                 "conv_per_s_per_core": round(args.conversations / wall / cores),
                 "peak_process_mib": round(statistics.median(m["peak_process_mib"] for m in ms)),
@@ -195,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     table = head + "".join(
         f"| {r['layout']} | {r['engine']} | {r['cores']} | {r['wall_s']} | {r['speedup']} | {r['cpu_s']} "
         f"| {r['conv_per_s_per_core']:,} | {r['peak_process_mib']} | {r['peak_driver_mib']} |\n" for r in rows)
+    table += "\n" + "".join(
+        f"{r['layout']}: bare copy ÷ 1 process (throughput, median of the rounds' ratios) = {r['floor_over_this']}\n"
+        for r in rows if r["floor_over_this"] is not None)
     (args.out / "scale.md").write_text(table)
     print(table)
     return 0

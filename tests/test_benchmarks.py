@@ -195,9 +195,35 @@ def test_scale_benchmark_runs_and_checks_outputs(tmp_path: Path) -> None:
                        "--engines=--jobs", "--data", str(tmp_path / "data"), "--out", str(out)]) == 0
     data = json.loads((out / "scale.json").read_text())
     assert [(r["layout"], r["engine"]) for r in data["rows"]] == [
-        ("finetune", "1 process"), ("finetune", "--jobs 2"), ("sessions", "1 process"), ("sessions", "--jobs 2")]
+        ("finetune", "1 process"), ("finetune", scale.FLOOR), ("finetune", "--jobs 2"),
+        ("sessions", "1 process"), ("sessions", scale.FLOOR), ("sessions", "--jobs 2")]
     assert all(r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_process_mib"] > 0 for r in data["rows"])
-    assert "| finetune | --jobs 2 | 2 |" in (out / "scale.md").read_text()
+    table = (out / "scale.md").read_text()
+    assert "| finetune | --jobs 2 | 2 |" in table and f"| sessions | {scale.FLOOR} | 1 |" in table
+    for layout in ("finetune", "sessions"):
+        rows = {r["engine"]: r for r in data["rows"] if r["layout"] == layout}
+        ratios = [f["wall"] / m["wall"] for f, m in zip(data["rounds"][layout][scale.FLOOR],
+                                                         data["rounds"][layout]["1 process"])]
+        assert rows["1 process"]["floor_over_this"] == round(ratios[0], 2)  # one round: its ratio
+        assert rows[scale.FLOOR]["floor_over_this"] is None and rows["--jobs 2"]["floor_over_this"] is None
+        assert f"{layout}: bare copy ÷ 1 process (throughput, median of the rounds' ratios) = " \
+               f"{rows['1 process']['floor_over_this']}\n" in table
+
+
+def test_the_tree_copy_writes_what_it_reads_as_the_cli_writes_outputs(tmp_path: Path) -> None:
+    from benchmarks._copy import copy_tree
+
+    src = tmp_path / "src"
+    (src / "a" / "b").mkdir(parents=True)
+    (src / "s1.jsonl").write_bytes(b'{"role": "user", "content": "hi"}\n\n{"role":"assistant","content":"yo"}\n')
+    (src / "a" / "b" / "s2.jsonl").write_bytes(b'{"role":"user","content":"x"}')
+    (src / "a" / "notes.txt").write_bytes(b"not a session")
+    assert copy_tree(str(src), str(tmp_path / "dst")) == 2
+    assert (tmp_path / "dst" / "s1.jsonl").read_bytes() == (
+        b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    assert (tmp_path / "dst" / "a" / "b" / "s2.jsonl").read_bytes() == b'{"role":"user","content":"x"}\n'
+    assert sorted(str(p.relative_to(tmp_path / "dst")) for p in (tmp_path / "dst").rglob("*") if p.is_file()) == [
+        "a/b/s2.jsonl", "s1.jsonl"]  # no temporary file left, nothing but sessions
 
 
 def test_integrations_benchmark_prints_a_row_per_adapter(tmp_path: Path) -> None:
