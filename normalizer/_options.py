@@ -87,6 +87,12 @@ _PLAIN_CHECKS: dict[str, Callable[[Any], bool]] = {
 }
 
 
+# Plain options already made, by their values (each value of its field's exact type, so
+# equal keys are equal options: True never stands in for 1). At most _MAX_MADE of them.
+_MADE: dict[frozenset[tuple[str, Any]], Options] = {}
+_MAX_MADE = 64
+
+
 def make_options(defaults: dict[str, Any], overrides: dict[str, Any]) -> Options:
     """Build Options from a profile's defaults and the caller's keywords.
 
@@ -102,10 +108,21 @@ def make_options(defaults: dict[str, Any], overrides: dict[str, Any]) -> Options
         raise UsageError(f"unknown option {unknown[0]!r}; the options are: {known}")
     checks = _PLAIN_CHECKS
     if all(name in checks and checks[name](value) for name, value in merged.items()):
-        # Every field given (the defaults filled here): a missing one would go through
-        # pydantic's default machinery, about half the cost of a Normalizer (paid per file
-        # by the CLI). The fields set are the ones given, as Options(**merged) sets them.
-        return Options.model_construct(set(merged), **{**_DEFAULTS, **merged})
+        # The same plain options again (the CLI makes a Normalizer per file, and per
+        # conversation of a fine-tuning file): the options made last time, which are frozen.
+        # Not with a callback, which a cache would keep alive (the CLI's holds a file).
+        key = frozenset(merged.items()) if merged.get("on_record") is None else None
+        made = _MADE.get(key) if key is not None else None
+        if made is None:
+            # Every field given (the defaults filled here): a missing one would go through
+            # pydantic's default machinery, about half the cost of a Normalizer. The fields
+            # set are the ones given, as Options(**merged) sets them.
+            made = Options.model_construct(set(merged), **{**_DEFAULTS, **merged})
+            if key is not None:
+                if len(_MADE) >= _MAX_MADE:
+                    _MADE.clear()
+                _MADE[key] = made
+        return made
     try:
         return Options(**merged)
     except ValidationError as exc:

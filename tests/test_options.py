@@ -32,7 +32,34 @@ def test_the_fast_path_fills_the_defaults_as_pydantic_would() -> None:
     assert list(made.__dict__.items()) == list(validated.__dict__.items())
     some = make_options({"trailing_calls": "keep"}, {"max_records": 0})
     assert some.model_fields_set == Options(trailing_calls="keep", max_records=0).model_fields_set
-    assert some.model_fields_set is not make_options({"trailing_calls": "keep"}, {"max_records": 0}).model_fields_set
+
+
+def test_plain_options_made_before_are_given_again_but_a_callback_is_never_kept() -> None:
+    import gc
+    import weakref
+
+    from normalizer import _options
+
+    first = make_options({"trailing_calls": "keep"}, {"max_records": 0})
+    assert make_options({}, {"max_records": 0, "trailing_calls": "keep"}) is first  # frozen: safe to share
+    assert make_options({}, {"max_records": 1, "trailing_calls": "keep"}) is not first
+
+    def listener(record: Any) -> None:
+        pass
+
+    ref = weakref.ref(listener)
+    one, two = make_options({}, {"on_record": listener}), make_options({}, {"on_record": listener})
+    assert one is not two and one == two
+    del one, two, listener
+    gc.collect()
+    assert ref() is None  # no cache holds the callback (the CLI's holds its spool file)
+    # bounded: past _MAX_MADE distinct options the cache starts again
+    for n in range(_options._MAX_MADE + 5):
+        make_options({}, {"max_records": 10_000 + n})
+    assert 0 < len(_options._MADE) <= _options._MAX_MADE
+    # a value of another type is not plain: it never meets the cache (nor an equal key)
+    assert make_options({}, {"validate": False}).validate_messages is False
+    assert make_options({}, {"validate": 0}).validate_messages is False
 
 
 def _listener(record: Any) -> None:

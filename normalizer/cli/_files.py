@@ -52,7 +52,7 @@ class PlanError(Exception):
     """The inputs and outputs asked for do not fit together (a usage error: exit 2)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """One input and where its repaired version goes.
 

@@ -85,7 +85,7 @@ class Settings:
     backup: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class FileResult:
     """What became of one input."""
 

@@ -28,6 +28,7 @@ Pitfalls this module avoids, and you should too around it:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -48,7 +49,7 @@ def _run_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, 
     """One task: a run of consecutive files (``chunks``), each through the CLI's pipe."""
     jobs = [Job(i, i, o, in_place=p) for i, o, p in orjson.loads(row["jobs"])]
     results = chunk_task(jobs, settings, tag)
-    return {"first": row["first"], "results": orjson.dumps([r.__dict__ for r in results if r is not None]).decode()}
+    return {"first": row["first"], "results": orjson.dumps([dataclasses.asdict(r) for r in results if r is not None]).decode()}
 
 
 def repair_files(
