@@ -69,6 +69,7 @@ the same ids (idempotence).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -214,7 +215,7 @@ class Encoder:
         self._unknown = "fields.unknown" in keys
         self._exempt = known_reasoning(p)
         # Per event: the fields that pass fields.unknown (the known ones and the exempt ones).
-        self._known = {role: known_fields(role, self._exempt) for role in _ALL_ROLES}
+        self._known = _known_by_event(self._exempt)  # (shared by every encoder with this exempt: read only)
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
                        or self._unknown)
@@ -557,10 +558,20 @@ def known_reasoning(profile: Profile) -> tuple[str, ...]:
 
 def _roles_of(profile: Profile, key: str) -> frozenset[str]:
     """The roles an active rule of ``profile`` enforces ``key`` on."""
-    return frozenset(
-        role for rule in profile.active_rules() if key in RULES[rule].keys
-        for role in (RULES[rule].roles or _ALL_ROLES)
-    )
+    return _roles_for(profile.active_rules(), key)
+
+
+# Computed once per set of rules (or of exempt fields), not per encoder: the CLI makes an
+# encoder per file, and per conversation of a fine-tuning file.
+@functools.lru_cache(maxsize=256)
+def _roles_for(active: tuple[str, ...], key: str) -> frozenset[str]:
+    return frozenset(role for rule in active if key in RULES[rule].keys for role in (RULES[rule].roles or _ALL_ROLES))
+
+
+@functools.lru_cache(maxsize=64)
+def _known_by_event(exempt: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Per event, the fields that pass fields.unknown (the known ones and ``exempt``)."""
+    return {role: known_fields(role, exempt) for role in _ALL_ROLES}
 
 
 def _typed(part: Any) -> Any:

@@ -504,3 +504,25 @@ def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone(
     turn = mistral[1]
     assert list(turn) == ["role", "content", "tool_calls"] and turn["tool_calls"][0]["id"] == new
     assert history[1]["tool_calls"][0]["id"] == "c1" and "reasoning_content" in history[1]
+
+
+def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_every_profile() -> None:
+    # _roles_of and the known fields per event are cached by the rules in force and by the
+    # exempt fields (the CLI makes an encoder per conversation): each still equals what the
+    # profile's own rules give, and a cached table is shared, never rebuilt.
+    from normalizer._content import known_fields
+    from normalizer.profiles._encode import _ALL_ROLES, Encoder, _roles_of, known_reasoning
+    from normalizer.profiles._profiles import PROFILES
+    from normalizer.profiles._rules import RULES
+
+    keys = {k for rule in RULES.values() for k in rule.keys}
+    for profile in PROFILES.values():
+        for key in keys:
+            assert _roles_of(profile, key) == frozenset(
+                role for rule in profile.active_rules() if key in RULES[rule].keys
+                for role in (RULES[rule].roles or _ALL_ROLES)), (profile.name, key)
+        exempt = known_reasoning(profile)
+        one, two = Encoder(profile), Encoder(profile)
+        assert one._known == {role: known_fields(role, exempt) for role in _ALL_ROLES}
+        assert one._known is two._known
+        assert one._seen_ids is not two._seen_ids  # the state is each encoder's own
