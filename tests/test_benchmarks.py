@@ -541,3 +541,41 @@ def test_compiled_row_warms_up_and_reports_its_own_peak_rss(tmp_path: Path) -> N
     assert res["elapsed_s"] > 0
     if Path("/proc/self/status").exists():
         assert 0 < res["peak_rss_kb"] < 300 * 1024, res["peak_rss_kb"]
+
+
+# -- the per-file benchmark (benchmarks/files.py) --------------------------------------------------
+
+
+@pytest.mark.skipif(__import__("shutil").which("valgrind") is None, reason="valgrind is not installed")
+def test_files_benchmark_counts_a_file_of_the_cli_and_of_the_copy(tmp_path: Path) -> None:
+    from benchmarks import files
+
+    out = tmp_path / "res"
+    assert files.main(["--small", "2", "--big", "5", "--out", str(out)]) == 0
+    data = json.loads((out / "files.json").read_text())
+    assert set(data["rows"]) == {"cli", "copy"} and (data["meta"]["small"], data["meta"]["big"]) == (2, 5)
+    cli, copy = data["rows"]["cli"], data["rows"]["copy"]
+    # a repaired file costs more than a copied one, and a start-up is far more than a file
+    assert 0 < copy["per_file"] < cli["per_file"] < cli["startup"] and copy["startup"] < cli["startup"]
+    assert data["ratios"] == {"copy/cli": round(copy["per_file"] / cli["per_file"], 3)}
+    table = (out / "files.md").read_text()
+    assert f"| cli | {cli['per_file']:,} | {cli['startup']:,} |" in table
+    assert f"copy ÷ cli (a file's throughput, start-up aside): {data['ratios']['copy/cli']}" in table
+
+
+def test_files_benchmark_refuses_what_it_cannot_measure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import shutil
+
+    from benchmarks import files
+
+    with pytest.raises(SystemExit) as exit_:
+        files.main(["--small", "5", "--big", "5", "--out", str(tmp_path)])
+    assert exit_.value.code == 2 and "--big (5) must be more than --small (5)" in capsys.readouterr().err
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
+    with pytest.raises(SystemExit) as exit_:
+        files.main(["--out", str(tmp_path)])
+    assert exit_.value.code == 2 and "valgrind: not found" in capsys.readouterr().err
+    assert list(files.commands()) == ["cli", "copy"]
+    assert list(files.commands("/opt/py/bin/python")) == ["cli", "copy", "cli_compiled"]
+    assert files.commands("/opt/py/bin/python")["cli_compiled"](Path("s"), Path("o"))[:3] == ["/opt/py/bin/python", "-P", "-m"]
