@@ -408,6 +408,9 @@ def remove_live_temps() -> None:
 
 #: Output folders this process has made (or found): not made again for each file in them.
 _FOLDERS_MADE: set[str] = set()
+#: Where temporary names come from: a generator of our own (as tempfile's), so that naming
+#: a file never moves the sequence of a caller who seeded the random module.
+_NAMES = random.Random()
 #: What O_EXCL creation of a temporary file opens it with.
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
@@ -416,7 +419,7 @@ def _create_temp(folder: str, prefix: str, mode: int) -> tuple[int, str]:
     """A new file ``folder/prefix + 8 random characters`` (the names ``_TMP_NAME`` knows),
     created exclusively (never an existing file or symlink); its descriptor and path."""
     for _ in range(100):
-        path = os.path.join(folder, f"{prefix}{random.getrandbits(32):08x}")
+        path = os.path.join(folder, f"{prefix}{_NAMES.getrandbits(32):08x}")
         try:
             return os.open(path, _TEMP_FLAGS, mode), path
         except FileExistsError:

@@ -54,7 +54,7 @@ def test_the_temporary_file_is_named_as_stale_files_are_recognised(tmp_path: Pat
 
 def test_a_taken_temporary_name_is_never_opened_and_another_is_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     draws = iter([0xABCDEF01, 0xABCDEF01, 0x12345678])
-    monkeypatch.setattr(_files.random, "getrandbits", lambda bits: next(draws))
+    monkeypatch.setattr(_files._NAMES, "getrandbits", lambda bits: next(draws))
     prefix = f".o.jsonl{TMP_MARK}{os.getpid()}."
     taken = tmp_path / f"{prefix}abcdef01"
     taken.write_bytes(b"someone else's")
@@ -66,7 +66,7 @@ def test_a_taken_temporary_name_is_never_opened_and_another_is_drawn(tmp_path: P
 
 def test_a_symlink_in_the_way_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     draws = iter([0xABCDEF01, 0x12345678])
-    monkeypatch.setattr(_files.random, "getrandbits", lambda bits: next(draws))
+    monkeypatch.setattr(_files._NAMES, "getrandbits", lambda bits: next(draws))
     victim = tmp_path / "victim"
     victim.write_bytes(b"keep")
     (tmp_path / f".o.jsonl{TMP_MARK}{os.getpid()}.abcdef01").symlink_to(victim)
@@ -78,10 +78,21 @@ def test_a_symlink_in_the_way_is_not_followed(tmp_path: Path, monkeypatch: pytes
 
 
 def test_no_free_name_is_an_error_not_a_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(_files.random, "getrandbits", lambda bits: 0xABCDEF01)
+    monkeypatch.setattr(_files._NAMES, "getrandbits", lambda bits: 0xABCDEF01)
     (tmp_path / f".o.jsonl{TMP_MARK}{os.getpid()}.abcdef01").write_bytes(b"")
     with pytest.raises(FileExistsError, match="no free temporary file name"):
         AtomicOutput(str(tmp_path / "o.jsonl"))
+
+
+def test_naming_a_temporary_file_leaves_the_random_module_alone(tmp_path: Path):
+    import random
+
+    random.seed(1234)
+    expected = [random.random() for _ in range(3)]
+    random.seed(1234)
+    out = AtomicOutput(str(tmp_path / "o.jsonl"))
+    out.abort()
+    assert [random.random() for _ in range(3)] == expected  # a seeded caller's sequence is its own
 
 
 def test_an_output_folder_removed_mid_run_is_made_again(tmp_path: Path):
