@@ -138,6 +138,33 @@ def test_a_line_with_many_brackets_in_strings_is_not_too_deep() -> None:
     assert read(line + b"\n") == [{"role": "user", "content": "[{" * 500, "v": [[[1]]]}]
 
 
+def test_a_conversation_line_is_cleared_by_its_bracket_count_and_walked_past_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fine-tuning line is a whole conversation: its brackets are counted first (a count of
+    # max_depth or less cannot nest deeper), and the value is walked only past that count.
+    from normalizer.formats import _reader, read_conversations
+
+    walked: list[int] = []
+
+    def counted(value: Any, max_depth: int) -> bool:
+        walked.append(max_depth)
+        return deeper_than(value, max_depth)
+
+    monkeypatch.setattr(_reader, "deeper_than", counted)
+    plain = orjson.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}] * 30})
+    assert plain.count(b"[") + plain.count(b"{") <= DEFAULT_MAX_DEPTH < len(plain) // 2
+    brackets = orjson.dumps({"messages": [{"role": "user", "content": "[{" * 200}, {"role": "assistant", "content": "k"}]})
+    lead = b'{"messages":[{"role":"user","content":"x","v":'
+    deep = lead + b"[" * 200 + b"]" * 200 + b"}]}"
+    convs = read_conversations(io.BytesIO(plain + b"\n" + brackets + b"\n"), "finetune")
+    assert [len(c.messages if isinstance(c.messages, list) else list(c.messages)) for c in convs] == [60, 2]
+    assert walked == [DEFAULT_MAX_DEPTH]  # the plain line by its count; the one with brackets in strings walked
+    with pytest.raises(LimitExceeded) as exc:
+        list(read_conversations(io.BytesIO(plain + b"\n" + deep + b"\n"), "finetune"))
+    # the line of the deep value, and the column of its bracket that opens level 129 (the
+    # record is level 1, messages 2, the message 3: "v" holds levels 4 on)
+    assert (exc.value.limit, exc.value.line, exc.value.column) == ("max_depth", 2, len(lead) + 126)
+
+
 # -- the JSONL depth check walks the parsed value -------------------------------------------
 
 JSON_VALUES = st.recursive(
