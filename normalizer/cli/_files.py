@@ -318,7 +318,10 @@ def remove_stale_temps(folder: str, *, again: bool = False) -> list[str]:
     process, go; anything else -- a live run's file, a file we did not make, a cluster
     task's file (:func:`temp_owner`) -- stays."""
     if folder in _CLEANED and not again:
-        return []  # (the common case, every file after a folder's first: no realpath)
+        # The common case, every file after a folder's first: no realpath. (A relative
+        # folder named again after a chdir is taken as cleaned: this is housekeeping, and a
+        # stale file it misses is removed by the next run that writes there.)
+        return []
     key = os.path.realpath(folder)
     with _CLEANED_LOCK:
         if key in _CLEANED and not again:
