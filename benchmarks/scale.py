@@ -94,11 +94,16 @@ def _measure(cmd: list[str]) -> dict[str, float]:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errfile, env=env)
     driver = psutil.Process(proc.pid)
     peak_driver = peak_any = 0
-    while proc.poll() is None:
+    while True:
+        # Reaped here (wait4, not poll), for the child's own resource usage at its end.
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
         try:
             tree = [driver, *driver.children(recursive=True)]
         except psutil.NoSuchProcess:
-            break
+            tree = []
         for p in tree:
             try:
                 rss = p.memory_info().rss
@@ -108,7 +113,10 @@ def _measure(cmd: list[str]) -> dict[str, float]:
             if p.pid == proc.pid:
                 peak_driver = max(peak_driver, rss)
         time.sleep(0.05)
-    proc.wait()
+    if not peak_driver:
+        # Over before the first sample (a small corpus, the bare copy): the kernel's peak of
+        # the child (and of what it waited for), which the samples would have approached.
+        peak_driver = peak_any = max(peak_any, usage.ru_maxrss * 1024)
     errfile.seek(0)
     err = errfile.read()
     errfile.close()

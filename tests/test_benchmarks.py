@@ -210,6 +210,23 @@ def test_scale_benchmark_runs_and_checks_outputs(tmp_path: Path) -> None:
                f"{rows['1 process']['floor_over_this']}\n" in table
 
 
+def test_scale_measures_a_peak_for_a_run_too_quick_to_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A tiny corpus's bare copy can end before the first 50 ms sample: its peak is then the
+    # kernel's for the child (wait4), not 0. Every sample is made to fail here.
+    psutil = pytest.importorskip("psutil")
+    from benchmarks import scale
+
+    def refuse(self: object) -> None:
+        raise psutil.AccessDenied()
+
+    monkeypatch.setattr(psutil.Process, "memory_info", refuse)
+    m = scale._measure([sys.executable, "-c", "x = bytearray(30 * 2**20)"])
+    assert m["peak_driver_mib"] == m["peak_process_mib"] > 30  # its 30 MiB and the interpreter's own
+    assert m["wall"] > 0
+    with pytest.raises(SystemExit, match=r"failed \(3\)"):
+        scale._measure([sys.executable, "-c", "raise SystemExit(3)"])
+
+
 def test_the_tree_copy_writes_what_it_reads_as_the_cli_writes_outputs(tmp_path: Path) -> None:
     from benchmarks._copy import copy_tree
 
