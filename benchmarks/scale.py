@@ -94,6 +94,7 @@ def _measure(cmd: list[str]) -> dict[str, float]:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errfile, env=env)
     driver = psutil.Process(proc.pid)
     peak_driver = peak_any = 0
+    alone = True  # no process of the run's tree besides the driver seen
     while True:
         # Reaped here (wait4, not poll), for the child's own resource usage at its end.
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -104,6 +105,7 @@ def _measure(cmd: list[str]) -> dict[str, float]:
             tree = [driver, *driver.children(recursive=True)]
         except psutil.NoSuchProcess:
             tree = []
+        alone = alone and len(tree) <= 1
         for p in tree:
             try:
                 rss = p.memory_info().rss
@@ -113,10 +115,13 @@ def _measure(cmd: list[str]) -> dict[str, float]:
             if p.pid == proc.pid:
                 peak_driver = max(peak_driver, rss)
         time.sleep(0.05)
-    if not peak_driver:
-        # Over before the first sample (a small corpus, the bare copy): the kernel's peak of
-        # the child (and of what it waited for), which the samples would have approached.
-        peak_driver = peak_any = max(peak_any, usage.ru_maxrss * 1024)
+    # The kernel's peak of the child and of what it waited for: what the samples approach,
+    # and all there is of a run over before its first sample, or sampled as it started (the
+    # bare copy of a small corpus). The driver's own, when it ran alone.
+    kernel = usage.ru_maxrss * 1024
+    peak_any = max(peak_any, kernel)
+    if alone:
+        peak_driver = max(peak_driver, kernel)
     errfile.seek(0)
     err = errfile.read()
     errfile.close()

@@ -211,8 +211,9 @@ def test_scale_benchmark_runs_and_checks_outputs(tmp_path: Path) -> None:
 
 
 def test_scale_measures_a_peak_for_a_run_too_quick_to_sample(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A tiny corpus's bare copy can end before the first 50 ms sample: its peak is then the
-    # kernel's for the child (wait4), not 0. Every sample is made to fail here.
+    # A tiny corpus's bare copy can end before the first 50 ms sample, or be sampled only as
+    # it starts: its peak is the kernel's for the child (wait4), not 0 or the size of a
+    # process that has not loaded yet. Every sample is made to fail here.
     psutil = pytest.importorskip("psutil")
     from benchmarks import scale
 
@@ -222,6 +223,9 @@ def test_scale_measures_a_peak_for_a_run_too_quick_to_sample(monkeypatch: pytest
     monkeypatch.setattr(psutil.Process, "memory_info", refuse)
     m = scale._measure([sys.executable, "-c", "x = bytearray(30 * 2**20)"])
     assert m["peak_driver_mib"] == m["peak_process_mib"] > 30  # its 30 MiB and the interpreter's own
+    monkeypatch.undo()  # sampled, as it starts and later: never below the kernel's peak
+    m = scale._measure([sys.executable, "-c", "import time; x = bytearray(30 * 2**20); time.sleep(0.2)"])
+    assert m["peak_driver_mib"] == m["peak_process_mib"] > 30
     assert m["wall"] > 0
     with pytest.raises(SystemExit, match=r"failed \(3\)"):
         scale._measure([sys.executable, "-c", "raise SystemExit(3)"])
