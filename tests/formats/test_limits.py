@@ -157,7 +157,11 @@ def test_a_conversation_line_is_cleared_by_its_bracket_count_and_walked_past_it(
     deep = lead + b"[" * 200 + b"]" * 200 + b"}]}"
     convs = read_conversations(io.BytesIO(plain + b"\n" + brackets + b"\n"), "finetune")
     assert [len(c.messages if isinstance(c.messages, list) else list(c.messages)) for c in convs] == [60, 2]
-    assert walked == [DEFAULT_MAX_DEPTH]  # the plain line by its count; the one with brackets in strings walked
+    # The plain line cleared by its count; the one with brackets in its strings walked. (In
+    # the compiled build the reader calls deeper_than natively, past the patch: only the
+    # results above and below can be seen there.)
+    if not _reader.__file__.endswith((".so", ".pyd")):
+        assert walked == [DEFAULT_MAX_DEPTH]
     with pytest.raises(LimitExceeded) as exc:
         list(read_conversations(io.BytesIO(plain + b"\n" + deep + b"\n"), "finetune"))
     # the line of the deep value, and the column of its bracket that opens level 129 (the
