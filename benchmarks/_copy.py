@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import orjson
+
+
+def copy_lines(src: Any, write: Callable[[bytes], Any]) -> None:
+    """Every non-blank line of ``src`` through ``orjson.loads`` + ``orjson.dumps`` to ``write``."""
+    loads, dumps, opt = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    for line in src:
+        if line.strip():
+            write(dumps(loads(line), option=opt))
 
 
 def copy_tree(src: str, dst: str) -> int:
     """Copy every ``.jsonl`` file under ``src`` into ``dst`` (see the module docstring);
     how many files."""
-    loads, dumps, opt = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     n = 0
     for folder, dirs, files in os.walk(src):
@@ -32,10 +41,7 @@ def copy_tree(src: str, dst: str) -> int:
                 continue
             tmp = os.path.join(into, f".{name}.copy-tmp.{os.getpid()}")
             with open(os.path.join(folder, name), "rb") as f, os.fdopen(os.open(tmp, flags, 0o666), "wb") as out:
-                write = out.write
-                for line in f:
-                    if line.strip():
-                        write(dumps(loads(line), option=opt))
+                copy_lines(f, out.write)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, os.path.join(into, name))
@@ -49,14 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--tree"]:
         copy_tree(args[1], args[2])
         return 0
-    loads, dumps, opt = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE
     out = sys.stdout.buffer
-    write = out.write
     src = sys.stdin.buffer if not args or args[0] == "-" else open(args[0], "rb")  # noqa: SIM115
     with src:
-        for line in src:
-            if line.strip():
-                write(dumps(loads(line), option=opt))
+        copy_lines(src, out.write)
     out.flush()
     return 0
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import session_files
-from .instructions import ROOT, run_counted, run_native, valgrind_version
+from .instructions import ROOT, per_message, run_counted, run_native, valgrind_version
 
 __all__ = ["main", "commands"]
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                 counts[n], _ = run_counted(args.valgrind, command(folder, out), tmp, f"{name}.{n}", probe)
                 shutil.rmtree(out)
             shutil.rmtree(tmp / "warm")
-            per_file = (counts[args.big] - counts[args.small]) / (args.big - args.small)
+            per_file = per_message(counts[args.small], counts[args.big], args.small, args.big)  # (a file, here)
             rows[name] = {"per_file": round(per_file), "startup": round(counts[args.small] - args.small * per_file)}
             print(f"{name:13} {per_file:12,.0f} instructions a file, start-up {rows[name]['startup']:,}", flush=True)
     ratios = {f"copy/{name}": round(rows["copy"]["per_file"] / rows[name]["per_file"], 3)

@@ -31,7 +31,7 @@ from typing import IO
 
 __all__ = [
     "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
-    "resolve",
+    "resolve", "make_folder",
     "keep_backup",
     "remove_stale_temps", "remove_run_temps", "temp_owner",
 ]
@@ -251,8 +251,8 @@ def check_paths(jobs: list[Job], inputs: list[str], report: str | None, backup: 
     stdout when it is a file and is written
     to; inputs are every file read (stdin too, when it is a file) and every folder given.
     ``--in-place`` outputs are their own inputs by design, but each may be written once
-    only, and nothing else may land on them. Temporary files need no check: ``mkstemp``
-    makes a new name, and the report's spool lives in a private temporary folder.
+    only, and nothing else may land on them. Temporary files need no check: each is
+    created exclusively under a new name (``_create_temp``), and the report's spool lives in a private temporary folder.
 
     Raises:
         PlanError: two of them are the same file (one line: which, and what to do).
@@ -393,7 +393,7 @@ def remove_run_temps(path: str, tag: str) -> list[str]:
 
 
 #: Temporary files this process has made and not yet committed or removed. A signal can
-#: land anywhere -- even between mkstemp and the line that keeps its name -- so besides
+#: land anywhere -- even between a temporary file's creation and the line that keeps its name -- so besides
 #: each output's own abort(), the command removes whatever is still listed here when it is
 #: interrupted (:func:`remove_live_temps`).
 _LIVE_TEMPS: set[str] = set()
@@ -418,6 +418,14 @@ _NAMES = random.Random()
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
+def make_folder(folder: str, *, again: bool = False) -> None:
+    """Make ``folder`` (and its parents) unless this process did already; ``again``: it
+    went away since."""
+    if again or folder not in _FOLDERS_MADE:  # (once per folder: three system calls a file)
+        os.makedirs(folder, exist_ok=True)
+        _FOLDERS_MADE.add(folder)
+
+
 def _create_temp(folder: str, prefix: str, mode: int) -> tuple[int, str]:
     """A new file ``folder/prefix + 8 random characters`` (the names ``_TMP_NAME`` knows),
     created exclusively (never an existing file or symlink); its descriptor and path."""
@@ -429,9 +437,7 @@ def _create_temp(folder: str, prefix: str, mode: int) -> tuple[int, str]:
             continue
         except FileNotFoundError:
             # The folder went away since it was made (or was never made by us): once more.
-            _FOLDERS_MADE.discard(folder)
-            os.makedirs(folder, exist_ok=True)
-            _FOLDERS_MADE.add(folder)
+            make_folder(folder, again=True)
             return os.open(path, _TEMP_FLAGS, mode), path
     raise FileExistsError(17, "no free temporary file name", os.path.join(folder, prefix))
 
@@ -450,9 +456,7 @@ class AtomicOutput:
     def __init__(self, path: str, *, mode_from: str | None = None) -> None:
         self.path = path
         folder = os.path.dirname(path) or "."
-        if folder not in _FOLDERS_MADE:  # (once per folder: three system calls a file)
-            os.makedirs(folder, exist_ok=True)
-            _FOLDERS_MADE.add(folder)
+        make_folder(folder)
         tag = getattr(_OWNER, "tag", None)
         if tag is None:
             remove_stale_temps(folder)
