@@ -24,7 +24,9 @@ What can go wrong, and what is left:
   file; whatever is still unfinished after :data:`STOP_GRACE_SECONDS` is cancelled and its
   temporary files removed. Files already written stay whole.
 * At most :data:`IN_FLIGHT_PER_WORKER` files per worker are submitted at a time, so the
-  scheduler never holds the whole plan.
+  scheduler never holds the whole plan; the results are handed out in the plan's order as
+  they come, at most ``_jobs.REORDER_WINDOW`` (and the rest of a run) of them waiting for
+  an earlier one (``_jobs.InOrder``), so nothing here grows with the number of files.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ._files import Job, remove_run_temps, temp_owner
+from ._jobs import InOrder
 from ._progress import Tracker
 from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
 
-__all__ = ["run_dask", "run_file_jobs", "file_task", "chunk_task", "chunks", "new_tag", "IN_FLIGHT_PER_WORKER",
+__all__ = ["run_dask", "run_file_jobs", "iter_file_jobs", "file_task", "chunk_task", "chunks", "new_tag", "IN_FLIGHT_PER_WORKER",
            "CHUNK_FILES", "CHUNK_BYTES", "STOP_GRACE_SECONDS"]
 
 #: Tasks submitted per worker thread at a time: enough that the round trips to the
@@ -104,11 +108,11 @@ def chunk_task(jobs: list[Job], settings: Settings, tag: str) -> list[FileResult
     return [file_task(job, settings, tag) for job in jobs]
 
 
-def chunks(jobs: list[Job], *, max_files: int, max_bytes: int) -> list[list[int]]:
+def chunks(jobs: list[Job], *, max_files: int, max_bytes: int) -> Iterator[list[int]]:
     """The jobs' indices cut into runs of consecutive files of at most ``max_files`` files
     and about ``max_bytes`` of input (a bigger file is a run of its own): a task per small
-    file would spend more on the scheduler's round trips than on the file."""
-    runs: list[list[int]] = []
+    file would spend more on the scheduler's round trips than on the file. Made as they
+    are taken (a ``stat`` a file), not for the whole plan up front."""
     run: list[int] = []
     size = 0
     for i, job in enumerate(jobs):
@@ -117,19 +121,18 @@ def chunks(jobs: list[Job], *, max_files: int, max_bytes: int) -> list[list[int]
         except OSError:
             n = 0  # the task will say why it cannot be read
         if run and (len(run) >= max_files or size + n > max_bytes):
-            runs.append(run)
+            yield run
             run, size = [], 0
         run.append(i)
         size += n
     if run:
-        runs.append(run)
-    return runs
+        yield run
 
 
 # -- on the client ------------------------------------------------------------------------------
 
 
-def run_dask(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, scheduler: str | None) -> list[FileResult]:
+def run_dask(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, scheduler: str | None) -> Iterator[FileResult]:
     """The command's ``--engine dask``: on the cluster at ``scheduler``, or on a
     ``LocalCluster`` of ``n`` single-threaded worker processes started (and stopped) here."""
     from distributed import Client, LocalCluster
@@ -141,7 +144,7 @@ def run_dask(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, sche
     else:
         client = Client(scheduler, timeout="30s")
     try:
-        return run_file_jobs(client, jobs, settings, tracker=tracker)
+        yield from iter_file_jobs(client, jobs, settings, tracker=tracker)
     finally:
         client.close()
         if cluster is not None:
@@ -150,7 +153,15 @@ def run_dask(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, sche
 
 def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: Tracker | None = None,
                   stop: threading.Event = STOP, tag: str | None = None) -> list[FileResult]:
-    """Every job as a task on ``client``'s cluster; the results in the jobs' order.
+    """Every job as a task on ``client``'s cluster; the results in the jobs' order (a list:
+    :func:`iter_file_jobs` hands them out as they come)."""
+    return list(iter_file_jobs(client, jobs, settings, tracker=tracker, stop=stop, tag=tag))
+
+
+def iter_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: Tracker | None = None,
+                   stop: threading.Event = STOP, tag: str | None = None) -> Iterator[FileResult]:
+    """Every job as a task on ``client``'s cluster; the results in the jobs' order, each as
+    soon as it and every one before it are done.
 
     Raises:
         Interrupted: ``stop`` was set (every task of the run has stopped or was cancelled,
@@ -162,10 +173,11 @@ def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: 
     tracker = tracker or Tracker(len(jobs))
     threads = sum(client.nthreads().values()) or 1
     window = IN_FLIGHT_PER_WORKER * threads
-    runs = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
-    results: list[FileResult | None] = [None] * len(jobs)
+    fresh = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
+    upcoming: list[int] | None = next(fresh, None)
+    order = InOrder()
     pending: dict[Any, list[int]] = {}
-    queue = collections.deque(runs)
+    queue: collections.deque[list[int]] = collections.deque()  # split runs, before the fresh ones
     # A file whose workers died while other tasks ran beside it may only have shared a worker
     # with the file at fault (a worker's death fails every task assigned to it): it goes once
     # more with nothing else in flight, and only a file that dies alone is reported failed.
@@ -185,9 +197,16 @@ def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: 
 
     try:
         while True:
-            while not stop.is_set() and len(pending) < window and queue:
-                submit(queue.popleft())
+            while not stop.is_set() and len(pending) < window and not solo:
+                if queue:
+                    submit(queue.popleft())  # (earlier files than any fresh run: always room)
+                elif upcoming is not None and order.room(upcoming[0]):  # (a run may reach past it)
+                    submit(upcoming)
+                    upcoming = next(fresh, None)
+                else:
+                    break
             if not stop.is_set() and not pending and not queue and alone:
+                # (before the fresh runs left, if any: the window stops them behind it)
                 solo.add(submit([alone.popleft()]))
             if not pending or stop.is_set():
                 break
@@ -212,20 +231,22 @@ def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: 
                 solo.discard(future)
                 outcomes = gathered.get(future) or [_outcome(future, jobs[i], tag) for i in run]
                 for i, result in zip(run, outcomes):
-                    results[i] = result
+                    order.put(i, result)
                     if result is not None:
                         tracker.advance(result.messages_in, 0)
                     tracker.file_done()
+            if not stop.is_set():
+                yield from order.take()
         if stop.is_set():
             _stop(client, pending, jobs, tag)
             raise Interrupted(0)
-    except KeyboardInterrupt:  # ^C in a program of the caller's (the command sets ``stop``)
+    except (KeyboardInterrupt, GeneratorExit):  # ^C in a program of the caller's (the command
+        # sets ``stop``), or the caller stopped taking the results
         _stop(client, pending, jobs, tag)
         raise
     finally:
         for future in pending:
             future.release()
-    return [r for r in results if r is not None]
 
 
 def _killed(future: Any) -> bool:

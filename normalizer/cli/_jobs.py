@@ -10,6 +10,10 @@ The process pool (:func:`run_pool`):
   (~0.4 s each, in parallel) and then take file after file.
 * At most ``2 N`` files in flight (:data:`IN_FLIGHT_PER_WORKER`): the pool's queue never
   holds the whole plan.
+* Results are handed out in the plan's order as they come (:class:`InOrder`), so the
+  command prints and reports each file and forgets it: a file finished before an earlier
+  one waits, at most :data:`REORDER_WINDOW` of them, and past that no new file starts until
+  the earliest is done. What the run holds does not grow with the number of files.
 * Stopping: ``^C`` or SIGTERM here sets a shared event; every worker sees it at its next
   flush point (every ``FLUSH_BYTES`` of output), stops, and removes its temporary output, as
   one job does. A ``^C`` typed at the terminal reaches the workers too (one process group):
@@ -24,6 +28,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import deque
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._files import Job, remove_stale_temps
@@ -33,7 +39,7 @@ from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-__all__ = ["run_jobs", "run_pool", "IN_FLIGHT_PER_WORKER", "POLL_SECONDS"]
+__all__ = ["run_jobs", "run_pool", "InOrder", "IN_FLIGHT_PER_WORKER", "POLL_SECONDS", "REORDER_WINDOW"]
 
 #: Files handed to the pool per worker at a time: enough to keep each busy, bounded.
 IN_FLIGHT_PER_WORKER = 2
@@ -41,10 +47,44 @@ IN_FLIGHT_PER_WORKER = 2
 POLL_SECONDS = 0.2
 #: A file in flight when this many pools broke is reported failed.
 _MAX_BREAKS = 2
+#: Finished files kept waiting for an earlier, slower one (their results, and with
+#: ``--report`` their record spools), with ``--jobs`` and ``--engine dask``: past it, no new
+#: file starts until the earliest is done. A few hundred bytes each; a slow file stalls the
+#: others only when this many files are done behind it.
+REORDER_WINDOW = 1024
+
+
+class InOrder:
+    """Results that finish in any order, handed out in the plan's order (:meth:`take`).
+    ``room(i)``: job ``i`` may start without more than :data:`REORDER_WINDOW` results
+    waiting."""
+
+    __slots__ = ("_ready", "next")
+
+    def __init__(self) -> None:
+        self._ready: dict[int, FileResult | None] = {}
+        self.next = 0  # the first job not handed out yet
+
+    def room(self, i: int) -> bool:
+        return i - self.next < REORDER_WINDOW
+
+    def put(self, i: int, result: FileResult | None) -> None:
+        """Job ``i`` is done (None: it was stopped, and has no result)."""
+        self._ready[i] = result
+
+    def take(self) -> Iterator[FileResult]:
+        """The results from :attr:`next` on that are done, in order."""
+        ready = self._ready
+        while self.next in ready:
+            result = ready.pop(self.next)
+            self.next += 1
+            if result is not None:
+                yield result
 
 def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, engine: str = "local",
-             scheduler: str | None = None) -> list[FileResult]:
-    """Repair every job, ``n`` at a time, and return the results in the jobs' order.
+             scheduler: str | None = None) -> Iterator[FileResult]:
+    """Repair every job, ``n`` at a time; the results come in the jobs' order, each as soon
+    as it and every one before it are done.
 
     ``engine="dask"``: as tasks on a Dask cluster (``_dask.run_dask``: a LocalCluster of
     ``n`` workers, or the one at ``scheduler``).
@@ -61,7 +101,7 @@ def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, e
         return run_dask(jobs, settings, tracker, n, scheduler)
     if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):
         # stdout is one stream: files written to it go one after the other.
-        return [repair_file(job, settings, tracker) for job in jobs]
+        return (repair_file(job, settings, tracker) for job in jobs)
     return run_pool(jobs, settings, tracker, n)
 
 
@@ -113,7 +153,7 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def run_pool(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> list[FileResult]:
+def run_pool(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> Iterator[FileResult]:
     """Repair every job in up to ``n`` worker processes; the results in the jobs' order.
 
     Raises:
@@ -121,36 +161,57 @@ def run_pool(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> l
     """
     ctx = _context()
     stop = ctx.Event()
-    results: list[FileResult | None] = [None] * len(jobs)
-    breaks = [0] * len(jobs)
-    todo = list(range(len(jobs)))
-    while todo and not STOP.is_set():
-        todo = _one_pool(ctx, stop, jobs, todo, settings, tracker, n, results, breaks)
+    order = InOrder()
+    fresh = _Fresh(len(jobs))
+    breaks: dict[int, int] = {}  # pools broken under a file in flight
+    again: list[int] = []
+    while not STOP.is_set():
+        again = yield from _one_pool(ctx, stop, jobs, again, fresh, settings, tracker, n, order, breaks)
+        if not again and fresh.left() == 0:
+            break
     if STOP.is_set():
         raise Interrupted(0)
-    return [r for r in results if r is not None]
 
 
-def _one_pool(ctx: Any, stop: Any, jobs: list[Job], todo: list[int], settings: Settings, tracker: Tracker, n: int,
-              results: list[FileResult | None], breaks: list[int]) -> list[int]:
-    """Run ``todo`` (job indices, in order) in one pool; returns what is left to run again
-    (the files in flight when the pool broke)."""
+class _Fresh:
+    """The jobs not started yet, by index: a counter, not a list of the plan."""
+
+    __slots__ = ("next", "end")
+
+    def __init__(self, end: int) -> None:
+        self.next = 0
+        self.end = end
+
+    def left(self) -> int:
+        return self.end - self.next
+
+
+def _one_pool(ctx: Any, stop: Any, jobs: list[Job], retry: list[int], fresh: _Fresh, settings: Settings,
+              tracker: Tracker, n: int, order: InOrder,
+              breaks: dict[int, int]) -> Generator[FileResult, None, list[int]]:
+    """Run ``retry`` (job indices, in order), then the fresh jobs, in one pool, yielding
+    the results in order; returns the jobs to run again in a new pool (in flight, or not
+    yet submitted, when the pool broke)."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    queue = iter(todo)
+    todo = deque(retry)
     pending: dict[Future[FileResult | None], int] = {}
     again: list[int] = []
     hit: list[int] = []  # in flight when the pool broke
     broken = False
-    pool = ProcessPoolExecutor(max_workers=min(n, len(todo)), mp_context=ctx, initializer=_init_worker,
-                               initargs=(stop,))
+    pool = ProcessPoolExecutor(max_workers=min(n, len(todo) + fresh.left()), mp_context=ctx,
+                               initializer=_init_worker, initargs=(stop,))
     try:
         while True:
             while not broken and not STOP.is_set() and len(pending) < IN_FLIGHT_PER_WORKER * n:
-                i = next(queue, None)
-                if i is None:
+                i = todo[0] if todo else fresh.next if fresh.left() else None
+                if i is None or not order.room(i):
                     break
+                if todo:
+                    todo.popleft()
+                else:
+                    fresh.next += 1
                 try:
                     pending[pool.submit(_work, jobs[i], settings)] = i
                 except BrokenProcessPool:
@@ -168,17 +229,21 @@ def _one_pool(ctx: Any, stop: Any, jobs: list[Job], todo: list[int], settings: S
                 except BrokenProcessPool:
                     broken = True
                     hit.append(i)
-                    breaks[i] += 1
+                    breaks[i] = breaks.get(i, 0) + 1
                     if breaks[i] >= _MAX_BREAKS:
-                        results[i] = _died(jobs[i])
+                        del breaks[i]
+                        order.put(i, _died(jobs[i]))
                         tracker.file_done()
                     else:
                         again.append(i)
                     continue
+                breaks.pop(i, None)
+                order.put(i, result)
                 if result is not None:
-                    results[i] = result
                     tracker.advance(result.messages_in, 0)
                     tracker.file_done()
+            if not STOP.is_set():
+                yield from order.take()
     finally:
         if STOP.is_set():
             stop.set()
@@ -187,8 +252,7 @@ def _one_pool(ctx: Any, stop: Any, jobs: list[Job], todo: list[int], settings: S
         # The dead workers' temporary files: their pids are gone now.
         for folder in sorted({os.path.dirname(jobs[i].output) or "." for i in hit}):
             remove_stale_temps(folder, again=True)
-        rest = [i for i in queue]
-        return sorted(again) + rest
+        return sorted(again + list(todo))
     return []
 
 

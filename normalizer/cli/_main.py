@@ -23,6 +23,7 @@ import functools
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -400,40 +401,59 @@ def _spool_folder(wanted: bool, where: str | None = None) -> Iterator[str | None
 
 def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_path: str | None,
             missing: list[str], engine: str = "local", scheduler: str | None = None) -> None:
+    """Run the plan and say what became of each file as it is done, in the plan's order:
+    its error, or its summary line; the report gets its counts and records at the same
+    time. A result is then forgotten: only the totals are kept, so a run of millions of
+    files holds no more than a run of ten (``_jobs.REORDER_WINDOW``)."""
     from ._jobs import run_jobs
     from ._progress import make_tracker
+    from ._report import Totals
     from ._repair import FileResult
 
     start = time.perf_counter()
+    report = _open_report(report_path, settings.spool_dir) if report_path is not None else None
+    totals = report.totals if report is not None else Totals()
     tracker = make_tracker(plan, quiet=quiet)
-    with tracker:
-        _DEFER_SIGNALS[0] = engine == "dask" or (jobs > 1 and len(plan) > 1)
-        try:
-            results = run_jobs(plan, settings, tracker, jobs, engine=engine, scheduler=scheduler) if plan else []
-        except BrokenPipeError:
-            raise _PipeClosed() from None
-        finally:
-            _DEFER_SIGNALS[0] = False
-    elapsed = time.perf_counter() - start
-    results = [FileResult(path, "", error=_missing_text(path)) for path in missing] + results
-    failed = [r for r in results if r.error]
-    for r in failed:
-        say(f"error: {r.error}", err=True)
-    for r in results:
-        if not r.error and not r.messages_in:
-            say(f"warning: {r.input}: no messages in it; its output is empty", err=True)
-    if not quiet:
-        for r in results:
-            if not r.error:
-                say(f"{r.input}: {r.summary()}", err=True)
-        if len(results) > 1:
-            say(_total_line(results, elapsed), err=True)
-        else:
-            say(f"1 file{' (failed)' if failed else ''}, {elapsed:.2f} s", err=True)
-    if report_path is not None:
-        _write_report(report_path, results, elapsed)
-    if failed:
+    try:
+        with tracker:
+            _DEFER_SIGNALS[0] = engine == "dask" or (jobs > 1 and len(plan) > 1)
+            try:
+                for r in [FileResult(path, "", error=_missing_text(path)) for path in missing]:
+                    _done(r, totals, report, quiet)
+                for r in run_jobs(plan, settings, tracker, jobs, engine=engine, scheduler=scheduler) if plan else ():
+                    _done(r, totals, report, quiet)
+            except BrokenPipeError:
+                raise _PipeClosed() from None
+            finally:
+                _DEFER_SIGNALS[0] = False
+        elapsed = time.perf_counter() - start
+        if not quiet:
+            if totals.files > 1:
+                say(_total_line(totals, elapsed), err=True)
+            else:
+                say(f"1 file{' (failed)' if totals.failed else ''}, {elapsed:.2f} s", err=True)
+        if report is not None:
+            report.finish(elapsed)
+    finally:
+        if report is not None:
+            report.close()
+    if totals.failed or (report is not None and report.error is not None):
         raise SystemExit(1)
+
+
+def _done(r: Any, totals: Any, report: _ReportOut | None, quiet: bool) -> None:
+    """One file's result, as it comes: said, counted, reported, forgotten."""
+    if report is not None:
+        report.add(r)  # (adds it to totals)
+    else:
+        totals.add(r)
+    if r.error:
+        say(f"error: {r.error}", err=True)
+        return
+    if not r.messages_in:
+        say(f"warning: {r.input}: no messages in it; its output is empty", err=True)
+    if not quiet:
+        say(f"{r.input}: {r.summary()}", err=True)
 
 
 def _need_stdin(items: list[str], no_input: str, *, implicit: bool) -> None:
@@ -465,49 +485,86 @@ def _validate_core(profile: Profile, options: dict[str, Any]) -> None:
         raise click.UsageError(str(exc)) from None
 
 
-def _total_line(results: list[Any], elapsed: float) -> str:
-    counts: dict[str, int] = {}
-    for r in results:
-        for k, v in r.counts.items():
-            counts[k] = counts.get(k, 0) + v
-    n_in = sum(r.messages_in for r in results)
-    n_out = sum(r.messages_out for r in results)
-    failed = sum(1 for r in results if r.error)
-    kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) or "no repairs"
-    files = f"{len(results):,} file{'s' if len(results) != 1 else ''}" + (f" ({failed:,} failed)" if failed else "")
-    return f"total: {files}, {n_in:,} in, {n_out:,} out; {kinds}; {elapsed:.2f} s"
+def _total_line(totals: Any, elapsed: float) -> str:
+    kinds = ", ".join(f"{k} {v:,}" for k, v in totals.sorted_counts().items()) or "no repairs"
+    files = f"{totals.files:,} file{'s' if totals.files != 1 else ''}" + (
+        f" ({totals.failed:,} failed)" if totals.failed else "")
+    return f"total: {files}, {totals.messages_in:,} in, {totals.messages_out:,} out; {kinds}; {elapsed:.2f} s"
 
 
-def _write_report(path: str, results: list[Any], elapsed: float) -> None:
-    """The JSON report, streamed from each file's record spool (records are never all in
-    memory). One document: per file its counts and records, then the totals
-    (``_report.report_chunks``, the one merger every way of running uses)."""
-    from ._files import open_output
-    from ._report import report_chunks
-
-    if path == "-":
-        stream = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
-        try:
-            for chunk in report_chunks(results, elapsed):
-                if stream is not None:
-                    stream.write(chunk)
-                else:  # pragma: no cover - stderr replaced by a text-only object
-                    sys.stderr.write(chunk.decode())
-            if stream is not None:
-                stream.flush()
-        except OSError as exc:  # stderr closed, or a full disk behind it
-            say(f"error: <stderr>: cannot write the report: {exc.strerror or exc}. "
-                "Write it to a file with --report FILE", err=True)
-            raise SystemExit(1) from None
-        return
+def _open_report(path: str, spool_dir: str | None) -> _ReportOut:
     try:
-        with open_output(path) as f:
-            for chunk in report_chunks(results, elapsed):
-                f.write(chunk)
-            f.commit()
+        return _ReportOut(path, spool_dir)
     except OSError as exc:
-        say(f"error: {path}: cannot write the report: {exc.strerror or exc}", err=True)
+        say(f"error: {_report_name(path)}: cannot write the report: {exc.strerror or exc}; nothing was repaired. "
+            "Check the --report path", err=True)
         raise SystemExit(1) from None
+
+
+def _report_name(path: str) -> str:
+    return "<stderr>" if path == "-" else path
+
+
+class _ReportOut:
+    """``--report``, written as the results come (``_report.ReportStream``): into the file
+    (a temporary one renamed when complete), or for ``-`` into a file in the spool folder
+    that is copied to stderr at the end (the summary lines share stderr meanwhile). A write
+    error ends the report, not the run: it is said at the end, once every output is
+    written, and the exit status is 1."""
+
+    def __init__(self, path: str, spool_dir: str | None) -> None:
+        from ._files import open_output
+        from ._report import ReportStream
+
+        assert spool_dir is not None  # made for --report (_spool_folder)
+        self.path = path
+        self.error: str | None = None
+        self._spooled = os.path.join(spool_dir, "report.json") if path == "-" else None
+        self._file = open_output(self._spooled or path)
+        self._stream = ReportStream(self._file.write, os.path.join(spool_dir, "failed.names"))
+        self.totals = self._stream.totals
+
+    def add(self, r: Any) -> None:
+        if self.error is None:
+            try:
+                self._stream.add(r)
+                return
+            except OSError as exc:
+                self._fail(exc)
+        self.totals.add(r)
+        if r.spool is not None:  # the report is gone: its records are not needed
+            with contextlib.suppress(OSError):
+                os.unlink(r.spool)
+
+    def finish(self, seconds: float) -> None:
+        if self.error is None:
+            try:
+                self._stream.finish(seconds)
+                self._file.commit()
+                if self._spooled is not None:
+                    self._to_stderr(self._spooled)
+            except OSError as exc:
+                self._fail(exc)
+        if self.error is not None:
+            say(f"error: {_report_name(self.path)}: cannot write the report: {self.error}"
+                + (". Write it to a file with --report FILE" if self.path == "-" else ""), err=True)
+
+    def _to_stderr(self, spooled: str) -> None:
+        stream = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
+        with open(spooled, "rb") as f:
+            if stream is None:  # pragma: no cover - stderr replaced by a text-only object
+                sys.stderr.write(f.read().decode())
+                return
+            shutil.copyfileobj(f, stream)
+        stream.flush()
+
+    def _fail(self, exc: OSError) -> None:
+        self.error = str(exc.strerror or exc)
+        self.close()
+
+    def close(self) -> None:
+        self._stream.discard()
+        self._file.abort()
 
 
 # -- check ----------------------------------------------------------------------------------------

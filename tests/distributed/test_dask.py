@@ -173,7 +173,11 @@ def test_small_files_go_in_runs_and_big_ones_alone(tmp_path: Path):
         (tmp_path / f"f{i}").write_bytes(b"x" * n)
         jobs.append(Job(str(tmp_path / f"f{i}"), f"f{i}", "-"))
     jobs.append(Job(str(tmp_path / "missing"), "missing", "-"))
-    assert chunks(jobs, max_files=3, max_bytes=100) == [[0, 1], [2], [3, 4, 5], [6, 7]]
+    assert list(chunks(jobs, max_files=3, max_bytes=100)) == [[0, 1], [2], [3, 4, 5], [6, 7]]
+    # made as they are taken: the first run needs the stat of its files and the next one's
+    lazy = chunks(jobs, max_files=3, max_bytes=100)
+    (tmp_path / "f1").write_bytes(b"x" * 500)  # read before it is stat'ed: a run of its own
+    assert next(lazy) == [0]
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -231,3 +235,31 @@ def test_a_signal_stops_the_cluster_run_with_nothing_half_written(tmp_path: Path
     expected = run("repair", "-q", src / "s0.jsonl").stdout
     for done in out.rglob("*.jsonl"):  # a file finished before the signal is whole
         assert done.read_bytes() == expected
+
+
+def test_results_come_in_order_with_at_most_the_window_waiting(client: Any, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch):
+    """A task per file, a window of 3: whatever order the cluster finishes them in, the
+    results come in the plan's order and never more than 3 wait for an earlier one."""
+    from normalizer.cli import _dask, _jobs
+    from normalizer.cli._files import Job
+    from normalizer.cli._repair import Settings
+
+    monkeypatch.setattr(_jobs, "REORDER_WINDOW", 3)
+    monkeypatch.setattr(_dask, "CHUNK_FILES", 1)
+    waiting: list[int] = []
+    put = _jobs.InOrder.put
+
+    def counting_put(self: _jobs.InOrder, i: int, result: Any) -> None:
+        put(self, i, result)
+        waiting.append(len(self._ready))
+
+    monkeypatch.setattr(_jobs.InOrder, "put", counting_put)
+    jobs = []
+    for i in range(12):
+        (tmp_path / f"s{i}.jsonl").write_bytes(EXAMPLE.read_bytes() * (40 if i % 4 == 0 else 1))
+        jobs.append(Job(str(tmp_path / f"s{i}.jsonl"), f"s{i}", str(tmp_path / "out" / f"s{i}.jsonl")))
+    results = list(_dask.iter_file_jobs(client, jobs, Settings()))
+    assert [r.input for r in results] == [f"s{i}" for i in range(12)]
+    assert [r.error for r in results] == [None] * 12
+    assert len(waiting) == 12 and max(waiting) <= 3
