@@ -220,7 +220,12 @@ def _refuse_same(path: str, target: str) -> None:
         raise PlanError(f"{target} is the input itself; use --in-place to replace it")
 
 
-def _identity(path: str, folders: dict[str, str] | None = None) -> tuple[object, ...] | None:
+#: What makes two paths the same file (:func:`_identity`): an existing file's device and
+#: inode as one int, or the resolved path of a file still to be made.
+Identity = int | str
+
+
+def _identity(path: str, folders: dict[str, str] | None = None) -> Identity | None:
     """What makes two paths the same file: the inode of an existing file (so ``./x``, a
     symlink and a hard link all agree), the resolved path of one still to be created.
     None for what is not a file we would replace (a device, a FIFO: ``/dev/null`` can take
@@ -228,20 +233,25 @@ def _identity(path: str, folders: dict[str, str] | None = None) -> tuple[object,
     try:
         st = os.stat(path)
     except OSError:  # not there yet (or not reachable): judged by where it would be
-        return ("path", resolve(path, {} if folders is None else folders))
+        return resolve(path, {} if folders is None else folders)
     if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        return ("inode", st.st_dev, st.st_ino)
+        return st.st_dev << 64 | st.st_ino  # (one int: a tuple costs three objects a file)
     return None
 
 
-def _stream_identity(stream: object) -> tuple[object, ...] | None:
+def _stream_identity(stream: object) -> Identity | None:
     """The inode behind stdin or stdout when it is a regular file (``< s.jsonl``,
     ``> out.jsonl``): a file like any other, which an output must not overwrite."""
     try:
         st = os.fstat(stream.fileno())  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):
         return None
-    return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+    return st.st_dev << 64 | st.st_ino if stat.S_ISREG(st.st_mode) else None
+
+
+#: Who writes an output, in check_paths' table: job i's output is 2 i, its backup 2 i + 1.
+_STDOUT = -1
+_REPORT = -2
 
 
 def check_paths(jobs: list[Job], inputs: list[str], report: str | None, backup: str | None = None) -> None:
@@ -254,45 +264,61 @@ def check_paths(jobs: list[Job], inputs: list[str], report: str | None, backup: 
     only, and nothing else may land on them. Temporary files need no check: each is
     created exclusively under a new name (``_create_temp``), and the report's spool lives in a private temporary folder.
 
+    What it holds is two tables the size of the plan, of identities and job indices (an int
+    each, or an output's resolved path): the sentence naming the files is made only for
+    the one refused.
+
     Raises:
         PlanError: two of them are the same file (one line: which, and what to do).
     """
     import sys
 
-    reads: dict[tuple[object, ...], str] = {}
+    if report is not None and report != "-" and os.path.isdir(report):
+        raise PlanError(f"--report {report}: is a folder; give the report a file name")
+    reads: dict[Identity, int | str] = {}  # -> the job reading it, or the folder given
     for item in inputs:
         if item != "-" and os.path.isdir(item):
             key = _identity(item)
             if key is not None:
                 reads.setdefault(key, item)
-    for job in jobs:
+    for i, job in enumerate(jobs):
         key = _stream_identity(sys.stdin) if job.input == "-" else _identity(job.input)
         if key is not None:
-            reads.setdefault(key, job.name)
-    outputs: list[tuple[tuple[object, ...] | None, str, bool]] = []
-    folders: dict[str, str] = {}
-    for job in jobs:
-        if job.output != "-":
-            outputs.append((_identity(job.output, folders), f"the output of {job.name} ({job.output})", job.in_place))
-        if backup is not None and job.in_place:
-            outputs.append((_identity(job.output + backup, folders), f"the backup of {job.name} ({job.output + backup})",
-                            False))
-    if any(job.output == "-" for job in jobs):
-        outputs.append((_stream_identity(sys.stdout), "stdout", False))
-    if report is not None and report != "-":
-        if os.path.isdir(report):
-            raise PlanError(f"--report {report}: is a folder; give the report a file name")
-        outputs.append((_identity(report), f"the report ({report})", False))
-    writes: dict[tuple[object, ...], str] = {}
-    for key, what, in_place in outputs:
+            reads.setdefault(key, i)
+    writes: dict[Identity, int] = {}  # -> who writes it (2 i, 2 i + 1, _STDOUT, _REPORT)
+
+    def what(code: int) -> str:
+        if code == _STDOUT:
+            return "stdout"
+        if code == _REPORT:
+            return f"the report ({report})"
+        job = jobs[code // 2]
+        if code % 2:
+            return f"the backup of {job.name} ({job.output}{backup})"
+        return f"the output of {job.name} ({job.output})"
+
+    def claim(key: Identity | None, code: int, in_place: bool) -> None:
         if key is None:
-            continue
+            return
         if key in reads and not in_place:
-            todo = "Send stdout elsewhere" if what == "stdout" else "Give it another path"
-            raise PlanError(f"{what} is the input {reads[key]}; writing it would destroy the input. {todo}")
+            read = reads[key]
+            todo = "Send stdout elsewhere" if code == _STDOUT else "Give it another path"
+            raise PlanError(f"{what(code)} is the input {read if isinstance(read, str) else jobs[read].name}; "
+                            f"writing it would destroy the input. {todo}")
         if key in writes:
-            raise PlanError(f"{what} and {writes[key]} are the same file; give each output its own path")
-        writes[key] = what
+            raise PlanError(f"{what(code)} and {what(writes[key])} are the same file; give each output its own path")
+        writes[key] = code
+
+    folders: dict[str, str] = {}
+    for i, job in enumerate(jobs):
+        if job.output != "-":
+            claim(_identity(job.output, folders), 2 * i, job.in_place)
+        if backup is not None and job.in_place:
+            claim(_identity(job.output + backup, folders), 2 * i + 1, False)
+    if any(job.output == "-" for job in jobs):
+        claim(_stream_identity(sys.stdout), _STDOUT, False)
+    if report is not None and report != "-":
+        claim(_identity(report), _REPORT, False)
 
 
 def _alive(pid: int) -> bool:

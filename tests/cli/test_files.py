@@ -184,3 +184,52 @@ def test_resolve_is_realpath_with_each_folder_resolved_once(tmp_path: Path, monk
 def test_inside(path: str, folder: str, inside: bool):
     assert _files._inside(path, folder) is inside
     assert (os.path.commonpath([path, folder]) == folder) is inside  # what it replaces
+
+
+# -- check_paths --------------------------------------------------------------------------------
+
+
+def test_check_paths_names_a_folder_given_as_input_and_a_backup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from normalizer.cli._files import Job, PlanError, check_paths
+
+    monkeypatch.chdir(tmp_path)
+    Path("in").mkdir()
+    Path("in/a.jsonl").write_bytes(b"{}\n")
+    Path("b.jsonl").write_bytes(b"{}\n")
+    with pytest.raises(PlanError) as onto_folder:
+        check_paths([Job("in/a.jsonl", "in/a.jsonl", "in")], ["in"], None)
+    assert str(onto_folder.value) == ("the output of in/a.jsonl (in) is the input in; writing it would destroy the "
+                                      "input. Give it another path")
+    jobs = [Job("in/a.jsonl", "in/a.jsonl", os.path.realpath("in/a.jsonl"), in_place=True),
+            Job("b.jsonl", "b.jsonl", os.path.realpath("b.jsonl"), in_place=True)]
+    check_paths(jobs, ["in/a.jsonl", "b.jsonl"], None, ".orig")  # in place: each its own input, once
+    with pytest.raises(PlanError) as backup_on_output:
+        check_paths(jobs, ["in/a.jsonl", "b.jsonl"], str(tmp_path / "b.jsonl.orig"), ".orig")
+    assert str(backup_on_output.value) == (f"the report ({tmp_path / 'b.jsonl.orig'}) and the backup of b.jsonl "
+                                           f"({tmp_path / 'b.jsonl'}.orig) are the same file; give each output its "
+                                           "own path")
+
+
+def test_check_paths_keeps_an_int_per_existing_file_and_makes_no_sentence_unless_refusing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The tables hold an identity and a job index a file; the names are only read to
+    refuse (a Job whose name cannot be read shows that none was read)."""
+    from normalizer.cli._files import Job, _identity, check_paths
+
+    class Unnamed(Job):
+        @property  # type: ignore[misc]
+        def name(self) -> str:
+            raise AssertionError("a name was read")
+
+    for i in range(3):
+        (tmp_path / f"s{i}.jsonl").write_bytes(b"{}\n")
+    identity = _identity(str(tmp_path / "s0.jsonl"))
+    st = os.stat(tmp_path / "s0.jsonl")
+    assert identity == st.st_dev << 64 | st.st_ino
+    assert _identity(str(tmp_path / "new.jsonl")) == str(tmp_path / "new.jsonl")
+    jobs = [Unnamed.__new__(Unnamed) for _ in range(3)]
+    for i, job in enumerate(jobs):
+        object.__setattr__(job, "input", str(tmp_path / f"s{i}.jsonl"))
+        object.__setattr__(job, "output", str(tmp_path / "out" / f"s{i}.jsonl"))
+        object.__setattr__(job, "in_place", False)
+    check_paths(jobs, [str(tmp_path)], None)
