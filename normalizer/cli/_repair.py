@@ -473,12 +473,22 @@ def _session_format(src: _Input, job: Job, settings: Settings) -> str | None:
 def _peek_format(src: _Input) -> str | None:
     """The format of a JSONL input, from its first lines (read ahead, then given back to
     ``src``); None for a JSON document, an empty input, or lines that say nothing (the chat
-    reader then decides, and says what is wrong)."""
-    head = b""
+    reader then decides, and says what is wrong).
+
+    A first line may be long (a request body written on one line, a session line with a
+    large tool result): the chunks are joined and judged again only when one ends a line (or
+    the input), as ``_records.Sniffer`` does, so its cost is linear, not quadratic."""
+    parts: list[bytes] = []
+    size = 0
     try:
         while True:
             chunk = src.read(CHUNK_BYTES)
-            head += chunk
+            parts.append(chunk)
+            size += len(chunk)
+            if len(parts) > 1 and chunk and b"\n" not in chunk and size <= DEFAULT_MAX_LINE_BYTES:
+                continue  # no line ended in it: nothing new to judge
+            head = b"".join(parts)
+            parts = [head]
             kind = sniff(head, not chunk)
             if kind in ("document", "empty"):
                 return None
@@ -504,10 +514,10 @@ def _peek_format(src: _Input) -> str | None:
                         return detect_format(values) if values else None
                     except InputError:
                         return None
-            elif not chunk:
-                return None
+            elif not chunk or size > DEFAULT_MAX_LINE_BYTES:
+                return None  # (a first line past the limit: the chat reader refuses it, with its place)
     finally:
-        src.unread(head)
+        src.unread(b"".join(parts))
 
 
 def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
