@@ -43,6 +43,8 @@ from .._errors import NormalizerError
 
 if TYPE_CHECKING:
     from ..profiles._profiles import Profile
+    from ._repair import FileResult
+    from ._report import Totals
 
 __all__ = ["main", "cli"]
 
@@ -412,7 +414,7 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
 
     start = time.perf_counter()
     report = _open_report(report_path, settings.spool_dir) if report_path is not None else None
-    totals = report.totals if report is not None else Totals()
+    totals = Totals()
     tracker = make_tracker(plan, quiet=quiet)
     try:
         with tracker:
@@ -433,7 +435,7 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
             else:
                 say(f"1 file{' (failed)' if totals.failed else ''}, {elapsed:.2f} s", err=True)
         if report is not None:
-            report.finish(elapsed)
+            report.finish(totals, elapsed)
     finally:
         if report is not None:
             report.close()
@@ -441,12 +443,11 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
         raise SystemExit(1)
 
 
-def _done(r: Any, totals: Any, report: _ReportOut | None, quiet: bool) -> None:
-    """One file's result, as it comes: said, counted, reported, forgotten."""
+def _done(r: FileResult, totals: Totals, report: _ReportOut | None, quiet: bool) -> None:
+    """One file's result, as it comes: counted, reported, said, forgotten."""
+    totals.add(r)
     if report is not None:
-        report.add(r)  # (adds it to totals)
-    else:
-        totals.add(r)
+        report.add(r)
     if r.error:
         say(f"error: {r.error}", err=True)
         return
@@ -485,7 +486,7 @@ def _validate_core(profile: Profile, options: dict[str, Any]) -> None:
         raise click.UsageError(str(exc)) from None
 
 
-def _total_line(totals: Any, elapsed: float) -> str:
+def _total_line(totals: Totals, elapsed: float) -> str:
     kinds = ", ".join(f"{k} {v:,}" for k, v in totals.sorted_counts().items()) or "no repairs"
     files = f"{totals.files:,} file{'s' if totals.files != 1 else ''}" + (
         f" ({totals.failed:,} failed)" if totals.failed else "")
@@ -522,24 +523,22 @@ class _ReportOut:
         self._spooled = os.path.join(spool_dir, "report.json") if path == "-" else None
         self._file = open_output(self._spooled or path)
         self._stream = ReportStream(self._file.write, os.path.join(spool_dir, "failed.names"))
-        self.totals = self._stream.totals
 
-    def add(self, r: Any) -> None:
+    def add(self, r: FileResult) -> None:
         if self.error is None:
             try:
                 self._stream.add(r)
                 return
             except OSError as exc:
                 self._fail(exc)
-        self.totals.add(r)
         if r.spool is not None:  # the report is gone: its records are not needed
             with contextlib.suppress(OSError):
                 os.unlink(r.spool)
 
-    def finish(self, seconds: float) -> None:
+    def finish(self, totals: Totals, seconds: float) -> None:
         if self.error is None:
             try:
-                self._stream.finish(seconds)
+                self._stream.finish(totals, seconds)
                 self._file.commit()
                 if self._spooled is not None:
                     self._to_stderr(self._spooled)

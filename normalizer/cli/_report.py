@@ -68,35 +68,35 @@ def report_chunks(results: Iterable[FileResult], seconds: float, *, remove_spool
 
 class ReportStream:
     """The report document written as the results come, in the plan's order: each file's
-    counts and records (its spool removed once copied), then the totals. What it keeps
-    meanwhile is the running totals; the names of failed files, which the tail lists, go
-    to a file in the spool folder (``failed_path``), so nothing here grows with the number
+    counts and records (its spool removed once copied), then the totals, which the caller
+    keeps (:class:`Totals`). The names of failed files, which the tail lists, go to a file
+    in the spool folder (``failed_path``) meanwhile, so nothing here grows with the number
     of files. The same bytes as :func:`report_chunks` over the same results."""
 
     def __init__(self, write: Callable[[bytes], object], failed_path: str) -> None:
         self._write = write
         self._failed_path = failed_path
         self._failed: IO[bytes] | None = None  # opened at the first failed file
-        self.totals = Totals()
+        self._first = True
         write(_HEAD)
 
     def add(self, r: FileResult) -> None:
-        self.totals.add(r)
         if r.error is not None:
             if self._failed is None:
-                self._failed = open(self._failed_path, "wb")
+                self._failed = open(self._failed_path, "wb")  # noqa: SIM115 - closed by finish/discard
             self._failed.write(orjson.dumps(r.input, option=orjson.OPT_APPEND_NEWLINE))
-        self._write_all(_file_chunks(r, self.totals.files == 1, True))
+        self._write_all(_file_chunks(r, self._first, True))
+        self._first = False
 
-    def finish(self, seconds: float) -> None:
+    def finish(self, totals: Totals, seconds: float) -> None:
         """Write the totals (the document is then complete)."""
         if self._failed is None:
-            self._write_all(_tail(self.totals, (), seconds))
+            self._write_all(_tail(totals, (), seconds))
             return
         self._failed.close()
         self._failed = None
         with open(self._failed_path, "rb") as names:
-            self._write_all(_tail(self.totals, (line.rstrip(b"\n") for line in names), seconds))
+            self._write_all(_tail(totals, (line.rstrip(b"\n") for line in names), seconds))
         os.unlink(self._failed_path)
 
     def _write_all(self, chunks: Iterable[bytes]) -> None:
