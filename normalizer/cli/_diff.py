@@ -253,21 +253,27 @@ def run_compare(jobs: list[Job], settings: Settings, *, diff: bool, quiet: bool,
         sys.stdout.flush()
         WRITTEN.stdout_lines += text.count("\n")
 
-    results = [CompareResult(path, error=f"{path}: no such file or folder. Check the path") for path in missing]
+    # Each result is said as it comes and only counted (a run over millions of files holds
+    # three counters, not a result a file).
+    changed = clean = failed = 0
+    for path in missing:
+        say(f"error: {path}: no such file or folder. Check the path", err=True)
+        failed += 1
     for job in jobs:
         result = compare_file(job, settings, write if diff else None)
-        if result.changed and not diff:
-            say(f"would repair: {job.name}")
-        results.append(result)
-    failed = [r for r in results if r.error]
-    for r in failed:
-        say(f"error: {r.error}", err=True)
-    changed = sum(r.changed for r in results)
-    clean = len(results) - changed - len(failed)
+        if result.changed:  # (an input can change, then fail further on: both are said)
+            changed += 1
+            if not diff:
+                say(f"would repair: {job.name}")
+        if result.error:
+            say(f"error: {result.error}", err=True)
+            failed += 1
+        elif not result.changed:
+            clean += 1
     if not quiet:
         text = (f"{changed:,} file{'s' if changed != 1 else ''} would be repaired, "
                 f"{clean:,} file{'s' if clean != 1 else ''} already clean")
         if failed:
-            text += f", {len(failed):,} could not be read"
+            text += f", {failed:,} could not be read"
         say(text + f" [profile {settings.profile.name}]", err=True)
     return 1 if changed or failed else 0

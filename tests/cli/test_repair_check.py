@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.cli.conftest import EXAMPLE, SAMPLES, big_session, needs_samples, run, write_jsonl
 
@@ -156,3 +157,42 @@ def test_the_hermes_session_check_passes_and_repair_check_does_not():
     diff = lines(run("repair", "--diff", sample).stdout)
     assert len([line for line in diff if line.startswith("+")]) == 1 + 15
     assert all('"content":null' in line for line in diff if line.startswith("+{"))
+
+
+def test_check_says_each_file_as_it_comes_and_keeps_no_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]):
+    """Each input's verdict is said when it is compared, in order, and its result is then
+    dropped: a check over millions of files holds counters, not a result a file."""
+    import gc
+    import weakref
+
+    from normalizer.cli import _diff
+    from normalizer.cli._main import main
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(EXAMPLE.read_bytes())
+    (src / "b.jsonl").write_bytes(b'{"role": "robot"}\n')
+    (src / "c.jsonl").write_bytes(run("repair", "-q", EXAMPLE).stdout)
+    (src / "d.jsonl").write_bytes(EXAMPLE.read_bytes())
+    kept: list[weakref.ref[_diff.CompareResult]] = []
+    alive: list[int] = []
+    real = _diff.compare_file
+
+    def compare_file(*args: object, **kwargs: object) -> _diff.CompareResult:
+        gc.collect()
+        alive.append(sum(ref() is not None for ref in kept[:-1]))  # (the loop names the last one)
+        result = real(*args, **kwargs)  # type: ignore[arg-type]
+        kept.append(weakref.ref(result))
+        return result
+
+    monkeypatch.setattr(_diff, "compare_file", compare_file)
+    assert main(["repair", "--check", str(src)]) == 1
+    assert alive == [0, 0, 0, 0]
+    out, err = capsys.readouterr()
+    assert lines(out.encode()) == [f"would repair: {src / 'a.jsonl'}", f"would repair: {src / 'd.jsonl'}"]
+    assert lines(err.encode()) == [
+        f"error: {src / 'b.jsonl'}:1:1: message 0: unknown role 'robot'. Expected one of system, developer, user, "
+        "assistant, tool",
+        "2 files would be repaired, 1 file already clean, 1 could not be read [profile default]",
+    ]
