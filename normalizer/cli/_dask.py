@@ -25,8 +25,8 @@ What can go wrong, and what is left:
   temporary files removed. Files already written stay whole.
 * At most :data:`IN_FLIGHT_PER_WORKER` files per worker are submitted at a time, so the
   scheduler never holds the whole plan; the results are handed out in the plan's order as
-  they come, at most ``_jobs.REORDER_WINDOW`` (and the rest of a run) of them waiting for
-  an earlier one (``_jobs.InOrder``), so nothing here grows with the number of files.
+  they come, at most ``_order.REORDER_WINDOW`` (and the rest of a run) of them waiting for
+  an earlier one (``_order.InOrder``), so nothing here grows with the number of files.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._files import Job, remove_run_temps, temp_owner
-from ._jobs import InOrder
+from ._order import InOrder
 from ._progress import Tracker
 from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
 

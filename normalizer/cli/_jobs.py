@@ -10,9 +10,9 @@ The process pool (:func:`run_pool`):
   (~0.4 s each, in parallel) and then take file after file.
 * At most ``2 N`` files in flight (:data:`IN_FLIGHT_PER_WORKER`): the pool's queue never
   holds the whole plan.
-* Results are handed out in the plan's order as they come (:class:`InOrder`), so the
+* Results are handed out in the plan's order as they come (``_order.InOrder``), so the
   command prints and reports each file and forgets it: a file finished before an earlier
-  one waits, at most :data:`REORDER_WINDOW` of them, and past that no new file starts until
+  one waits, at most ``_order.REORDER_WINDOW`` of them, and past that no new file starts until
   the earliest is done. What the run holds does not grow with the number of files.
 * Stopping: ``^C`` or SIGTERM here sets a shared event; every worker sees it at its next
   flush point (every ``FLUSH_BYTES`` of output), stops, and removes its temporary output, as
@@ -33,13 +33,14 @@ from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._files import Job, remove_stale_temps
+from ._order import InOrder
 from ._progress import Tracker
 from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-__all__ = ["run_jobs", "run_pool", "InOrder", "IN_FLIGHT_PER_WORKER", "POLL_SECONDS", "REORDER_WINDOW"]
+__all__ = ["run_jobs", "run_pool", "IN_FLIGHT_PER_WORKER", "POLL_SECONDS"]
 
 #: Files handed to the pool per worker at a time: enough to keep each busy, bounded.
 IN_FLIGHT_PER_WORKER = 2
@@ -47,39 +48,6 @@ IN_FLIGHT_PER_WORKER = 2
 POLL_SECONDS = 0.2
 #: A file in flight when this many pools broke is reported failed.
 _MAX_BREAKS = 2
-#: Finished files kept waiting for an earlier, slower one (their results, and with
-#: ``--report`` their record spools), with ``--jobs`` and ``--engine dask``: past it, no new
-#: file starts until the earliest is done. A few hundred bytes each; a slow file stalls the
-#: others only when this many files are done behind it.
-REORDER_WINDOW = 1024
-
-
-class InOrder:
-    """Results that finish in any order, handed out in the plan's order (:meth:`take`).
-    ``room(i)``: job ``i`` may start without more than :data:`REORDER_WINDOW` results
-    waiting."""
-
-    __slots__ = ("_ready", "next")
-
-    def __init__(self) -> None:
-        self._ready: dict[int, FileResult | None] = {}
-        self.next = 0  # the first job not handed out yet
-
-    def room(self, i: int) -> bool:
-        return i - self.next < REORDER_WINDOW
-
-    def put(self, i: int, result: FileResult | None) -> None:
-        """Job ``i`` is done (None: it was stopped, and has no result)."""
-        self._ready[i] = result
-
-    def take(self) -> Iterator[FileResult]:
-        """The results from :attr:`next` on that are done, in order."""
-        ready = self._ready
-        while self.next in ready:
-            result = ready.pop(self.next)
-            self.next += 1
-            if result is not None:
-                yield result
 
 def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, engine: str = "local",
              scheduler: str | None = None) -> Iterator[FileResult]:

@@ -406,7 +406,7 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
     """Run the plan and say what became of each file as it is done, in the plan's order:
     its error, or its summary line; the report gets its counts and records at the same
     time. A result is then forgotten: only the totals are kept, so a run of millions of
-    files holds no more than a run of ten (``_jobs.REORDER_WINDOW``)."""
+    files holds no more than a run of ten (``_order.REORDER_WINDOW``)."""
     from ._jobs import run_jobs
     from ._progress import make_tracker
     from ._report import Totals

@@ -1,7 +1,7 @@
 """Results as they come: the command says and reports each file when it and every file
 before it are done, then forgets it (``_main._repair``, ``_report.ReportStream``), and the
 pool hands results out in the plan's order with at most ``REORDER_WINDOW`` of them waiting
-for a slower file (``_jobs.InOrder``). So what a run holds does not grow with its files."""
+for a slower file (``_order.InOrder``). So what a run holds does not grow with its files."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from normalizer.cli import _jobs
+from normalizer.cli import _jobs, _order
 from normalizer.cli._files import Job
 from normalizer.cli._progress import Tracker
 from normalizer.cli._repair import FileResult, Settings
@@ -31,7 +31,7 @@ class Counts(dict[str, int]):
 
 
 def test_in_order_hands_out_what_is_done_from_the_first_not_handed_out():
-    order = _jobs.InOrder()
+    order = _order.InOrder()
     order.put(2, FileResult("c", ""))
     order.put(1, FileResult("b", ""))
     assert list(order.take()) == []  # 0 is not done
@@ -45,8 +45,8 @@ def test_in_order_hands_out_what_is_done_from_the_first_not_handed_out():
 
 
 def test_in_order_room_is_the_window_from_the_first_not_handed_out(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(_jobs, "REORDER_WINDOW", 3)
-    order = _jobs.InOrder()
+    monkeypatch.setattr(_order, "REORDER_WINDOW", 3)
+    order = _order.InOrder()
     assert [order.room(i) for i in range(5)] == [True, True, True, False, False]
     order.put(0, FileResult("a", ""))
     list(order.take())
@@ -63,7 +63,7 @@ def test_a_slow_file_holds_back_at_most_the_window(monkeypatch: pytest.MonkeyPat
     import concurrent.futures
 
     window = 4
-    monkeypatch.setattr(_jobs, "REORDER_WINDOW", window)
+    monkeypatch.setattr(_order, "REORDER_WINDOW", window)
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor",
                         lambda max_workers, **_: concurrent.futures.ThreadPoolExecutor(max_workers))
     lock = threading.Lock()
@@ -84,14 +84,14 @@ def test_a_slow_file_holds_back_at_most_the_window(monkeypatch: pytest.MonkeyPat
         return FileResult(job.name, job.output, messages_in=i)
 
     waiting: list[int] = []
-    put = _jobs.InOrder.put
+    put = _order.InOrder.put
 
-    def counting_put(self: _jobs.InOrder, i: int, result: FileResult | None) -> None:
+    def counting_put(self: _order.InOrder, i: int, result: FileResult | None) -> None:
         put(self, i, result)
         waiting.append(len(self._ready))
 
     monkeypatch.setattr(_jobs, "_work", work)
-    monkeypatch.setattr(_jobs.InOrder, "put", counting_put)
+    monkeypatch.setattr(_order.InOrder, "put", counting_put)
     jobs = [Job(str(i), str(i), f"out{i}") for i in range(12)]
     results = list(_jobs.run_pool(jobs, Settings(), Tracker(len(jobs)), 3))
     assert [r.input for r in results] == [str(i) for i in range(12)]

@@ -241,20 +241,20 @@ def test_results_come_in_order_with_at_most_the_window_waiting(client: Any, tmp_
                                                                 monkeypatch: pytest.MonkeyPatch):
     """A task per file, a window of 3: whatever order the cluster finishes them in, the
     results come in the plan's order and never more than 3 wait for an earlier one."""
-    from normalizer.cli import _dask, _jobs
+    from normalizer.cli import _dask, _order
     from normalizer.cli._files import Job
     from normalizer.cli._repair import Settings
 
-    monkeypatch.setattr(_jobs, "REORDER_WINDOW", 3)
+    monkeypatch.setattr(_order, "REORDER_WINDOW", 3)
     monkeypatch.setattr(_dask, "CHUNK_FILES", 1)
     waiting: list[int] = []
-    put = _jobs.InOrder.put
+    put = _order.InOrder.put
 
-    def counting_put(self: _jobs.InOrder, i: int, result: Any) -> None:
+    def counting_put(self: _order.InOrder, i: int, result: Any) -> None:
         put(self, i, result)
         waiting.append(len(self._ready))
 
-    monkeypatch.setattr(_jobs.InOrder, "put", counting_put)
+    monkeypatch.setattr(_order.InOrder, "put", counting_put)
     jobs = []
     for i in range(12):
         (tmp_path / f"s{i}.jsonl").write_bytes(EXAMPLE.read_bytes() * (40 if i % 4 == 0 else 1))
