@@ -230,27 +230,34 @@ class JsonArrayEncoder(Encoder):
 
 class FinetuneEncoder(Encoder):
     """OpenAI fine-tuning JSONL: one conversation per line, ``{"messages": [...], **extra}``.
-    A conversation is held whole until it ends (one line is one JSON value)."""
+
+    Written as it comes, not held: ``begin`` opens the line, each message follows it, and
+    ``end`` closes the list and writes the conversation's other keys (known at ``begin``)
+    and the newline. The bytes are those of one ``orjson.dumps`` of the whole record
+    (:func:`encode_conversation`), and what is held is one message: a conversation of any
+    length converts in bounded memory (the line it makes is as long as it is)."""
 
     name = "finetune"
     multi = True
 
     def __init__(self) -> None:
-        self._messages: list[Message] = []
-        self._extra: Mapping[str, Any] = {}
+        self._tail = b"}\n"
+        self._separator = b""
         self.message = self._message
 
     def begin(self, extra: Mapping[str, Any]) -> bytes:
-        self._messages, self._extra = [], extra
-        return b""
+        # The other keys are written now (an unwritable one fails here, not at the end).
+        self._tail = b"".join([b"," + _pair(k, v) for k, v in extra.items() if k != "messages"]) + b"}\n"
+        self._separator = b""
+        return b'{"messages":['
 
     def _message(self, message: Message) -> bytes:
-        self._messages.append(message)
-        return b""
+        data = self._separator + orjson.dumps(message)
+        self._separator = b","
+        return data
 
     def end(self) -> bytes:
-        messages, self._messages = self._messages, []
-        return encode_conversation(messages, self._extra)
+        return b"]" + self._tail
 
 
 # -- Responses input items and Anthropic Messages ---------------------------------------------------
