@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from functools import partial
+from itertools import islice
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -84,7 +85,7 @@ class Normalizer:
 
     # Slots: 52 attributes are more than an instance dict shares its keys for (30), and
     # without them every attribute read and method lookup takes CPython's slow path.
-    __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_calls',
+    __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_call_origin', '_calls',
         '_deferred', '_direct', '_emit', '_encode_results', '_encoder', '_held_bytes',
         '_index', '_keeps_opaque', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
         '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
@@ -172,6 +173,9 @@ class Normalizer:
         # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
         self._parked: list[tuple[Message, int]] = []
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
+        # final call id -> the input index of the fragment that made it, for the calls of a
+        # merged turn that its first message did not make (the others: _turn_inputs[0])
+        self._call_origin: dict[str, int] = {}
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
         self._next_suffix: dict[str, int] = {}  # base id -> first suffix _fresh_id may still find free
@@ -592,10 +596,17 @@ class Normalizer:
         before = len(self._calls)
         fragment = self._clean_calls(message, self._index)
         conflicts = merge(held, fragment, self._turn_folds, self._turn_owned)
-        if len(self._calls) != before and "tool_calls" not in held:
-            # end_turn writes the turn's calls from the registry, once; the key goes where
-            # the calls first came in (key order is output order)
-            held["tool_calls"] = None
+        added = len(self._calls) - before
+        if added:
+            if "tool_calls" not in held:
+                # end_turn writes the turn's calls from the registry, once; the key goes
+                # where the calls first came in (key order is output order)
+                held["tool_calls"] = None
+            # Where they came from, for the records about one call (a stub, a call dropped):
+            # the one message that made it, not every fragment of the turn (quadratic).
+            origin = self._call_origin
+            for call_id in islice(reversed(self._calls), added):
+                origin[call_id] = self._index
         self._turn = held
         if conflicts:
             self._turn_notes.extend(_conflict_notes(conflicts, inputs))
@@ -630,7 +641,7 @@ class Normalizer:
                 "move_result",
                 f"moved result {index} up to its call, before {len(self._deferred)} message(s) "
                 "that arrived while it was outstanding",
-                [index] + [i for _, i in self._deferred], None,
+                [index, self._deferred[0][1]], None,  # (the first it now precedes: two indices, not all)
             )]
         del unanswered[target]
         results = self._results
@@ -745,7 +756,7 @@ class Normalizer:
                 self._record(
                     "drop_unanswered_call",
                     f"removed call {call_id!r}: the history ends before it was answered",
-                    list(inputs), calls.pop(call_id),
+                    self._made_by(call_id, inputs), calls.pop(call_id),
                 )
             self._unanswered = {}
             kept = list(calls.values())
@@ -1122,7 +1133,7 @@ class Normalizer:
                     else:
                         out.append(result[0])  # _emit, inlined for the common case
                 elif stub:
-                    self._emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
+                    self._emit(self._stub(call_id), [self._stub_note(call_id, self._made_by(call_id, inputs))])
         elif not self._encode_results:
             emit = self._emit
             for call_id in self._calls:
@@ -1130,7 +1141,7 @@ class Normalizer:
                 if result is not None:
                     emit(result[0], result[2])
                 elif stub:
-                    emit(self._stub(call_id), [self._stub_note(call_id, inputs)])
+                    emit(self._stub(call_id), [self._stub_note(call_id, self._made_by(call_id, inputs))])
         else:
             for call_id in self._calls:
                 self._emit_result(call_id, stub, inputs, ids)
@@ -1145,8 +1156,9 @@ class Normalizer:
             notes = list(stored) if stored else []
             self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
         elif stub:
-            notes = [self._stub_note(call_id, inputs)]
-            self._emit(self._encode_result(self._stub(call_id), call_id, ids, list(inputs), notes), notes)
+            made_by = self._made_by(call_id, inputs)
+            notes = [self._stub_note(call_id, made_by)]
+            self._emit(self._encode_result(self._stub(call_id), call_id, ids, made_by, notes), notes)
 
     def _record_reorder(self, inputs: list[int]) -> None:
         results = self._results
@@ -1161,9 +1173,14 @@ class Normalizer:
     def _stub(self, call_id: str) -> Message:
         return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
 
-    def _stub_note(self, call_id: str, inputs: list[int]) -> Note:
+    def _stub_note(self, call_id: str, made_by: list[int]) -> Note:
         return Note("stub_missing_result", partial("call {!r} had no result; added a stub result".format, call_id),
-                    list(inputs), None)
+                    made_by, None)
+
+    def _made_by(self, call_id: str, inputs: list[int]) -> list[int]:
+        """The input index of the message that made the call, as a record's inputs: one
+        index a record, whatever the number of fragments the turn merged."""
+        return [self._call_origin.get(call_id, inputs[0])]
 
     def _encode_result(
         self, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
@@ -1205,6 +1222,8 @@ class Normalizer:
             self._arrival = []
         if self._aliases:
             self._aliases = {}
+        if self._call_origin:
+            self._call_origin = {}
         if self._next_suffix:
             self._next_suffix = {}
         self._held_bytes = self._user_bytes

@@ -780,3 +780,29 @@ def test_each_merge_conflict_names_the_held_message_and_the_later_one() -> None:
     assert [(r.input, r.dropped) for r in conflicts] == [([1, i], {"meta": {"n": i - 2}}) for i in range(2, 6)]
     assert conflicts[-1].detail == ("message 5 merged into message 1: 'meta' was {'n': 3}, the later message's "
                                     "{'n': 4} kept")
+
+
+def test_a_stub_names_the_fragment_that_made_its_call() -> None:
+    """Per-call records of a merged turn name the one message that made the call, not every
+    fragment of the turn: a turn of 5,000 one-call fragments left unanswered made 5,000
+    records of 5,000 indices each (17 s and a 120 MB report; 0.26 s and 0.8 MB now)."""
+    history = [U(), A(None, ["c0"]), A(None, ["c1"]), A(None, ["c2"]), T("c1")]
+    out, report = repair_all(history)
+    assert [m.get("tool_call_id") for m in out] == [None, None, "c0", "c1", "c2"]
+    stubs = [(r.input, r.output, r.detail) for r in report.records if r.kind == "stub_missing_result"]
+    assert stubs == [([1], 2, "call 'c0' had no result; added a stub result"),
+                     ([3], 4, "call 'c2' had no result; added a stub result")]
+    _, dropped = repair_all(history[:4], trailing_calls="drop")
+    assert [(r.input, r.dropped["id"]) for r in dropped.records if r.kind == "drop_unanswered_call"] == [
+        ([1], "c0"), ([2], "c1"), ([3], "c2")]
+
+
+def test_a_moved_result_names_itself_and_the_first_message_it_now_precedes() -> None:
+    history = [U(), A(None, ["c0", "c1"]), U("a"), U("b"), U("c"), T("c0"), T("c1")]
+    out, report = repair_all(history)
+    assert [m["role"] for m in out] == ["user", "assistant", "tool", "tool", "user"]
+    moves = [(r.input, r.detail) for r in report.records if r.kind == "move_result"]
+    assert moves == [
+        ([5, 2], "moved result 5 up to its call, before 3 message(s) that arrived while it was outstanding"),
+        ([6, 2], "moved result 6 up to its call, before 3 message(s) that arrived while it was outstanding"),
+    ]
