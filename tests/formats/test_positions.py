@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from normalizer import InvalidMessage, Position, Report
 from normalizer.formats import read_conversations, read_messages
@@ -93,3 +95,54 @@ def test_a_bad_record_of_a_document_is_named_by_its_position() -> None:
     ]
     assert [(r.kind, r.line, r.dropped) for r in report.records] == [("skip_invalid", 1, 1)]
     assert report.records[0].detail.startswith("<stream>:1:2: expected a chat message")
+
+
+# -- quotes and backslashes, counted in linear time --------------------------------------------------
+
+
+def _escape_walk(data: bytes, escaped: bool = False) -> list[int]:
+    """The offsets of the quotes no backslash escapes, one byte at a time (the reference)."""
+    found, state = [], escaped
+    for i, byte in enumerate(data):
+        if state:
+            state = False
+        elif byte == 0x5C:
+            state = True
+        elif byte == 0x22:
+            found.append(i)
+    return found
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"\\", b"\\" * 9, b'"', b"a", b"\\" * 20 + b'"']), max_size=30), st.booleans())
+def test_unescaped_quotes_are_counted_and_found_as_a_byte_walk_would(parts: list[bytes], escaped: bool) -> None:
+    from normalizer.formats._records import _opening_quote, _unescaped_quotes
+
+    data = b"".join(parts)
+    walked = _escape_walk(data, escaped)
+    assert _unescaped_quotes(b"\\" + data if escaped else data) == len(walked)
+    assert _opening_quote(data, escaped) == (walked[-1] if walked else None)
+
+
+def test_a_long_backslash_run_is_one_pass_not_a_pass_per_backslash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs longer than _COUNTED_RUNS drop the escapes in one regex pass: a document whose
+    string is one run of backslashes took a pass over each 256 KiB piece per backslash
+    (a 240 KB run: 107 s)."""
+    from normalizer.formats import _records
+
+    passes = []
+
+    class Counting:
+        def sub(self, repl: bytes, data: bytes) -> bytes:
+            passes.append(len(data))
+            return _records.re.compile(rb"\\.", _records.re.DOTALL).sub(repl, data)
+
+    monkeypatch.setattr(_records, "_ESCAPE", Counting())
+    run = b"\\" * 200_000
+    data = b'[{"role": "user", "content": "' + run + b'\\""}, {"role": "user", "content": "x"}\n, {"role": 5}]'
+    with pytest.raises(InvalidMessage) as exc:
+        list(read_messages(io.BytesIO(data)))
+    assert (exc.value.line, exc.value.column) == (2, 3)
+    assert 1 <= len(passes) <= 2  # the piece holding the run (and the one it spills into)
+    messages = list(read_messages(io.BytesIO(data[: data.index(b"\n")] + b"]")))
+    assert messages[0]["content"] == "\\" * 100_000 + '"'
