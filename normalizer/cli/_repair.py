@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import orjson
 
@@ -51,7 +51,7 @@ from .._report import Report, Repair, new_report
 from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder, read_conversations
 from ..formats._detect import DETECT_RECORDS, detect_format, guess
 from ..formats._encode import FLUSH_BYTES
-from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, count_newlines, sniff
+from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Sniffer, count_newlines
 
 __all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "FLUSH_BYTES", "STOP"]
 
@@ -471,53 +471,85 @@ def _session_format(src: _Input, job: Job, settings: Settings) -> str | None:
 
 
 def _peek_format(src: _Input) -> str | None:
-    """The format of a JSONL input, from its first lines (read ahead, then given back to
+    """The format of a JSONL input, from its first records (read ahead, then given back to
     ``src``); None for a JSON document, an empty input, or lines that say nothing (the chat
     reader then decides, and says what is wrong).
 
-    A first line may be long (a request body written on one line, a session line with a
-    large tool result): the chunks are joined and judged again only when one ends a line (or
-    the input), as ``_records.Sniffer`` does, so its cost is linear, not quadratic."""
-    parts: list[bytes] = []
+    The container is told as the reader tells it (``_records.Sniffer``); then each line is
+    parsed once, as it completes, blank lines passed over, until :data:`DETECT_RECORDS`
+    records (or one that settles it), the end, or ``max_line_bytes`` read. (The first
+    records used to include blank lines and the head was joined and split again at every
+    chunk: a JSONL file with a blank line after each record was read 64 MiB ahead, in
+    quadratic time.)"""
+    read: list[bytes] = []
+    sniffer = Sniffer(DEFAULT_MAX_LINE_BYTES)
+    first = _FirstRecords()
+    kind = "auto"
     size = 0
     try:
         while True:
             chunk = src.read(CHUNK_BYTES)
-            parts.append(chunk)
+            read.append(chunk)
             size += len(chunk)
-            if len(parts) > 1 and chunk and b"\n" not in chunk and size <= DEFAULT_MAX_LINE_BYTES:
-                continue  # no line ended in it: nothing new to judge
-            head = b"".join(parts)
-            parts = [head]
-            kind = sniff(head, not chunk)
-            if kind in ("document", "empty"):
-                return None
-            if kind == "jsonl":
-                text = head[3:] if head.startswith(BOM) else head
-                lines = text.split(b"\n")
-                if chunk:
-                    lines.pop()  # not complete yet
-                values = []
-                for raw in lines[:DETECT_RECORDS]:
-                    try:
-                        value = orjson.loads(raw)
-                    except orjson.JSONDecodeError:
-                        if raw.strip():
-                            return None
-                        continue
-                    name, decisive = guess(value)
-                    if decisive:
-                        return name
-                    values.append(value)
-                if len(values) >= DETECT_RECORDS or not chunk or len(head) > DEFAULT_MAX_LINE_BYTES:
-                    try:
-                        return detect_format(values) if values else None
-                    except InputError:
-                        return None
-            elif not chunk or size > DEFAULT_MAX_LINE_BYTES:
-                return None  # (a first line past the limit: the chat reader refuses it, with its place)
+            if kind == "auto":
+                kind = sniffer.feed(chunk)
+                if kind in ("document", "empty"):
+                    return None
+                if kind == "auto":
+                    continue
+                head = sniffer.head  # (the lines so far: parsed from here on, chunk by chunk)
+                decided = first.feed(head[3:] if head.startswith(BOM) else head, final=not chunk)
+            else:
+                decided = first.feed(chunk, final=not chunk)
+            if decided is not None:
+                return decided.fmt
+            if size > DEFAULT_MAX_LINE_BYTES:
+                return first.verdict()
     finally:
-        src.unread(b"".join(parts))
+        src.unread(b"".join(read))
+
+
+class _Verdict(NamedTuple):
+    fmt: str | None
+
+
+class _FirstRecords:
+    """The first records of a JSONL head, parsed as their lines complete (blank lines passed
+    over; a line that goes on across chunks is joined once, when it ends)."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._line: list[bytes] = []  # the pieces of the line not ended yet
+
+    def feed(self, data: bytes, *, final: bool) -> _Verdict | None:
+        """The verdict, once the records read settle it (``final``: the end of the input)."""
+        if not final and b"\n" not in data:
+            self._line.append(data)
+            return None
+        text = b"".join([*self._line, data]) if self._line else data
+        lines = text.split(b"\n")
+        self._line = [] if final else [lines.pop()]
+        for raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return _Verdict(None)
+            name, decisive = guess(value)
+            if decisive:
+                return _Verdict(name)
+            self.values.append(value)
+            if len(self.values) >= DETECT_RECORDS:
+                return _Verdict(self.verdict())
+        return _Verdict(self.verdict()) if final else None
+
+    def verdict(self) -> str | None:
+        """What the records read so far look like (None: nothing, or nothing it can tell)."""
+        try:
+            return detect_format(self.values) if self.values else None
+        except InputError:
+            return None
 
 
 def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,

@@ -380,27 +380,53 @@ _CONVERSATION_KEYS = frozenset({"messages", "input"})
 
 
 class Sniffer:
-    """Reads the head of a file until :func:`sniff` can tell; joins chunks only when needed
-    (at a newline or the end), so a long first line costs no quadratic copying."""
+    """Reads the head of a file until :func:`sniff` can tell, and judges it again only when
+    a chunk can change the verdict: the first bytes that are not whitespace, the end of the
+    line they begin, something after that line, the end of the input. So a long first line,
+    a long run of leading whitespace or of blank lines after a one-line document cost one
+    join and one parse, not one a chunk (quadratic: a one-line request body followed by
+    blank lines was re-parsed 324 times). Past ``max_line_bytes`` with the first line still
+    open, it says ``"jsonl"``: the line splitter refuses the line, with its position."""
 
     def __init__(self, max_line_bytes: int, *, single: bool = False) -> None:
         self.max_line_bytes = max_line_bytes
         self.single = single  # see sniff()
         self._parts: list[bytes] = []
         self._size = 0
+        self._start = -1  # offset of the first byte past the BOM and the whitespace (-1: none yet)
+        self._line_end = -1  # offset of the first newline after it (-1: none yet)
         self.head = b""
 
     def feed(self, chunk: bytes) -> str:
+        """``"auto"`` while it cannot tell, else :func:`sniff`'s verdict (``b""``: the end)."""
+        offset = self._size
         self._parts.append(chunk)
         self._size += len(chunk)
-        if chunk and b"\n" not in chunk and self._size > 2 * CHUNK_BYTES:
-            if self._size > self.max_line_bytes:
+        judge = not chunk
+        if self._start < 0:
+            skip = 3 if offset == 0 and chunk.startswith(BOM) else 0
+            content = len(chunk) - len(chunk[skip:].lstrip())
+            if content < len(chunk):
+                self._start = offset + content
+                judge = True
+        if self._start >= 0:
+            if self._line_end < 0:
+                at = chunk.find(b"\n", max(self._start - offset, 0))
+                if at >= 0:
+                    self._line_end = offset + at
+                    judge = True
+            elif not chunk.isspace():
+                judge = True  # something after the first line
+        if not judge:
+            if self._line_end < 0 and self._size > self.max_line_bytes:
                 self.head = b"".join(self._parts)
-                return "jsonl"  # the line splitter refuses the line, with its position
+                return "jsonl"
             return "auto"
         self.head = b"".join(self._parts)
         self._parts = [self.head]
         kind = sniff(self.head, at_eof=not chunk, single=self.single)
+        if kind == "more" and self._line_end < 0 and self._size > self.max_line_bytes:
+            return "jsonl"
         return "auto" if kind == "more" else kind
 
 
