@@ -20,6 +20,25 @@ Linear time (per-unit cost at each of ``--sizes``; flat means linear):
 * ``merge_user``: N user messages of 20 KB merged into one (core);
 * ``stage_merge``: N user messages of 20 KB under the ``anthropic`` profile's alternation;
 * ``duplicate_ids``: N calls sharing one id in one turn, each renamed (core).
+
+Linear time on shapes a sweep found quadratic (each with the report's records streamed to a
+listener, as ``--report`` streams them, or through the command itself):
+
+* ``conflict_fragments``: N assistant fragments whose every one changes an extra key (each
+  record named every index before it: 10,000 took 37 s and 436 MB with ``--report``);
+* ``unanswered_fragments``: N one-call fragments left unanswered (each stub record listed
+  every fragment: 5,000 took 17 s);
+* ``moved_results``: N/2 calls, N/4 user messages, then the N/2 results (each move record
+  listed every deferred message);
+* ``finetune_line``: one conversation of N messages of 20 KB written as one fine-tuning line
+  (the writer held the conversation: peak RSS grew with N);
+* ``blank_separated``: ``chatnorm repair`` on 8 N KB of chat JSONL with a blank line after
+  each record (the format peek read 64 MiB ahead, joining the head at every chunk);
+* ``backslash_run``: a JSON document whose one string is a run of N KB of backslashes (a
+  pass over each 256 KiB piece per backslash: 240 KB took 107 s);
+* ``escaped_results``: a pretty JSON array of N tool results of 16 KB of JSON text (the quote
+  opening a string cut by a piece boundary was found by copying the piece up to each
+  escaped quote).
 """
 
 from __future__ import annotations
@@ -152,8 +171,86 @@ def duplicate_ids(workdir: Path, n: int) -> Callable[[], object]:
     return lambda: list(repair(msgs))
 
 
+def _call(i: int) -> dict[str, Any]:
+    return {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def _streamed(msgs: list[dict[str, Any]]) -> Callable[[], object]:
+    """Repair with every record streamed to a listener and none kept (as ``--report``)."""
+    from normalizer import repair
+
+    return lambda: sum(1 for _ in repair(msgs, max_records=0, on_record=lambda record: record.detail))
+
+
+def conflict_fragments(workdir: Path, n: int) -> Callable[[], object]:
+    return _streamed([{"role": "user", "content": "go"}]
+                     + [{"role": "assistant", "content": f"f{i}", "meta": {"n": i}} for i in range(n)])
+
+
+def unanswered_fragments(workdir: Path, n: int) -> Callable[[], object]:
+    return _streamed([{"role": "user", "content": "go"}]
+                     + [{"role": "assistant", "content": None, "tool_calls": [_call(i)]} for i in range(n)])
+
+
+def moved_results(workdir: Path, n: int) -> Callable[[], object]:
+    calls = n // 2  # (what is held stays under max_held_messages at N = 10,000)
+    return _streamed([{"role": "user", "content": "go"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call(i) for i in range(calls)]}]
+                     + [{"role": "user", "content": f"u{i}"} for i in range(calls // 2)]
+                     + [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(calls)])
+
+
+def finetune_line(workdir: Path, n: int) -> Callable[[], object]:
+    from normalizer import write_finetune
+
+    def messages() -> Iterator[dict[str, Any]]:
+        for i in range(n):  # made as they are written: what is held is the writer's
+            yield {"role": "user" if i % 2 == 0 else "assistant", "content": f"{i:08d}" + FRAGMENT}
+
+    return lambda: write_finetune([(messages(), {})], workdir / "train.jsonl")
+
+
+def _command(args: list[str]) -> Callable[[], object]:
+    from normalizer.cli._main import main
+
+    def run() -> object:
+        status = main(["repair", "-q", *args])
+        if status:
+            raise RuntimeError(f"chatnorm repair exited {status}")
+        return status
+
+    return run
+
+
+def blank_separated(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "blank.jsonl"
+    pair = b"".join(json.dumps({"role": role, "content": "x" * 1000}).encode() + b"\n\n"
+                    for role in ("user", "assistant"))
+    path.write_bytes(pair * 4 * n)  # a unit: 8 KB
+    return _command([str(path), "-o", str(workdir / "out.jsonl")])
+
+
+def backslash_run(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "run.json"
+    path.write_bytes(b'[{"role": "user", "content": "' + b"\\" * (n * 512) + b'"}]')
+    return _command([str(path), "-o", str(workdir / "out.jsonl")])
+
+
+def escaped_results(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "results.json"
+    text = json.dumps({"rows": [{"k": f"v{i}", "q": 'say "hi"'} for i in range(500)]})  # 16 KB of JSON text
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for i in range(n):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [_call(i)]},
+                 {"role": "tool", "tool_call_id": f"c{i}", "content": text}]
+    path.write_text(json.dumps(msgs, indent=2), encoding="utf-8")
+    return _command([str(path), "-o", str(workdir / "out.jsonl")])
+
+
 BOUNDED = {f.__name__: f for f in (deep_document, long_record, deep_line, held_images, profile_dev_zero)}
-LINEAR = {f.__name__: f for f in (merge_assistant, merge_user, stage_merge, duplicate_ids)}
+LINEAR = {f.__name__: f for f in (merge_assistant, merge_user, stage_merge, duplicate_ids, conflict_fragments,
+                                  unanswered_fragments, moved_results, finetune_line, blank_separated,
+                                  backslash_run, escaped_results)}
 
 
 def child(name: str, n: int) -> None:

@@ -600,3 +600,17 @@ def test_files_benchmark_refuses_what_it_cannot_measure(tmp_path: Path, monkeypa
     assert list(files.commands()) == ["cli", "copy"]
     assert list(files.commands("/opt/py/bin/python")) == ["cli", "copy", "cli_compiled"]
     assert files.commands("/opt/py/bin/python")["cli_compiled"](Path("s"), Path("o"))[:3] == ["/opt/py/bin/python", "-P", "-m"]
+
+
+def test_limits_runs_the_shapes_that_were_quadratic(tmp_path: Path) -> None:
+    """benchmarks.limits' linear-time scenarios for the shapes a sweep found quadratic run
+    (each in its own process) and end ``ok`` at small sizes; the table has a row each."""
+    from benchmarks import limits
+
+    names = ["conflict_fragments", "unanswered_fragments", "moved_results", "finetune_line", "blank_separated",
+             "backslash_run", "escaped_results"]
+    assert set(names) <= set(limits.LINEAR)
+    assert limits.main(["--only", ",".join(names), "--sizes", "3", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "limits.json").read_text())["linear"]
+    assert [(r["scenario"], r["n"], r["outcome"]) for r in rows] == [(name, 3, "ok") for name in names]
+    assert all(f"| {name} | 3 |" in (tmp_path / "limits.md").read_text() for name in names)
