@@ -37,7 +37,11 @@ user message ends a turn with calls still open, the lines from it on are held (u
 up; then the held lines are written after the moved results and the synthetic ones. A
 compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
 with nothing added: what came before it is no longer sent. Memory holds one line, one
-turn's call ids and, while a turn waits, its held lines.
+turn's calls and, while a turn waits, its held lines and the results moving up (the two
+together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go (it is
+parsed again in the rare case it is needed); and the uuid of every removed Claude Code
+line, with the one its children hang from instead. The work per line does not depend on how
+many calls a turn has open, nor on how many lines were removed before it.
 
 Why not the core itself: its unit is a chat message, which in these files is assembled from
 several lines (a Claude Code turn is one line per block); its other repairs (merging split
@@ -63,7 +67,7 @@ from typing import Any, Literal
 
 import orjson
 
-from .._errors import InputError, InvalidMessage, UsageError
+from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report, new_report
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
@@ -81,7 +85,7 @@ Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
 _NAMESPACE = uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f")
 
 
-@dataclass
+@dataclass(slots=True)  # one per line kept while a turn waits: no __dict__ each
 class _Info:
     """A line as the pairing rules see it."""
 
@@ -95,9 +99,10 @@ class _Info:
 
 
 class _Line:
-    """A line read: its bytes (terminator apart), its value, where it was, what it is."""
+    """A line read: its bytes (terminator apart), its value (let go if the line is kept
+    after it was read: see ``forget``), where it was, what it is."""
 
-    __slots__ = ("body", "end", "value", "number", "info", "linear", "synthetic", "record")
+    __slots__ = ("body", "end", "value", "number", "info", "linear", "synthetic", "record", "forgotten")
 
     def __init__(self, body: bytes, end: bytes, value: Any, number: int, info: _Info) -> None:
         self.body = body
@@ -108,9 +113,24 @@ class _Line:
         self.linear = False  # its parent was the chain line before it (re-pointed with it)
         self.synthetic: _Call | None = None  # a synthetic result, for this call
         self.record: tuple[str, str] | None = None  # (kind, detail) to record when written
+        self.forgotten = False  # its value was let go (see forget)
+
+    def forget(self) -> None:
+        """Let the parsed value go, for a line kept after it was read (a call waiting for its
+        result, a held line, a result moving up): a value takes several times the line's
+        bytes, and it is seldom needed again (see ``parsed``)."""
+        if self.value is not None:
+            self.value, self.forgotten = None, True
+
+    def parsed(self) -> Any:
+        """The line's value; parsed again if it was let go (not kept: it is needed once, to
+        re-point the line or to copy a call's envelope into its synthetic result)."""
+        if not self.forgotten:
+            return self.value
+        return orjson.loads(self.body[len(BOM):] if self.body.startswith(BOM) else self.body)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Call:
     id: str
     kind: str
@@ -123,10 +143,18 @@ class _Turn:
     def __init__(self, key: Any) -> None:
         self.key = key
         self.calls: dict[str, _Call] = {}  # in call order
+        # Only ids of ``calls`` (every add checks it, and calls are never taken out): the
+        # turn has open calls while it is the smaller of the two (see ``waits``).
         self.answered: set[str] = set()
         self.accepting = True  # Codex: assistant items still join this turn
 
+    def waits(self) -> bool:
+        """Some call is still unanswered. Asked for every line of a wait: constant time,
+        where building ``unanswered()`` costs one step per call of the turn."""
+        return len(self.answered) < len(self.calls)
+
     def unanswered(self) -> list[_Call]:
+        """The open calls, in call order (once per turn, for their synthetic results)."""
         return [c for i, c in self.calls.items() if i not in self.answered]
 
 
@@ -204,7 +232,7 @@ class _ClaudeCode(_Dialect):
         return info.key is not None and info.key == turn.key
 
     def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
-        source = call.line.value
+        source = call.line.parsed()
         tree = _version(source.get("version")) >= (2, 1)  # results hang from their tool_use
         line: dict[str, Any] = {"parentUuid": source.get("uuid") if tree else None}
         for key, value in source.items():  # the envelope: the keys before "message"
@@ -308,14 +336,18 @@ class SessionRepairer:
         on_invalid: a line that is not JSON: ``"error"`` raises, ``"skip"`` removes it (kept
             in the report).
         max_line_bytes: the longest line accepted.
-        max_held_bytes: what a turn that waits for late results may hold; past it the turn's
-            open calls are answered and the lines written.
+        max_held_bytes: what a turn that waits for late results may hold: the lines held
+            and the results moving up, together. A held line past it ends the wait (the
+            turn's open calls are answered and the lines written); a result moving up past
+            it raises :class:`LimitExceeded`.
         source: how errors name the file.
 
     Raises:
         UsageError: an option this repair cannot honour (at construction).
         InputError: bad input, a file of another format, or one in which nothing was
             recognised (at :meth:`close`).
+        LimitExceeded: a line longer than ``max_line_bytes``, or results moving up to their
+            calls past ``max_held_bytes``.
     """
 
     def __init__(
@@ -368,7 +400,14 @@ class SessionRepairer:
         self._stamp: Any = None  # the timestamp of the last line read
         self._orig_prev: str | None = None  # the chain line before, as read
         self._out_prev: str | None = None  # the chain line before, as written
-        self._removed: dict[str, str | None] = {}  # removed chain line -> its parent
+        # Removed chain line -> the line its children hang from instead: the first line up
+        # its chain that was not removed when it was (None: none was). One entry per removed
+        # line, kept to the end on purpose: a later line may name any of them as its parent
+        # (a branch, a progress line, a result hanging from its call), not only the last of
+        # a run, and a line whose entry was evicted would be left pointing at nothing. Not
+        # bounded, then, but small: its uuid and a pointer (the value is shared by a run of
+        # removed lines), about 120 bytes, less than the line removed.
+        self._removed: dict[str, str | None] = {}
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
         self._closed = False
@@ -511,6 +550,7 @@ class SessionRepairer:
             for call_id, call_kind in info.calls:
                 turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
             self._emit(line)
+            line.forget()  # kept with its calls until the turn ends
         elif kind == "results":
             if self._answer(line, turn):
                 self._emit(line)
@@ -519,9 +559,10 @@ class SessionRepairer:
         elif kind == "user":
             if info.results:
                 self._answer(line, turn)  # a user line is never removed: it has other content
-            if turn is not None and turn.unanswered():
+            if turn is not None and turn.waits():
                 # The turn is over, but its results may still come: hold what follows.
                 self._held, self._held_bytes, self._held_stamp = [line], len(line.body), self._stamp
+                line.forget()
                 turn.accepting = False
                 if self._held_bytes > self.max_held_bytes:
                     self._resolve()
@@ -545,18 +586,41 @@ class SessionRepairer:
         elif info.kind == "results" and any(r in turn.calls and r not in turn.answered for r in info.results):
             if self._answer(line, turn):
                 line.record = ("move_result", f"result(s) {', '.join(info.results)} moved up to their call, before line {self._held[0].number}")
+                self._hold_moved(line)
+                line.forget()
                 self._moved.append(line)
-            if not turn.unanswered():
+            if not turn.waits():
                 self._resolve()
             return
         if info.kind in ("calls", "assistant", "reset"):
             self._resolve()
             self._step(line)
             return
+        line.forget()
         self._held.append(line)
         self._held_bytes += len(line.body)
-        if self._held_bytes > self.max_held_bytes or not turn.unanswered():
+        if self._held_bytes > self.max_held_bytes or not turn.waits():
             self._resolve()
+
+    def _hold_moved(self, line: _Line) -> None:
+        """Count a result moving up against ``max_held_bytes``, with the held lines: it is
+        held as long as they are. A held line past the limit ends the wait (a turn whose
+        results have not come by then has most likely lost them); a result says the
+        opposite: they are coming. Ending the wait there would answer with synthetic results
+        calls whose real ones follow, then remove those as orphans; so it is an error,
+        raised before the line is kept."""
+        size = self._held_bytes + len(line.body)
+        limit = self.max_held_bytes
+        if size > limit:
+            assert self._held is not None
+            raise LimitExceeded(
+                f"the late results moving up to their calls, with the lines held from line {self._held[0].number} on "
+                f"(the user's message they came after), come to more than max_held_bytes ({limit} bytes)",
+                limit="max_held_bytes", value=limit, source=self.source, line=line.number,
+                hint="Raise max_held_bytes (in Python: repair_session(..., max_held_bytes=N)) if this session "
+                     "really has that much tool output after the user's next message",
+            )
+        self._held_bytes = size
 
     def _resolve(self) -> None:
         """End a wait: the moved results, the synthetic ones, then the held lines."""
@@ -604,14 +668,15 @@ class SessionRepairer:
             self.report.add(kind, f"line {line.number} {what} ({', '.join(bad)}); removed, kept here whole",
                             line=line.number, dropped=line.body.decode("utf-8", "backslashreplace"))
             if line.info.chain and line.info.uuid is not None:
-                self._removed[line.info.uuid] = line.info.parent
+                self._remove(line.info.uuid, line.info.parent)
             return False
         assert self._dialect is not None
-        value = self._dialect.without_results(line.value, set(bad))
-        dropped = [b for b in line.value["message"]["content"] if isinstance(b, dict) and b.get("tool_use_id") in bad]
+        old = line.parsed()
+        value = self._dialect.without_results(old, set(bad))
+        dropped = [b for b in old["message"]["content"] if isinstance(b, dict) and b.get("tool_use_id") in bad]
         self.report.add(next(iter(bad.values())), f"line {line.number}: tool_result block(s) for {', '.join(bad)} {what}; removed from the line, kept here",
                         line=line.number, dropped=dropped)
-        line.value = value
+        line.value, line.forgotten = value, False
         line.body = orjson.dumps(value)
         line.info.results = [r for r in line.info.results if r not in bad]
         return True
@@ -632,6 +697,38 @@ class SessionRepairer:
             turn.answered.add(call.id)
         return stubs
 
+    def _remove(self, removed: str, parent: str | None) -> None:
+        """Note a removed chain line: its children will hang from the line ``parent`` stands
+        for. Stored resolved, so that a chain of removed lines (orphan results one after the
+        other) costs one step per line, not one per line before it."""
+        new = self._surviving(parent)
+        # Its own chain leads back to it (a line that is its own parent, or a loop of removed
+        # lines): nothing above it survives, and pointing at itself would be a loop to walk.
+        self._removed[removed] = None if new == removed else new
+
+    def _surviving(self, parent: str | None) -> str | None:
+        """``parent``, or, if that line was removed, the line its children hang from instead.
+
+        An entry names a line that was not removed when it was stored, but that line may be
+        removed since (a parentUuid that names a later line): then the walk goes on, and
+        every entry it passed is pointed at the end of it (path compression), so a line
+        walked once is one step from then on. No entry points at a removed line that leads
+        back to it (see ``_remove``): the walk ends.
+        """
+        removed = self._removed
+        if parent is None or parent not in removed:
+            return parent
+        new = removed[parent]
+        if new is None or new not in removed:
+            return new
+        path = [parent]
+        while new is not None and new in removed:
+            path.append(new)
+            new = removed[new]
+        for passed in path:
+            removed[passed] = new
+        return new
+
     # -- writing --------------------------------------------------------------------------------
 
     def _emit(self, line: _Line) -> None:
@@ -641,15 +738,14 @@ class SessionRepairer:
             if line.linear:
                 new = self._out_prev
             else:
-                while new is not None and new in self._removed:
-                    new = self._removed[new]
+                new = self._surviving(new)
             if new != info.parent:
                 if line.synthetic is not None:
                     line.value["parentUuid"] = new
                     line.body = orjson.dumps(line.value)
                 else:
                     old = info.parent
-                    line.body = _repoint(line.body, line.value, new)
+                    line.body = _repoint(line.body, line.parsed(), new)
                     self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
                                     line=line.number, output=self._n_out, dropped={"parentUuid": old})
                 info.parent = new
