@@ -20,7 +20,9 @@ Claude Code writes one line per content block, so the lines of one API response 
 ``message.id`` and are merged into one assistant message (exact-duplicate blocks, which
 streaming snapshots produce, are dropped and counted). The turn stays pending while its
 results arrive -- in any order, across snapshot, system and sidechain lines -- and ends at the
-next line that carries new content.
+next line that carries new content. What it holds, its blocks and those results, is bounded by
+``max_record_bytes`` (in bytes of their JSON): the line that would take it past that is refused
+with :class:`~normalizer.LimitExceeded`.
 
 A file whose first conversation line is a sub-agent's (``isSidechain``: Claude Code 2.1 writes
 each sub-agent to ``<session>/subagents/agent-*.jsonl``, every line sidechain) is that
@@ -38,6 +40,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
+from .._errors import LimitExceeded
 from .._report import Report
 from ._common import (
     SOURCE_KEY,
@@ -54,6 +59,7 @@ from ._common import (
     text_parts,
     with_source,
 )
+from ._records import DEFAULT_MAX_RECORD_BYTES
 
 __all__ = ["ClaudeCodeConverter", "AnthropicConverter", "CLAUDE_LINE_TYPES"]
 
@@ -247,6 +253,35 @@ class _BlockConverter:
         return out
 
 
+def _own_copy(block: bytes) -> bytes:
+    """A block's canonical JSON as the pending turn keeps it (to know its duplicates): copied
+    to its own size. orjson's bytes keep the 4 KiB buffer they were written into, so a turn
+    of k small blocks held 4 KiB a block (20,000 one-block lines of one ``message.id``: 80 MB
+    for 3.5 MB of text)."""
+    return bytes(memoryview(block))
+
+
+def _json_size(value: dict[str, Any]) -> int:
+    """About the size of a tool result's JSON, in bytes: its keys and string values by their
+    length (no copy of a big tool output to count it), any other value as JSON (one that no
+    JSON holds, in records given in memory, by its repr)."""
+    size = 0
+    for key, item in value.items():
+        if type(key) is str:
+            size += len(key)
+        if type(item) is str:
+            size += len(item)
+            continue
+        try:
+            size += len(orjson.dumps(item))
+        except TypeError:  # an integer past 64 bits, or no JSON value at all
+            try:
+                size += len(repr(item))
+            except RecursionError:
+                pass
+    return size
+
+
 class ClaudeCodeConverter(_BlockConverter):
     """Claude Code session lines in, chat messages out.
 
@@ -255,15 +290,29 @@ class ClaudeCodeConverter(_BlockConverter):
         keep_sidechains: convert sub-agent (``isSidechain``) lines into conversations of
             their own, collected by :meth:`take_sidechains`, instead of dropping them.
         keep_meta: keep ``isMeta`` user lines (harness-injected text) as user messages.
+        max_record_bytes: the most the pending turn holds, in bytes of JSON: the content
+            blocks of its assistant message (one ``message.id`` written over several lines;
+            a duplicate block counts once) and the tool results held behind it until the
+            turn ends. The line that would take it past this is refused with
+            :class:`LimitExceeded` (``limit="max_record_bytes"``). The readers pass their own
+            ``max_record_bytes``: the message is one record, built from several lines.
     """
 
     name = "claude-code"
     multi = False
 
-    def __init__(self, report: Report | None = None, *, keep_sidechains: bool = False, keep_meta: bool = False) -> None:
+    def __init__(
+        self, report: Report | None = None, *, keep_sidechains: bool = False, keep_meta: bool = False,
+        max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    ) -> None:
         super().__init__(report)
         self.keep_sidechains = keep_sidechains
         self.keep_meta = keep_meta
+        self.max_record_bytes = max_record_bytes
+        # What the pending turn holds, in bytes of JSON (its blocks and the results behind
+        # it), and the line its first block came from.
+        self._held = 0
+        self._turn_line: int | None = None
         self._side: ClaudeCodeConverter | None = None
         self._side_messages: list[dict[str, Any]] = []
         self._sidechains: list[list[dict[str, Any]]] = []
@@ -271,6 +320,64 @@ class ClaudeCodeConverter(_BlockConverter):
         self._subagent: bool | None = None
         #: Lines of no type Claude Code writes (the reader's "was anything recognised?").
         self.unrecognised = 0
+
+    def flush(self) -> list[dict[str, Any]]:
+        self._held = 0
+        return super().flush()
+
+    def _assistant(self, content: Any, key: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        # The shared one, with the pending turn's size counted before anything changes: only
+        # the blocks the turn does not hold yet add to it (snapshot lines repeat them). Each
+        # block's key is copied to its own size as it is made (``_own_copy``; the shared
+        # ``_keys`` would hold every block's 4 KiB buffer of the line at once).
+        ops = self._assistant_ops(content, line)  # one op a block (a string: one op, None: none)
+        blocks = content if isinstance(content, list) else [content] if ops else []
+        keys = [_own_copy(canonical(block, line=line, what="an assistant content block")) for block in blocks]
+        turn = self._turn
+        if turn is None or key is None or turn.key != key:
+            turn = None  # this line begins a turn
+            held = sum(map(len, set(keys)))
+        else:
+            held = self._held + sum(map(len, set(keys).difference(turn.seen)))
+        if held > self.max_record_bytes:
+            raise self._too_big(key, line, line if turn is None else self._turn_line)
+        out: list[dict[str, Any]] = []
+        if turn is None:
+            out = self.flush()
+            turn = self._turn = Turn(key)
+            self._turn_line = line
+        self._held = held
+        if extra:
+            merge_source(turn.source, extra, self.report, line=line)
+        self._apply(turn, ops, keys, line)
+        return out
+
+    def _user_parts(self, content: Any, line: int | None) -> tuple[list[dict[str, Any]], Any]:
+        results, user = super()._user_parts(content, line)
+        if results and user is None and self._turn is not None:
+            # Results with no user text are held behind the pending turn (``_user``): counted
+            # here, once the line is known to be valid and before it changes anything.
+            held = self._held
+            for result in results:
+                held += _json_size(result)
+            if held > self.max_record_bytes:
+                raise self._too_big(self._turn.key, line, self._turn_line)
+            self._held = held
+        return results, user
+
+    def _too_big(self, key: Any, line: int | None, start: int | None) -> LimitExceeded:
+        limit = self.max_record_bytes
+        name = f" {key[:80]!r}" if isinstance(key, str) else ""
+        began = f" (begun on line {start})" if start is not None and start != line else ""
+        return LimitExceeded(
+            f"assistant message{name}{began} and the tool results held behind it would hold more than {limit} "
+            "bytes of JSON",
+            limit="max_record_bytes",
+            value=limit,
+            line=line,
+            hint="Raise max_record_bytes if one turn of this session really is that large (Claude Code writes a turn "
+            "as a few lines)",
+        )
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
@@ -328,7 +435,7 @@ class ClaudeCodeConverter(_BlockConverter):
         if record.get("parentUuid") is None and record["type"] == "user":
             self._end_sidechain()  # a root line starts the next sub-agent transcript
         if self._side is None:
-            self._side = ClaudeCodeConverter(self.report, keep_meta=self.keep_meta)
+            self._side = ClaudeCodeConverter(self.report, keep_meta=self.keep_meta, max_record_bytes=self.max_record_bytes)
         self._side_messages.extend(self._side.feed(dict(record, isSidechain=False), line=line))
         return []
 
@@ -338,6 +445,85 @@ class ClaudeCodeConverter(_BlockConverter):
             if self._side_messages:
                 self._sidechains.append(self._side_messages)
             self._side, self._side_messages = None, []
+
+
+def _result_ids(content: list[Any]) -> set[str | None]:
+    """The ids the ``tool_result`` blocks of a user message answer.
+
+    Call ids are strings or None (``string_id``), so no other id can answer one; and an
+    unhashable one (a list) must not end the run here: ``_user_parts`` reports it.
+    """
+    ids: set[str | None] = set()
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            call_id = block.get("tool_use_id")
+            if call_id is None or isinstance(call_id, str):
+                ids.add(call_id)
+    return ids
+
+
+class _OpenCalls:
+    """The calls of one turn that no result answers yet, kept up to date as the turn grows.
+
+    Cline answers each call in a user message of its own: working out the open calls again
+    for every message (a scan of all the turn's calls and results) made k answers cost k²
+    steps. Here each call and each result is taken in once, when it first appears in the turn.
+    """
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self._calls_seen = 0  # how many of turn.calls and turn.results are taken in
+        self._results_seen = 0
+        self._answered: set[Any] = set()  # the ids of the turn's results
+        # Calls per id: ids can repeat, and a result for an id answers every call of that id.
+        self._per_id: dict[Any, int] = {}
+        self._by_name: dict[str, list[dict[str, Any]]] = {}  # each name's calls, in call order
+        self._first: dict[str, int] = {}  # per name: every call before this index is answered
+        #: Calls whose id no result of the turn has.
+        self.open = 0
+
+    def update(self) -> None:
+        """Take in the calls and results added to the turn since the last update."""
+        turn = self.turn
+        for result in turn.results[self._results_seen:]:
+            call_id = result.get("tool_call_id")
+            if call_id not in self._answered:
+                self._answered.add(call_id)
+                self.open -= self._per_id.get(call_id, 0)
+        self._results_seen = len(turn.results)
+        for call in turn.calls[self._calls_seen:]:
+            call_id = call.get("id")
+            self._per_id[call_id] = self._per_id.get(call_id, 0) + 1
+            if call_id not in self._answered:  # answered already: closed for good (results only grow)
+                self.open += 1
+                name = call["function"]["name"]
+                self._by_name.setdefault(name, []).append(call)
+                self._first.setdefault(name, 0)
+        self._calls_seen = len(turn.calls)
+
+    def open_besides(self, ids: set[str | None]) -> int:
+        """How many calls are open once ``ids`` are answered too."""
+        return self.open - sum(self._per_id.get(i, 0) for i in ids if i not in self._answered)
+
+    def first(self, name: str, ids: set[str | None], start: dict[str, int]) -> dict[str, Any] | None:
+        """The first call named ``name`` open besides ``ids``, looked for from ``start[name]``
+        (one message's place per name, moved past the call returned: a message pairs each
+        call once, and ``ids`` does not change within it)."""
+        calls = self._by_name.get(name)
+        if calls is None:
+            return None
+        i = start.get(name, self._first[name])
+        while i < len(calls):
+            call_id = calls[i].get("id")
+            if call_id in self._answered:
+                if i == self._first[name]:
+                    self._first[name] = i + 1  # answered for good: no later message looks at it again
+            elif call_id not in ids:
+                start[name] = i + 1
+                return calls[i]
+            i += 1
+        start[name] = i
+        return None
 
 
 class AnthropicConverter(_BlockConverter):
@@ -352,6 +538,11 @@ class AnthropicConverter(_BlockConverter):
     def __init__(self, report: Report | None = None) -> None:
         super().__init__(report)
         self._started = False
+        self._open: _OpenCalls | None = None  # the pending turn's open calls, once a user message asks
+
+    def flush(self) -> list[dict[str, Any]]:
+        self._open = None  # the turn ends: let its calls and results go
+        return super().flush()
 
     def meta(self, key: str, value: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if key != "system":
@@ -386,11 +577,14 @@ class AnthropicConverter(_BlockConverter):
     def _pair_text_results(self, turn: Turn, content: list[Any], line: int | None) -> list[Any]:
         """Cline's text results (module docstring) as ``tool_result`` blocks of the turn's open
         calls; the content unchanged when there are none."""
-        answered = {r.get("tool_call_id") for r in turn.results}
-        answered |= {b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"}
-        open_calls = [c for c in turn.calls if c.get("id") not in answered]
-        if not open_calls:
+        if self._open is None or self._open.turn is not turn:
+            self._open = _OpenCalls(turn)
+        calls = self._open
+        calls.update()
+        ids = _result_ids(content)  # the message's own tool_result blocks answer calls too
+        if not calls.open_besides(ids):
             return content
+        start: dict[str, int] = {}  # where this message looks for each name's next open call
         out: list[Any] = []
         i = 0
         while i < len(content):
@@ -398,7 +592,7 @@ class AnthropicConverter(_BlockConverter):
             i += 1
             text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
             found = _cline_result(text) if isinstance(text, str) else None
-            call = next((c for c in open_calls if c["function"]["name"] == found[0]), None) if found else None
+            call = calls.first(found[0], ids, start) if found else None
             if found is None or call is None:
                 out.append(block)
                 continue
@@ -411,7 +605,6 @@ class AnthropicConverter(_BlockConverter):
                 i += taken
             else:
                 result = rest
-            open_calls.remove(call)
             out.append({"type": "tool_result", "tool_use_id": call["id"], "content": result})
             note_extra(self.report, "pair_text_result", f"user text {header!r} answers call {call['id']!r} "
                        f"({name}, Cline's text result): it became that call's tool message", line=line,

@@ -28,8 +28,10 @@ Without a plan (stdin), these lines are recorded in the report (``compaction_not
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -55,15 +57,16 @@ class CodexPlan:
 
     compaction_line: int | None = None
     compaction_replaces: bool = False
-    # Sorted, merged [start, end) line ranges left out by rollbacks.
+    # Sorted, merged [start, end) line ranges left out by rollbacks (disjoint, so each
+    # range starts after the previous one ends: :meth:`keeps` relies on it).
     rolled_back: list[tuple[int, int]] = field(default_factory=list)
 
     def keeps(self, line: int | None, item: Any) -> bool:
+        """Whether the item at ``line`` is left in the history (None: no line, kept)."""
         if line is None:
             return True
-        for start, end in self.rolled_back:
-            if start <= line < end:
-                return False
+        if _in_ranges(self.rolled_back, line):
+            return False
         if self.compaction_line is not None and line < self.compaction_line:
             if self.compaction_replaces:
                 return False
@@ -73,6 +76,20 @@ class CodexPlan:
     @property
     def empty(self) -> bool:
         return self.compaction_line is None and not self.rolled_back
+
+
+_range_start = itemgetter(0)
+
+
+def _in_ranges(ranges: list[tuple[int, int]], line: int) -> bool:
+    """Whether ``line`` is in one of ``ranges`` (sorted, disjoint ``[start, end)``).
+
+    Only the last range starting at or before ``line`` can hold it, and a binary search
+    finds that one: a scan of every range per item made a rollout with many rollbacks
+    quadratic (R ranges times the items).
+    """
+    i = bisect_right(ranges, line, key=_range_start)
+    return i > 0 and line < ranges[i - 1][1]
 
 
 class CodexPlanner:

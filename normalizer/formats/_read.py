@@ -482,7 +482,10 @@ def read_messages(
         max_line_bytes: longest JSONL line accepted.
         max_depth: deepest nesting accepted, in a JSONL line or a JSON document (counted
             from its outermost bracket); deeper input raises LimitExceeded where it is read.
-        max_record_bytes: largest record of a JSON document, in bytes of the file.
+        max_record_bytes: largest record of a JSON document, in bytes of the file; also the
+            most held for one message assembled from several records (a Claude Code turn and
+            its held tool results, a Responses turn or run of bare input parts), in bytes of
+            their JSON.
         options: ``keep_meta`` (claude-code), ``base_instructions`` (codex).
 
     Returns:
@@ -491,7 +494,8 @@ def read_messages(
     Raises:
         InputError: bad input (with file, line and column where known), lone surrogate
             escapes included; LimitExceeded for an over-long line, an over-large document
-            record or too deep a nesting; also for a file of several conversations (use
+            record, too deep a nesting, or a message assembled from several records past
+            max_record_bytes; also for a file of several conversations (use
             :func:`read_conversations`).
         UsageError: an unknown format or option.
     """

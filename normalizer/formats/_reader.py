@@ -115,6 +115,9 @@ _CONVERTER_OPTIONS = {
     "keep_meta": "claude-code",
     "base_instructions": "codex",
 }
+# Converters that assemble one message from several records (a Claude Code turn written over
+# several lines, a run of Responses items): they hold it up to the reader's max_record_bytes.
+_ASSEMBLING = frozenset({"claude-code", "responses"})
 
 OnInvalid = Literal["error", "skip"]
 
@@ -493,6 +496,8 @@ class Reader:
     def _choose(self, fmt: str) -> None:
         self.format = self.report.format = fmt
         kwargs = {k: v for k, v in self.options.items() if _CONVERTER_OPTIONS[k] == fmt}
+        if fmt in _ASSEMBLING:
+            kwargs["max_record_bytes"] = self.limits.max_record_bytes
         converter = self._converter = FORMATS[fmt](self.report, **kwargs)
         # Looked up once, not per record.
         self._plain_chat = fmt == "chat"

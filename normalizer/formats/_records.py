@@ -92,7 +92,9 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 #: Largest record (or top-level value) of a JSON document, in bytes of the file consumed while
 #: it is built: the document's twin of ``max_line_bytes``, with the same default and for the
-#: same reason. Pass ``max_record_bytes`` to change it.
+#: same reason. Also the most a converter holds for one message it assembles from several
+#: records (a Claude Code turn and the results behind it, a Responses turn or run of bare
+#: input parts), in bytes of their JSON. Pass ``max_record_bytes`` to change it.
 DEFAULT_MAX_RECORD_BYTES = DEFAULT_MAX_LINE_BYTES
 
 #: Deepest nesting accepted, in levels of ``[`` / ``{`` counted from the outermost bracket of

@@ -3,7 +3,10 @@
 A model turn is stored as several items (``reasoning``, an assistant ``message``, one
 ``function_call`` per call) with nothing linking them but position. Every assistant-side
 item between two non-assistant items belongs to one assistant message -- also when the
-message item's text is empty, which must not become a second assistant message.
+message item's text is empty, which must not become a second assistant message. Such a
+turn, like a run of bare input parts (below), holds at most ``max_record_bytes`` of its
+items' JSON: the item that would take it past that is refused with
+:class:`~normalizer.LimitExceeded`.
 
 Reasoning: the summary text (or, with none, the reasoning text itself, parts or a plain
 string) becomes ``reasoning_content``; the whole item (with its ``encrypted_content``) is
@@ -35,6 +38,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import orjson
+
+from .._errors import LimitExceeded
 from .._report import Report
 from ._common import (
     Turn,
@@ -49,6 +55,7 @@ from ._common import (
     text_parts,
     with_source,
 )
+from ._records import DEFAULT_MAX_RECORD_BYTES
 
 __all__ = ["ResponsesConverter", "REASONING_KEY"]
 
@@ -84,15 +91,31 @@ _CALL_FIELDS_AND_ID = _CALL_FIELDS | {"id"}
 
 class ResponsesConverter:
     """Responses items in, chat messages out. One pending assistant turn at most (or one
-    pending group of bare input parts)."""
+    pending group of bare input parts).
+
+    Args:
+        report: where left-out items and conversion notes are recorded.
+        max_record_bytes: the most a message assembled from several items holds, in bytes
+            of those items' JSON: the pending assistant turn (its reasoning, message and
+            call items), or a run of bare input parts. The item that would take either past this is refused with
+            :class:`LimitExceeded` (``limit="max_record_bytes"``). The readers pass their
+            own ``max_record_bytes``: the message is one record, built from several items.
+    """
 
     name = "responses"
     multi = False
 
-    def __init__(self, report: Report | None = None) -> None:
+    def __init__(self, report: Report | None = None, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
         self.report = report
+        self.max_record_bytes = max_record_bytes
         self._turn: Turn | None = None
-        self._bare: list[dict[str, Any]] = []  # bare input parts waiting to be one user message
+        self._turn_bytes = 0  # what the pending turn holds (max_record_bytes)
+        self._turn_line: int | None = None
+        # Bare input parts waiting to be one user message: converted as they come (the items
+        # themselves let go), their item types (for the record), what they hold.
+        self._bare: list[Any] = []
+        self._bare_kinds: set[str] = set()
+        self._bare_bytes = 0
         self._bare_line: int | None = None
         self._started = False  # an item was read (a later 'instructions' cannot go first)
         #: Items of no type this converter knows (the reader's "was anything recognised?").
@@ -138,10 +161,18 @@ class ResponsesConverter:
         handler = _HANDLERS.get(kind)
         if handler is None:
             if kind in _BARE_PARTS:
+                held = self._bare_bytes + _json_size(record)
+                if held > self.max_record_bytes:
+                    raise self._too_big("the user message made of bare input part items", line,
+                                        self._bare_line if self._bare else line)
                 out = self._end_turn()
                 if not self._bare:
                     self._bare_line = line
-                self._bare.append(record)
+                # One part, converted alone: text_parts converts each part on its own (and
+                # never refuses a dict), so the message is the one the whole run would make.
+                self._bare += text_parts([record], line=line, where="input part")
+                self._bare_kinds.add(kind)
+                self._bare_bytes = held
                 return out
             if kind not in _HOSTED and kind.endswith("_output") and "call_id" in record:
                 handler = ResponsesConverter._output
@@ -165,12 +196,32 @@ class ResponsesConverter:
 
     def _end_turn(self) -> list[dict[str, Any]]:
         turn, self._turn = self._turn, None
+        self._turn_bytes = 0
         return turn.flush() if turn is not None else []
 
-    def _pending(self) -> Turn:
+    def _pending(self, item: dict[str, Any], line: int | None) -> Turn:
+        """The pending turn, ``item`` counted in what it holds (called once the item is known
+        to be valid, before it changes anything: past ``max_record_bytes`` it is refused)."""
+        held = self._turn_bytes + _json_size(item)
+        if held > self.max_record_bytes:
+            raise self._too_big("the assistant turn made of reasoning, message and call items", line,
+                                line if self._turn is None else self._turn_line)
         if self._turn is None:
             self._turn = Turn()
+            self._turn_line = line
+        self._turn_bytes = held
         return self._turn
+
+    def _too_big(self, what: str, line: int | None, start: int | None) -> LimitExceeded:
+        limit = self.max_record_bytes
+        began = f" (begun on line {start})" if start is not None and start != line else ""
+        return LimitExceeded(
+            f"{what}{began} would hold more than {limit} bytes of JSON",
+            limit="max_record_bytes",
+            value=limit,
+            line=line,
+            hint="Raise max_record_bytes if one message of this history really is that large",
+        )
 
     def _leave_out(self, kind: str, record: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         if kind in _HOSTED:
@@ -184,11 +235,12 @@ class ResponsesConverter:
 
     def _bare_message(self) -> dict[str, Any]:
         parts, self._bare = self._bare, []
+        kinds, self._bare_kinds = self._bare_kinds, set()
+        self._bare_bytes = 0
         if self.report is not None:
-            kinds = ", ".join(sorted({str(p.get("type")) for p in parts}))
-            self.report.add("group_input_parts", f"{len(parts)} bare input part item(s) ({kinds}) became one user "
-                            "message", line=self._bare_line)
-        return {"role": "user", "content": as_text(text_parts(parts, line=self._bare_line, where="input part"))}
+            self.report.add("group_input_parts", f"{len(parts)} bare input part item(s) ({', '.join(sorted(kinds))}) "
+                            "became one user message", line=self._bare_line)
+        return {"role": "user", "content": as_text(parts)}
 
     def _message(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         role = item.get("role")
@@ -199,7 +251,7 @@ class ResponsesConverter:
         if role == "assistant":
             texts, refusal, call_parts, other = _assistant_content(content, line)
             calls = [self._part_call(part, line) for part in call_parts]  # checked before any change
-            turn = self._pending()
+            turn = self._pending(item, line)
             turn.texts.extend(texts)
             if refusal is not None:
                 turn.refusal = refusal if turn.refusal is None else turn.refusal + "\n\n" + refusal
@@ -247,14 +299,14 @@ class ResponsesConverter:
         return out
 
     def _reasoning(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
-        turn = self._pending()
+        turn = self._pending(item, line)
         turn.reasoning.append(_reasoning_text(item))
         turn.preserve(REASONING_KEY, item)
         return []
 
     def _function_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         call = self._part_call(item, line)  # before _pending(): a rejected item changes nothing
-        self._pending().calls.append(call)
+        self._pending(item, line).calls.append(call)
         return []
 
     def _part_call(self, item: dict[str, Any], line: int | None) -> dict[str, Any]:
@@ -281,13 +333,13 @@ class ResponsesConverter:
         # stay a JSON object string for every consumer (formats.md C8 / §1.4 step 4).
         call = _call(item, name, dumps({"input": item.get("input", "")}, line=line, what="custom_tool_call 'input'"), line)
         call["item_type"] = "custom_tool_call"
-        self._pending().calls.append(call)
+        self._pending(item, line).calls.append(call)
         return []
 
     def _shell_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         call = _call(item, "local_shell", dumps(item.get("action", {}), line=line, what="local_shell_call 'action'"), line)
         call["item_type"] = "local_shell_call"
-        self._pending().calls.append(call)
+        self._pending(item, line).calls.append(call)
         return []
 
     def _output(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
@@ -303,6 +355,19 @@ class ResponsesConverter:
         out = self._end_turn()
         out.append(msg)
         return out
+
+
+def _json_size(item: dict[str, Any]) -> int:
+    """The size of an item's JSON, in bytes (an item given in memory that orjson cannot
+    write, with a 65-bit integer or a value no JSON holds: the size of its repr)."""
+    try:
+        return len(orjson.dumps(item))
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    try:
+        return len(repr(item))
+    except RecursionError:
+        return 0
 
 
 def _call(item: dict[str, Any], name: str, arguments: str, line: int | None) -> dict[str, Any]:

@@ -1,0 +1,380 @@
+"""What a reader holds for one message it assembles from several records is bounded by
+``max_record_bytes``, with the error the other reader limits give (the limit's name, the file
+position, what to do): a Claude Code turn (one ``message.id`` written over many lines, and the
+tool results held behind it) and a run of Responses items (an assistant turn, or bare input
+parts). Regressions of the sweep of input shapes: a turn of 80,000 one-block lines held 4 KiB a
+block (377 MB for a 42 MB file), orphan results and bare parts grew with the file."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from normalizer import LimitExceeded, Report
+from normalizer.formats import read_conversations, read_messages
+from normalizer.formats._claude import ClaudeCodeConverter
+from normalizer.formats._records import DEFAULT_MAX_RECORD_BYTES
+from normalizer.formats._responses import ResponsesConverter
+from realdata import SAMPLES, needs_samples
+
+TEXT = "The quick brown fox jumps over the lazy dog. "
+
+
+def jsonl(records: list[Any]) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+def write(tmp_path: Path, records: list[Any], name: str = "session.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_bytes(jsonl(records))
+    return path
+
+
+def cc(kind: str, content: Any, mid: str = "msg_1", **fields: Any) -> dict[str, Any]:
+    """A Claude Code line (an assistant one belongs to message ``mid``)."""
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=mid, model="claude", type="message")
+    return {"type": kind, "uuid": "u", "parentUuid": None, "isSidechain": False, "message": message, **fields}
+
+
+def text(i: int) -> dict[str, Any]:
+    return {"type": "text", "text": f"part {i} {TEXT}"}
+
+
+def size(block: Any) -> int:
+    """What a block adds to the pending turn: its JSON's size (keys sorted, compact)."""
+    return len(orjson.dumps(block, option=orjson.OPT_SORT_KEYS))
+
+
+def crossing(sizes: list[int], limit: int) -> int:
+    """The 0-based index of the first item that takes a running total past ``limit``."""
+    total = 0
+    for i, n in enumerate(sizes):
+        total += n
+        if total > limit:
+            return i
+    raise AssertionError("the total never passes the limit")
+
+
+def one_turn(blocks: int) -> list[dict[str, Any]]:
+    """A user line, one message.id written over ``blocks`` lines (a block each), a user line."""
+    return [cc("user", "start"), *(cc("assistant", [text(i)]) for i in range(blocks)), cc("user", "next")]
+
+
+def orphans(results: int) -> list[dict[str, Any]]:
+    """A text turn, then ``results`` lines of a tool result no call of it made."""
+    tail = [cc("user", [{"type": "tool_result", "tool_use_id": f"gone_{i}", "content": f"r{i} {TEXT}"}]) for i in range(results)]
+    return [cc("user", "start"), cc("assistant", [{"type": "text", "text": "hi"}]), *tail, cc("user", "next")]
+
+
+def claude_messages(records: list[Any], **kwargs: Any) -> list[dict[str, Any]]:
+    return list(read_messages(io.BytesIO(jsonl(records)), "claude-code", **kwargs))
+
+
+# -- Claude Code: one message.id over many lines ------------------------------------------------
+
+
+def test_a_claude_turn_of_many_lines_is_refused_at_the_line_past_max_record_bytes(tmp_path: Path) -> None:
+    limit = 2_000
+    path = write(tmp_path, one_turn(40))
+    # The blocks of lines 2, 3, ...: the first line past the limit is refused.
+    line = 2 + crossing([size(text(i)) for i in range(40)], limit)
+    with pytest.raises(LimitExceeded) as caught:
+        list(read_messages(path, "claude-code", max_record_bytes=limit))
+    exc = caught.value
+    assert (exc.limit, exc.value) == ("max_record_bytes", limit)
+    assert (exc.source, exc.line, exc.column) == (str(path), line, 1)
+    assert str(exc) == (
+        f"{path}:{line}:1: assistant message 'msg_1' (begun on line 2) and the tool results held behind it would "
+        f"hold more than {limit} bytes of JSON. Raise max_record_bytes if one turn of this session really is that "
+        "large (Claude Code writes a turn as a few lines)"
+    )
+
+
+def test_a_claude_turn_at_the_limit_is_read_and_one_byte_past_it_is_not() -> None:
+    records = one_turn(10)
+    held = sum(size(text(i)) for i in range(10))
+    expected = claude_messages(records)
+    assert claude_messages(records, max_record_bytes=held) == expected
+    with pytest.raises(LimitExceeded) as caught:
+        claude_messages(records, max_record_bytes=held - 1)
+    assert caught.value.line == 11  # the tenth block's line
+
+
+def test_repeated_blocks_count_once() -> None:
+    # Streaming snapshots repeat a message's blocks: the duplicates are dropped, not held.
+    block = text(0)
+    records = [cc("user", "start"), *(cc("assistant", [block, text(1)]) for _ in range(50)), cc("user", "next")]
+    report = Report()
+    out = claude_messages(records, max_record_bytes=size(block) + size(text(1)), report=report)
+    assert out == claude_messages(records)
+    assert out[1]["content"] == f"{block['text']}\n\n{text(1)['text']}"
+    assert report.counts["skip_duplicate_block"] == 98
+
+
+def test_the_limit_is_per_turn_not_per_file() -> None:
+    # 200 turns, each well under the limit, together far past it.
+    records = [cc("user", "start")]
+    for turn in range(200):
+        records += [cc("assistant", [text(i)], mid=f"msg_{turn}") for i in range(3)]
+        records.append(cc("user", f"next {turn}"))
+    out = claude_messages(records, max_record_bytes=3 * size(text(0)) + 10)
+    assert out == claude_messages(records)
+    assert len(out) == 401
+
+
+def test_a_refused_line_can_be_skipped_and_the_turn_goes_on_within_the_limit() -> None:
+    limit = 5 * size(text(0))
+    report = Report()
+    out = claude_messages(one_turn(8), max_record_bytes=limit, on_invalid="skip", report=report)
+    # Blocks 0-4 fill the turn; blocks 5-7 (lines 7-9) would take it past the limit.
+    assert [r.line for r in report.records if r.kind == "skip_invalid"] == [7, 8, 9]
+    assert out[1]["content"] == "\n\n".join(text(i)["text"] for i in range(5))
+    assert out[-1] == {"role": "user", "content": "next"}
+
+
+def test_a_turn_without_a_message_id_is_one_line() -> None:
+    # No message.id, requestId or uuid: each line is a turn of its own, never merged.
+    records = [cc("user", "start")]
+    for i in range(3):
+        line = cc("assistant", [text(i)])
+        del line["message"]["id"], line["uuid"]
+        records.append(line)
+    out = claude_messages(records, max_record_bytes=size(text(0)))
+    assert [m["content"] for m in out[1:]] == [text(i)["text"] for i in range(3)]
+    with pytest.raises(LimitExceeded) as caught:
+        claude_messages(records, max_record_bytes=size(text(0)) - 1)
+    assert caught.value.line == 2
+    assert "assistant message and the tool results" in str(caught.value)  # no id to name, no earlier line
+
+
+# -- Claude Code: tool results held behind the pending turn -------------------------------------
+
+
+def result_size(i: int) -> int:
+    """What the tool message of ``orphans``' i-th result adds (keys and strings by their length)."""
+    return len("role") + len("tool") + len("tool_call_id") + len(f"gone_{i}") + len("content") + len(f"r{i} {TEXT}")
+
+
+def test_orphan_results_behind_a_text_turn_are_refused_past_max_record_bytes(tmp_path: Path) -> None:
+    limit = 3_000
+    path = write(tmp_path, orphans(100))
+    first = size({"type": "text", "text": "hi"})  # the turn's own block (line 2)
+    line = 3 + crossing([first + result_size(0)] + [result_size(i) for i in range(1, 100)], limit)
+    with pytest.raises(LimitExceeded) as caught:
+        list(read_messages(path, "claude-code", max_record_bytes=limit))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column) == ("max_record_bytes", limit, str(path), line, 1)
+    assert f"{path}:{line}:1: assistant message 'msg_1' (begun on line 2) and the tool results held" in str(exc)
+
+
+def test_results_that_come_with_user_text_are_not_held() -> None:
+    # The user text ends the turn on that line: its results go out at once, whatever their size.
+    big = "x" * 10_000
+    records = [
+        cc("user", "start"),
+        cc("assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]),
+        cc("user", [{"type": "tool_result", "tool_use_id": "t1", "content": big}, {"type": "text", "text": "go on"}]),
+    ]
+    out = claude_messages(records, max_record_bytes=1_000)
+    assert [m["role"] for m in out] == ["user", "assistant", "tool", "user"]
+    assert out[2]["content"] == big
+
+
+def test_a_turn_with_its_results_within_the_limit_reads_as_before() -> None:
+    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": 1}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "data"}], "is_error": True}
+    records = [cc("user", "hi"), cc("assistant", [{"type": "text", "text": "Reading."}]), cc("assistant", [use]),
+               cc("user", [result]), cc("user", "thanks")]
+    held = size({"type": "text", "text": "Reading."}) + size(use)
+    held += len("role" "tool" "tool_call_id" "t1" "content" "data" "source_fields") + len(b'{"is_error":true}')
+    expected = claude_messages(records)
+    assert expected[2] == {"role": "tool", "tool_call_id": "t1", "content": "data", "source_fields": {"is_error": True}}
+    assert claude_messages(records, max_record_bytes=held) == expected
+    with pytest.raises(LimitExceeded) as caught:
+        claude_messages(records, max_record_bytes=held - 1)
+    assert caught.value.line == 4
+
+
+def test_a_sidechain_turn_has_the_same_limit() -> None:
+    side = [cc("user", "task", isSidechain=True), *(cc("assistant", [text(i)], isSidechain=True) for i in range(10))]
+    records = [cc("user", "start"), cc("assistant", [text(0)], mid="msg_0"), *side, cc("user", "next")]
+    limit = 4 * size(text(0))
+    main, sub = conversations(io.BytesIO(jsonl(records)))
+    assert [m["role"] for m in main] == ["user", "assistant", "user"] and [m["role"] for m in sub] == ["user", "assistant"]
+    with pytest.raises(LimitExceeded) as caught:
+        conversations(io.BytesIO(jsonl(records)), max_record_bytes=limit)
+    assert caught.value.line == 8  # the sub-agent's fifth block (its turn began on line 4)
+    assert "(begun on line 4)" in str(caught.value)
+
+
+def test_the_converter_takes_the_limit_itself() -> None:
+    conv = ClaudeCodeConverter(Report(), max_record_bytes=size(text(0)))
+    assert conv.feed(cc("assistant", [text(0)]), line=1) == []
+    with pytest.raises(LimitExceeded) as caught:
+        conv.feed(cc("assistant", [text(1)]), line=2)
+    assert (caught.value.limit, caught.value.line) == ("max_record_bytes", 2)
+    # The refused line changed nothing: the turn is the first block alone.
+    assert conv.close() == [{"role": "assistant", "content": text(0)["text"]}]
+    assert ClaudeCodeConverter().max_record_bytes == DEFAULT_MAX_RECORD_BYTES
+
+
+def test_a_claude_turn_of_20000_lines_holds_a_few_bytes_a_block() -> None:
+    # Each block's duplicate-detection key was orjson's bytes, which keep their 4 KiB buffer:
+    # 20,000 blocks held 91 MB (traced) for 3.5 MB of text. Now about the text, and its key.
+    data = jsonl(one_turn(20_000))
+    tracemalloc.start()
+    try:
+        out = list(read_messages(io.BytesIO(data), "claude-code"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(out) == 3 and out[1]["content"].count("\n\n") == 19_999
+    assert peak < 30_000_000, peak
+
+
+# -- Responses: bare input parts and the pending assistant turn ---------------------------------
+
+
+def responses(items: list[Any], **kwargs: Any) -> list[dict[str, Any]]:
+    return list(read_messages(io.BytesIO(jsonl(items)), "responses", **kwargs))
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """What an item adds: the size of its JSON."""
+    return len(orjson.dumps(item))
+
+
+def test_bare_input_parts_are_refused_past_max_record_bytes(tmp_path: Path) -> None:
+    parts = [{"type": "input_text", "text": f"part {i}"} for i in range(100)]
+    items = [*parts, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]
+    path = write(tmp_path, items, "items.jsonl")
+    limit = 500
+    line = 1 + crossing([item_size(p) for p in parts], limit)
+    with pytest.raises(LimitExceeded) as caught:
+        list(read_messages(path, "responses", max_record_bytes=limit))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column) == ("max_record_bytes", limit, str(path), line, 1)
+    assert str(exc) == (
+        f"{path}:{line}:1: the user message made of bare input part items (begun on line 1) would hold more than "
+        f"{limit} bytes of JSON. Raise max_record_bytes if one message of this history really is that large"
+    )
+
+
+def test_bare_input_parts_make_the_same_message_and_record_as_before() -> None:
+    # Each part is converted as it comes (the item let go): the message is the one the whole
+    # run made at once, and the record names the item types.
+    items = [
+        {"type": "input_text", "text": "look at", "cache_control": {"type": "ephemeral"}},
+        {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "low"},
+        {"type": "input_file", "file_id": "f1"},
+        {"type": "input_text", "text": "this"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+    ]
+    report = Report()
+    held = sum(map(item_size, items[:4]))
+    out = responses(items, report=report, max_record_bytes=held)
+    assert out == [
+        {"role": "user", "content": [
+            {"type": "text", "text": "look at", "cache_control": {"type": "ephemeral"}},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA", "detail": "low"}},
+            {"type": "input_file", "file_id": "f1"},
+            {"type": "text", "text": "this"},
+        ]},
+        {"role": "assistant", "content": "ok"},
+    ]
+    assert [(r.kind, r.detail, r.line) for r in report.records] == [
+        ("group_input_parts", "4 bare input part item(s) (input_file, input_image, input_text) became one user message", 1),
+    ]
+    with pytest.raises(LimitExceeded):
+        responses(items, max_record_bytes=held - 1)
+
+
+def test_runs_of_bare_parts_are_counted_apart() -> None:
+    run = [{"type": "input_text", "text": f"part {i}"} for i in range(5)]
+    said = {"type": "message", "role": "assistant", "content": "ok"}
+    items = (run + [said]) * 20
+    out = responses(items, max_record_bytes=sum(map(item_size, run)))
+    assert out == responses(items)
+    assert len(out) == 40
+
+
+def test_an_assistant_turn_of_many_items_is_refused_past_max_record_bytes(tmp_path: Path) -> None:
+    calls = [{"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"} for i in range(100)]
+    items = [{"type": "message", "role": "user", "content": "go"}, *calls]
+    path = write(tmp_path, items, "items.jsonl")
+    limit = 2_000
+    line = 2 + crossing([item_size(c) for c in calls], limit)
+    with pytest.raises(LimitExceeded) as caught:
+        list(read_messages(path, "responses", max_record_bytes=limit))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column) == ("max_record_bytes", limit, str(path), line, 1)
+    assert str(exc).startswith(
+        f"{path}:{line}:1: the assistant turn made of reasoning, message and call items (begun on line 2) would hold "
+        f"more than {limit} bytes of JSON."
+    )
+
+
+def test_an_assistant_turn_within_the_limit_reads_as_before() -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "thinking"}],
+                 "encrypted_content": "gAAA"}
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Looking."}]}
+    call = {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"}
+    items = [{"type": "message", "role": "user", "content": "go"}, reasoning, said, call,
+             {"type": "function_call_output", "call_id": "c1", "output": "a.py"}]
+    held = sum(map(item_size, (reasoning, said, call)))
+    expected = responses(items)
+    assert expected[1]["tool_calls"][0]["id"] == "c1" and expected[1]["reasoning_content"] == "thinking"
+    assert responses(items, max_record_bytes=held) == expected
+    with pytest.raises(LimitExceeded) as caught:
+        responses(items, max_record_bytes=held - 1)
+    assert caught.value.line == 4  # the call: the turn's third item
+
+
+def test_the_responses_converter_takes_the_limit_itself() -> None:
+    part = {"type": "input_text", "text": "hello"}
+    conv = ResponsesConverter(Report(), max_record_bytes=item_size(part))
+    assert conv.feed(part, line=1) == []
+    with pytest.raises(LimitExceeded) as caught:
+        conv.feed(part, line=2)
+    assert (caught.value.limit, caught.value.line) == ("max_record_bytes", 2)
+    assert conv.close() == [{"role": "user", "content": "hello"}]  # the refused item changed nothing
+    assert ResponsesConverter().max_record_bytes == DEFAULT_MAX_RECORD_BYTES
+
+
+def test_items_given_in_memory_that_no_json_holds_are_still_read() -> None:
+    # The size of an item that orjson cannot write (records given in memory) is its repr's:
+    # counting it refuses nothing that was read before.
+    class Opaque:
+        def __repr__(self) -> str:
+            return "Opaque()"
+
+    items = [{"type": "reasoning", "id": "rs_1", "summary": [], "extra": Opaque()},
+             {"type": "message", "role": "assistant", "content": "ok"}]
+    out = list(read_messages(items, "responses"))
+    assert out[0]["content"] == "ok"
+    assert out[0]["reasoning_items"][0]["extra"] is items[0]["extra"]
+
+
+# -- real sessions ------------------------------------------------------------------------------
+
+
+def conversations(source: Any, **kwargs: Any) -> list[list[dict[str, Any]]]:
+    """Each conversation's messages, read before the next conversation is asked for."""
+    return [list(c.messages) for c in read_conversations(source, "claude-code", keep_sidechains=True, **kwargs)]
+
+
+@needs_samples
+def test_real_sessions_hold_far_less_than_the_default_limit() -> None:
+    # The largest turn of the sample sessions, with its results, is well under 1 MiB: the
+    # default (64 MiB) leaves two orders of magnitude, and the output does not depend on it.
+    paths = sorted(SAMPLES.glob("**/claude_code/*.jsonl"))
+    assert paths
+    for path in paths:
+        assert conversations(path, max_record_bytes=1 << 20) == conversations(path), path
