@@ -383,8 +383,8 @@ def _validate_engine(plan: list[Any], engine: str, scheduler: str | None) -> Non
 
 @contextlib.contextmanager
 def _spool_folder(wanted: bool, where: str | None = None) -> Iterator[str | None]:
-    """For --report: a private temporary folder for the records of each input (streamed
-    into the one report document at the end), removed whatever happens. In TMPDIR, or a
+    """For --report: a private temporary folder for the records of each input (copied into
+    the report document as each input is done), removed whatever happens. In TMPDIR, or a
     hidden folder in ``where`` (a cluster's workers must see it)."""
     if not wanted:
         yield None

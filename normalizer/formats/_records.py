@@ -628,10 +628,17 @@ class _SurrogateScan:
         return None, judged
 
     def _run_before(self, window: bytes, end: int) -> int:
-        start = end
-        while start > 0 and window[start - 1] == 0x5C:  # nearly always zero steps
-            start -= 1
-        return end - start + (self._run if start == 0 else 0)
+        run = _backslashes_before(window, end)
+        return run + (self._run if run == end else 0)
+
+
+def _backslashes_before(data: bytes, end: int) -> int:
+    """How many backslashes stand just before ``data[end]``, counted where they are (a copy
+    of ``data`` up to each quote asked about would make a piece quadratic)."""
+    start = end
+    while start > 0 and data[start - 1] == 0x5C:  # nearly always zero steps
+        start -= 1
+    return end - start
 
 
 class _Where:
@@ -803,10 +810,7 @@ def _opening_quote(piece: bytes, escaped: bool) -> int | None:
         at = piece.rfind(b'"', 0, end)
         if at < 0:
             return None
-        start = at  # the backslashes just before it, counted where they are (not a copy of the
-        while start and piece[start - 1] == 0x5C:  # piece up to each quote: quadratic)
-            start -= 1
-        run = at - start
+        run = _backslashes_before(piece, at)
         if run == at and escaped:
             run += 1  # the run goes on into the last piece
         if run % 2 == 0:
