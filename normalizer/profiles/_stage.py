@@ -109,8 +109,24 @@ class ProfileStage:
         """Place one message the core emitted (with its notes); what is final goes to
         the output at once. (A ``LimitExceeded`` raised here names no message: the core
         adds the index of the message it was placing.)"""
-        notes = list(notes) if notes else []
         role = message.get("role")
+        if self._started:
+            if role == "tool":
+                # The most frequent message, and no rule places one: it ends what is held
+                # (_put's path for a tool message, spelled out: two calls less a result).
+                if self._held is not None:
+                    self._flush()
+                self._out(message, notes if notes is not None else [])
+                self._placed = True
+                self._last = "tool"
+                self._last_calls = False
+                return
+            if role == "user" or role == "assistant":
+                # Nothing here appends to the notes given: a list the core made, passed on.
+                self._put(message, notes if notes is not None else [])
+                return
+        # (A note may be added below: to a list of our own.)
+        notes = list(notes) if notes else []
         if role in ("system", "developer"):
             if not self._started:
                 if self._system in ("single", "fold"):
@@ -154,6 +170,7 @@ class ProfileStage:
                 notes = notes + [Note("set_prefix", "set prefix: true on the final assistant message "
                                   "(a final assistant message must be a prefix)", [], None)]
             elif self._rstrip:
+                notes = list(notes)  # (the held notes may be a list the core made: not ours to extend)
                 msg = self._rstripped(msg, notes)
             self._held = (msg, notes)
         self._flush(final=True)

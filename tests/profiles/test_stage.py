@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import normalizer
 from normalizer.profiles._check import check
 from normalizer.profiles._profiles import PROFILES, make_stage
+from normalizer._note import Note
 from normalizer.profiles._encode import Encoder
 
 ALL = list(PROFILES)
@@ -231,3 +232,38 @@ def test_calls_left_open_with_a_user_required_are_a_fixed_point(profile: str) ->
     once = list(normalizer.repair(copy.deepcopy(history), profile=profile, trailing_calls="keep"))
     assert [m["role"] for m in once] == ["assistant"]  # no user after open calls
     assert list(normalizer.repair(once, profile=profile, trailing_calls="keep")) == once
+
+
+# -- the stage's fast path: a placed history's tool, user and assistant messages skip the
+# copy of their notes and (tool messages) the _put call; what comes out must be what _put
+# makes of them.
+
+_PLACED = st.one_of(
+    st.builds(lambda c: {"role": "user", "content": c}, text),
+    st.builds(lambda c, n: _with({"role": "assistant", "content": c}, name=n), text, name),
+    st.builds(lambda k: {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, st.integers(0, 3)),
+    st.builds(lambda k: {"role": "tool", "tool_call_id": f"c{k}", "content": "ok"}, st.integers(0, 3)),
+)
+
+
+@pytest.mark.parametrize("profile", [p for p in ALL if make_stage(PROFILES[p], Encoder(PROFILES[p]), lambda m, n: None)])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=st.lists(st.tuples(_PLACED, st.booleans()), max_size=12))
+def test_fast_path_places_as_put_does(profile: str, messages: list[tuple[dict[str, Any], bool]]) -> None:
+    def run(through_put: bool) -> list[tuple[Any, list[tuple[str, Any]]]]:
+        out: list[tuple[Any, list[tuple[str, Any]]]] = []
+        stage = make_stage(PROFILES[profile], Encoder(PROFILES[profile]),
+                           lambda m, n: out.append((m, [(note.kind, note.dropped) for note in n])))
+        assert stage is not None
+        stage.feed({"role": "user", "content": "start"}, None)  # placed from here on
+        for message, with_note in messages:
+            notes = [Note("x", "a note of the core", [0], None)] if with_note else None
+            if through_put:  # the way every message went before the fast path
+                stage._put(message, list(notes) if notes else [])
+            else:
+                stage.feed(message, notes)
+        stage.close()
+        return out
+
+    assert run(through_put=False) == run(through_put=True)
