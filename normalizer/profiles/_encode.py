@@ -255,8 +255,11 @@ class Encoder:
         if self._content:
             content = m.get("content")
             # Non-blank text is in every profile's shape: no step of _shape_content touches it
-            # (it reshapes lists, blank text and null only).
-            if not (type(content) is str and content and not content.isspace()):
+            # (it reshapes lists, blank text and null only); nor null next to tool calls, the
+            # tool-only content the core wrote (content.null is about null without calls).
+            if not (type(content) is str and content and not content.isspace()) and not (
+                content is None and role == "assistant" and m.get("tool_calls")
+            ):
                 m = self._shape_content(m, role, inputs, notes)
         if role == "assistant" and (
             (self._strip_reasoning and not m.keys().isdisjoint(REASONING_KEYS))

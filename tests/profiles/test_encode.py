@@ -440,6 +440,11 @@ _SHAPE_CASES: list[tuple[str, dict[str, Any]]] = [
                    "tool_calls": [{**_CALL, "status": "done"}, _CALL]}),
     ("user", {"role": "user", "content": "", "x_origin": 1, "name": "al ice"}),
     ("tool", {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "r"}], "is_error": False}),
+    # null next to calls: the tool-only content the core wrote (shape skips the content step)
+    ("assistant", {"role": "assistant", "content": None, "tool_calls": [_CALL]}),
+    ("assistant", {"role": "assistant", "content": None, "name": "bot 1", "reasoning_content": "r", "tool_calls": [_CALL]}),
+    ("assistant", {"role": "assistant", "content": None, "tool_calls": []}),
+    ("assistant", {"role": "assistant", "content": None}),
 ]
 
 
@@ -526,3 +531,4 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
         assert one._known == {role: known_fields(role, exempt) for role in _ALL_ROLES}
         assert one._known is two._known
         assert one._seen_ids is not two._seen_ids  # the state is each encoder's own
+
