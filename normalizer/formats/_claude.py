@@ -22,7 +22,8 @@ streaming snapshots produce, are dropped and counted). The turn stays pending wh
 results arrive -- in any order, across snapshot, system and sidechain lines -- and ends at the
 next line that carries new content. What it holds, its blocks and those results, is bounded by
 ``max_record_bytes`` (in bytes of their JSON): the line that would take it past that is refused
-with :class:`~normalizer.LimitExceeded`.
+with :class:`~normalizer.LimitExceeded`. An Anthropic assistant message is such a turn too, the
+results of the user messages after it held behind it, under the same bound.
 
 A file whose first conversation line is a sub-agent's (``isSidechain``: Claude Code 2.1 writes
 each sub-agent to ``<session>/subagents/agent-*.jsonl``, every line sidechain) is that
@@ -74,6 +75,10 @@ CLAUDE_LINE_TYPES = frozenset({
 THINKING_KEY = "thinking_blocks"
 
 _Op = tuple[str, Any]
+#: Where a record is: its line (None: not given) and how many records were fed up to it
+#: (counted by a converter that can name a record with no line, see ``_where``). Kept for
+#: every turn, put into words only for the limit's error.
+_At = tuple[int | None, int]
 
 
 def _server_text(raw: Any, line: int | None) -> str:
@@ -110,15 +115,54 @@ def _server_result(block: Any) -> bool:
 
 
 class _BlockConverter:
-    """The shared machinery: assistant blocks into a pending turn, user blocks out."""
+    """The shared machinery: assistant blocks into a pending turn, user blocks out.
 
-    def __init__(self, report: Report | None) -> None:
+    The pending turn is one message assembled from several records (a Claude Code turn over
+    the lines of one ``message.id``, an Anthropic assistant message), with the tool results
+    held behind it until it ends. What it holds is bounded by ``max_record_bytes``, in bytes
+    of JSON: each block by its duplicate-detection key (a repeated block counts once), each
+    held result by :func:`_json_size`. The record that would take it past that is refused
+    with :class:`LimitExceeded` before it changes anything.
+    """
+
+    #: What the limit's error tells the user to do (each format says why a turn gets large).
+    _limit_hint = "Raise max_record_bytes if one turn of this history really is that large"
+
+    def __init__(self, report: Report | None, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
         self.report = report
+        self.max_record_bytes = max_record_bytes
         self._turn: Turn | None = None
+        # What the pending turn holds, in bytes of JSON (its blocks and the results behind
+        # it), and where its first block came from (for the limit's error).
+        self._held = 0
+        self._turn_at: _At = (None, 0)
+        self._fed = 0  # records fed, by a converter that counts them (see _where)
 
     def flush(self) -> list[dict[str, Any]]:
+        self._held = 0
         turn, self._turn = self._turn, None
         return turn.flush() if turn is not None else []
+
+    def _where(self, at: _At) -> str | None:
+        """Where a record is, in the words of the limit's error ("on line 3"; None: not told)."""
+        line = at[0]
+        return None if line is None else f"on line {line}"
+
+    def _too_big(self, key: Any, line: int | None, began: _At) -> LimitExceeded:
+        """The error for the record that would take the pending turn past ``max_record_bytes``
+        (``began``: where the turn's first block came from, named when it is another record)."""
+        limit = self.max_record_bytes
+        name = f" {key[:80]!r}" if isinstance(key, str) else ""
+        start = self._where(began)
+        since = f" (begun {start})" if start is not None and start != self._where((line, self._fed)) else ""
+        return LimitExceeded(
+            f"assistant message{name}{since} and the tool results held behind it would hold more than {limit} "
+            "bytes of JSON",
+            limit="max_record_bytes",
+            value=limit,
+            line=line,
+            hint=self._limit_hint,
+        )
 
     def close(self) -> list[dict[str, Any]]:
         return self.flush()
@@ -163,11 +207,6 @@ class _BlockConverter:
             else:
                 ops.append(("other", block))
         return ops
-
-    def _keys(self, ops: list[_Op], blocks: Any, line: int | None) -> list[bytes]:
-        """Each block's duplicate-detection key (computed before any state changes: a block
-        too deep to encode rejects the whole record)."""
-        return [canonical(blocks[i] if isinstance(blocks, list) else blocks, line=line, what="an assistant content block") for i in range(len(ops))]
 
     def _apply(self, turn: Turn, ops: list[_Op], keys: list[bytes], line: int | None) -> None:
         for (op, value), key in zip(ops, keys):
@@ -227,19 +266,44 @@ class _BlockConverter:
         return with_source({"role": "tool", "tool_call_id": call_id, "content": content}, source)
 
     def _assistant(self, content: Any, key: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        ops = self._assistant_ops(content, line)
-        keys = self._keys(ops, content, line)
+        # Everything is worked out before anything changes (a block too deep to encode, or a
+        # turn past max_record_bytes, refuses the whole record): the ops, each block's
+        # duplicate-detection key, and what the turn would hold -- only the blocks it does not
+        # hold yet add to it (Claude Code's snapshot lines repeat them).
+        ops = self._assistant_ops(content, line)  # one op a block (a string: one op, None: none)
+        blocks = content if isinstance(content, list) else [content] if ops else []
+        turn = self._turn
+        if turn is not None and (key is None or turn.key != key):
+            turn = None  # this record begins a turn
+        # Each key is copied to its own size as it is made (``_own_copy``; copied afterwards,
+        # the record's keys would all hold their buffer at once).
+        keys = [_own_copy(canonical(block, line=line, what="an assistant content block")) for block in blocks]
+        if turn is None:
+            held = sum(map(len, set(keys)))
+        else:
+            held = self._held + sum(map(len, set(keys).difference(turn.seen)))
+        if held > self.max_record_bytes:
+            raise self._too_big(key, line, (line, self._fed) if turn is None else self._turn_at)
         out: list[dict[str, Any]] = []
-        if self._turn is None or key is None or self._turn.key != key:
+        if turn is None:
             out = self.flush()
-            self._turn = Turn(key)
+            turn = self._turn = Turn(key)
+            self._turn_at = (line, self._fed)
+        self._held = held
         if extra:
-            merge_source(self._turn.source, extra, self.report, line=line)
-        self._apply(self._turn, ops, keys, line)
+            merge_source(turn.source, extra, self.report, line=line)
+        self._apply(turn, ops, keys, line)
         return out
 
     def _user(self, content: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         results, user = self._user_parts(content, line)
+        if results and user is None and self._turn is not None:
+            # Results with no user text wait behind the pending turn until it ends: counted in
+            # what it holds once the record is known to be valid, before it changes anything.
+            held = self._held + sum(map(_result_size, results))
+            if held > self.max_record_bytes:
+                raise self._too_big(self._turn.key, line, self._turn_at)
+            self._held = held
         out: list[dict[str, Any]] = []
         if self._turn is not None:
             self._turn.results.extend(results)
@@ -255,12 +319,33 @@ class _BlockConverter:
 
 def _own_copy(block: bytes) -> bytes:
     """A block's canonical JSON as the pending turn keeps it (to know its duplicates): copied
-    to its own size. orjson's bytes keep the 4 KiB buffer they were written into, so a turn
-    of k small blocks held 4 KiB a block (20,000 one-block lines of one ``message.id``: 80 MB
-    for 3.5 MB of text)."""
-    return bytes(memoryview(block))
+    to its own size. orjson's bytes keep the buffer they were written into, 4 KiB for a small
+    block and some ten times the size of a big one (orjson 3.13: 8.3 MB for a 1 MB text), so
+    a turn of k small blocks held 4 KiB a block (20,000 one-block lines of one ``message.id``:
+    80 MB for 3.5 MB of text; one Anthropic assistant message of 20,000 blocks the same). The
+    copy costs a tenth of a microsecond a block, a few percent of converting a body."""
+    return memoryview(block).tobytes()  # (0.11 us for a small block; bytes(memoryview(block)): 0.17)
 
 
+# The keys and the role of every tool message ``_result`` makes.
+_TOOL_MESSAGE = len("role") + len("tool") + len("tool_call_id") + len("content")
+
+
+def _result_size(result: dict[str, Any]) -> int:
+    """:func:`_json_size` of a tool message ``_result`` made, its common form (text content,
+    no other fields) counted without the loop: half the time, on what is most of a body's
+    messages (an Anthropic user message of results only waits behind its turn)."""
+    content = result["content"]
+    if len(result) == 3 and type(content) is str:
+        return _TOOL_MESSAGE + len(result["tool_call_id"]) + len(content)
+    return _json_size(result)
+
+
+# Not _responses._json_size, which dumps the whole item: a held result's content is often a
+# big tool output (a file read, a command's log), and this one counts it without copying it.
+# They stay apart because one measure for both would move the boundaries one side's tests pin
+# (Claude Code's here; the Responses items' exact JSON there), and this one is no cheaper on
+# Responses items, whose size is mostly in nested parts (see the note at that one).
 def _json_size(value: dict[str, Any]) -> int:
     """About the size of a tool result's JSON, in bytes: its keys and string values by their
     length (no copy of a big tool output to count it), any other value as JSON (one that no
@@ -300,19 +385,18 @@ class ClaudeCodeConverter(_BlockConverter):
 
     name = "claude-code"
     multi = False
+    _limit_hint = (
+        "Raise max_record_bytes if one turn of this session really is that large (Claude Code writes a turn as a "
+        "few lines)"
+    )
 
     def __init__(
         self, report: Report | None = None, *, keep_sidechains: bool = False, keep_meta: bool = False,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     ) -> None:
-        super().__init__(report)
+        super().__init__(report, max_record_bytes=max_record_bytes)
         self.keep_sidechains = keep_sidechains
         self.keep_meta = keep_meta
-        self.max_record_bytes = max_record_bytes
-        # What the pending turn holds, in bytes of JSON (its blocks and the results behind
-        # it), and the line its first block came from.
-        self._held = 0
-        self._turn_line: int | None = None
         self._side: ClaudeCodeConverter | None = None
         self._side_messages: list[dict[str, Any]] = []
         self._sidechains: list[list[dict[str, Any]]] = []
@@ -320,64 +404,6 @@ class ClaudeCodeConverter(_BlockConverter):
         self._subagent: bool | None = None
         #: Lines of no type Claude Code writes (the reader's "was anything recognised?").
         self.unrecognised = 0
-
-    def flush(self) -> list[dict[str, Any]]:
-        self._held = 0
-        return super().flush()
-
-    def _assistant(self, content: Any, key: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        # The shared one, with the pending turn's size counted before anything changes: only
-        # the blocks the turn does not hold yet add to it (snapshot lines repeat them). Each
-        # block's key is copied to its own size as it is made (``_own_copy``; the shared
-        # ``_keys`` would hold every block's 4 KiB buffer of the line at once).
-        ops = self._assistant_ops(content, line)  # one op a block (a string: one op, None: none)
-        blocks = content if isinstance(content, list) else [content] if ops else []
-        keys = [_own_copy(canonical(block, line=line, what="an assistant content block")) for block in blocks]
-        turn = self._turn
-        if turn is None or key is None or turn.key != key:
-            turn = None  # this line begins a turn
-            held = sum(map(len, set(keys)))
-        else:
-            held = self._held + sum(map(len, set(keys).difference(turn.seen)))
-        if held > self.max_record_bytes:
-            raise self._too_big(key, line, line if turn is None else self._turn_line)
-        out: list[dict[str, Any]] = []
-        if turn is None:
-            out = self.flush()
-            turn = self._turn = Turn(key)
-            self._turn_line = line
-        self._held = held
-        if extra:
-            merge_source(turn.source, extra, self.report, line=line)
-        self._apply(turn, ops, keys, line)
-        return out
-
-    def _user_parts(self, content: Any, line: int | None) -> tuple[list[dict[str, Any]], Any]:
-        results, user = super()._user_parts(content, line)
-        if results and user is None and self._turn is not None:
-            # Results with no user text are held behind the pending turn (``_user``): counted
-            # here, once the line is known to be valid and before it changes anything.
-            held = self._held
-            for result in results:
-                held += _json_size(result)
-            if held > self.max_record_bytes:
-                raise self._too_big(self._turn.key, line, self._turn_line)
-            self._held = held
-        return results, user
-
-    def _too_big(self, key: Any, line: int | None, start: int | None) -> LimitExceeded:
-        limit = self.max_record_bytes
-        name = f" {key[:80]!r}" if isinstance(key, str) else ""
-        began = f" (begun on line {start})" if start is not None and start != line else ""
-        return LimitExceeded(
-            f"assistant message{name}{began} and the tool results held behind it would hold more than {limit} "
-            "bytes of JSON",
-            limit="max_record_bytes",
-            value=limit,
-            line=line,
-            hint="Raise max_record_bytes if one turn of this session really is that large (Claude Code writes a turn "
-            "as a few lines)",
-        )
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
@@ -530,15 +556,38 @@ class AnthropicConverter(_BlockConverter):
     """Anthropic Messages (``{"role", "content": blocks}``) in, chat messages out.
 
     The request's top-level ``system`` is given through :meth:`meta`.
+
+    Args:
+        report: where dropped content and conversion notes are recorded.
+        max_record_bytes: the most the pending turn holds, in bytes of JSON: the content
+            blocks of an assistant message (a duplicate block counts once) and the tool
+            results of the user messages after it that hold nothing else (Cline's text
+            results are results), which wait behind it until the turn ends (a user or
+            system text, the next assistant message). The message that would take it past
+            this is refused with :class:`LimitExceeded` (``limit="max_record_bytes"``),
+            saying where the turn began: its line, or, for a message with none (a request
+            body's, or one given in memory), its 0-based index among the messages fed, as
+            errors name a message. The readers pass their own ``max_record_bytes``.
     """
 
     name = "anthropic"
     multi = False
+    _limit_hint = (
+        "Raise max_record_bytes if one turn of this conversation really is that large (an assistant message and "
+        "the tool results that answer it)"
+    )
 
-    def __init__(self, report: Report | None = None) -> None:
-        super().__init__(report)
+    def __init__(self, report: Report | None = None, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
+        super().__init__(report, max_record_bytes=max_record_bytes)
         self._started = False
         self._open: _OpenCalls | None = None  # the pending turn's open calls, once a user message asks
+
+    def _where(self, at: _At) -> str | None:
+        # A request body's messages are one JSON document: the reader gives no line to its
+        # records (only the error is placed, at file:line:column), so a turn that began at
+        # another message says which, by the index the reader counts too (``feed``).
+        line, fed = at
+        return f"on line {line}" if line is not None else f"at message {fed - 1}"
 
     def flush(self) -> list[dict[str, Any]]:
         self._open = None  # the turn ends: let its calls and results go
@@ -559,6 +608,7 @@ class AnthropicConverter(_BlockConverter):
         raise invalid(f"'system' is {describe(value)}, expected a string or a list of text blocks", line=line, field="system")
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
+        self._fed += 1  # first: a refused message is one of the reader's too (on_invalid="skip")
         if not isinstance(record, dict) or record.get("role") not in ("user", "assistant", "system"):
             raise invalid(f"expected an Anthropic message {{role: user|assistant, content}}, got {describe(record)}", line=line, field="role")
         self._started = True

@@ -116,8 +116,9 @@ _CONVERTER_OPTIONS = {
     "base_instructions": "codex",
 }
 # Converters that assemble one message from several records (a Claude Code turn written over
-# several lines, a run of Responses items): they hold it up to the reader's max_record_bytes.
-_ASSEMBLING = frozenset({"claude-code", "responses"})
+# several lines, an Anthropic assistant message with the results after it, a run of Responses
+# items): they hold it up to the reader's max_record_bytes.
+_ASSEMBLING = frozenset({"claude-code", "anthropic", "responses"})
 
 OnInvalid = Literal["error", "skip"]
 

@@ -4,7 +4,8 @@ A rollout with R rollbacks checked every range for each item (R x items), and an
 turn of k calls answered one user message at a time worked out its open calls again for
 each message (k x k). These tests pin that the faster code decides exactly as the
 straightforward one did (kept here as the reference), on random small inputs, and that the
-work per item no longer grows with R or k (counted, not timed).
+work per item no longer grows with R or k (counted, not timed). The bound on what an Anthropic
+turn holds (``max_record_bytes``) changes nothing up to the most a turn holds, on the same inputs.
 """
 
 from __future__ import annotations
@@ -291,6 +292,36 @@ def test_anthropic_pairing_as_the_reference(records: list[dict[str, Any]]) -> No
     expected = feed_each(ReferenceConverter(expected_report), records)
     assert feed_each(AnthropicConverter(report), records) == expected
     assert report.model_dump_json() == expected_report.model_dump_json()
+
+
+def held_peak(records: list[dict[str, Any]]) -> int:
+    """The most an unbounded converter's pending turn held at the end of any message."""
+    conv = AnthropicConverter(Report())
+    peak = 0
+    for record in records:
+        try:
+            conv.feed(record)
+        except InputError:
+            pass
+        peak = max(peak, conv._held)
+    return peak
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_RECORDS, st.lists(st.one_of(_ASSISTANT, _USER, _END), max_size=8)))
+def test_anthropic_limit_refuses_only_past_what_the_turn_holds(records: list[dict[str, Any]]) -> None:
+    # At the most any turn holds, everything reads as without a limit (messages and report);
+    # one byte under it, a message is refused, and every message before it reads the same.
+    peak = held_peak(records)
+    expected_report, report = Report(), Report()
+    expected = feed_each(AnthropicConverter(expected_report), records)
+    assert feed_each(AnthropicConverter(report, max_record_bytes=peak), records) == expected
+    assert report.model_dump_json() == expected_report.model_dump_json()
+    if peak:
+        out = feed_each(AnthropicConverter(Report(), max_record_bytes=peak - 1), records)
+        refused = [i for i, o in enumerate(out) if isinstance(o, tuple) and "max_record_bytes" in o[1]]
+        assert refused and out[:refused[0]] == expected[:refused[0]]
+        assert f"would hold more than {peak - 1} bytes of JSON" in out[refused[0]][1]
 
 
 def test_anthropic_a_list_tool_use_id_is_reported_not_a_crash() -> None:

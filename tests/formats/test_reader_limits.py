@@ -1,13 +1,18 @@
 """What a reader holds for one message it assembles from several records is bounded by
 ``max_record_bytes``, with the error the other reader limits give (the limit's name, the file
 position, what to do): a Claude Code turn (one ``message.id`` written over many lines, and the
-tool results held behind it) and a run of Responses items (an assistant turn, or bare input
-parts). Regressions of the sweep of input shapes: a turn of 80,000 one-block lines held 4 KiB a
-block (377 MB for a 42 MB file), orphan results and bare parts grew with the file."""
+tool results held behind it), an Anthropic assistant message (and the tool results of the user
+messages after it) and a run of Responses items (an assistant turn, or bare input parts).
+Regressions of the sweep of input shapes: a turn of 80,000 one-block lines held 4 KiB a block
+(377 MB for a 42 MB file), orphan results and bare parts grew with the file; then of a review:
+an Anthropic body's results piled up unbounded, its blocks' keys held 4 KiB each."""
 
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -15,9 +20,9 @@ from typing import Any
 import orjson
 import pytest
 
-from normalizer import LimitExceeded, Report
-from normalizer.formats import read_conversations, read_messages
-from normalizer.formats._claude import ClaudeCodeConverter
+from normalizer import InputError, LimitExceeded, Report
+from normalizer.formats import _claude, read_conversations, read_messages
+from normalizer.formats._claude import AnthropicConverter, ClaudeCodeConverter
 from normalizer.formats._records import DEFAULT_MAX_RECORD_BYTES
 from normalizer.formats._responses import ResponsesConverter
 from realdata import SAMPLES, needs_samples
@@ -237,6 +242,245 @@ def test_a_claude_turn_of_20000_lines_holds_a_few_bytes_a_block() -> None:
         tracemalloc.stop()
     assert len(out) == 3 and out[1]["content"].count("\n\n") == 19_999
     assert peak < 30_000_000, peak
+
+
+# -- Anthropic: an assistant message and the tool results held behind it ----------------------
+
+ROOT = Path(__file__).parents[2]
+ANTHROPIC_HINT = (
+    "Raise max_record_bytes if one turn of this conversation really is that large (an assistant message and the "
+    "tool results that answer it)"
+)
+
+
+def use(i: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{i}", "name": "read_file", "input": {"path": f"a{i}.py"}}
+
+
+def answer(i: int, content: str) -> dict[str, Any]:
+    """A user message holding one tool result, for call ``t{i}``."""
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": content}]}
+
+
+def tool_size(i: int, content: str) -> int:
+    """What ``answer(i, content)``'s tool message adds: its keys and strings by their length."""
+    return len("role" "tool" "tool_call_id") + len(f"t{i}") + len("content") + len(content)
+
+
+def asks(calls: int) -> list[dict[str, Any]]:
+    """A user message, then one assistant message making ``calls`` calls."""
+    return [{"role": "user", "content": "go"}, {"role": "assistant", "content": [use(i) for i in range(calls)]}]
+
+
+def body(messages: list[dict[str, Any]]) -> bytes:
+    """A request body with one message a line: message i is at line i + 2, column 1."""
+    lines = b",\n".join(orjson.dumps(m) for m in messages)
+    return b'{"model": "claude", "system": "Be brief.", "messages": [\n' + lines + b"\n]}\n"
+
+
+def fed(conv: AnthropicConverter, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        out += conv.feed(message)
+    return out + conv.close()
+
+
+def test_anthropic_results_held_behind_a_turn_are_refused_past_max_record_bytes() -> None:
+    # Results wait behind the assistant message until the turn ends: every one was held,
+    # whatever their number or size (the review's "Anthropic body").
+    contents = [f"result {i} {TEXT}" for i in range(20)]
+    messages = asks(20) + [answer(i, c) for i, c in enumerate(contents)]
+    held = sum(size(use(i)) for i in range(20))
+    limit = held + 500
+    at = 2 + crossing([held + tool_size(0, contents[0])] + [tool_size(i, c) for i, c in enumerate(contents)][1:], limit)
+    conv = AnthropicConverter(Report(), max_record_bytes=limit)
+    for message in messages[:at]:
+        assert conv.feed(message) == ([{"role": "user", "content": "go"}] if message is messages[0] else [])
+    with pytest.raises(LimitExceeded) as caught:
+        conv.feed(messages[at])
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column, exc.index) == ("max_record_bytes", limit, None, None, None, None)
+    assert str(exc) == (
+        f"input: assistant message (begun at message 1) and the tool results held behind it would hold more than "
+        f"{limit} bytes of JSON. {ANTHROPIC_HINT}"
+    )
+    # The refused message changed nothing: the turn ends with the results before it.
+    out = conv.close()
+    assert [m.get("tool_call_id") for m in out] == [None, *(f"t{i}" for i in range(at - 2))]
+
+
+def test_an_anthropic_turn_at_the_limit_is_read_and_one_byte_past_it_is_not() -> None:
+    messages = asks(3) + [answer(i, f"r{i}") for i in range(3)] + [{"role": "user", "content": "thanks"}]
+    held = sum(size(use(i)) for i in range(3)) + sum(tool_size(i, f"r{i}") for i in range(3))
+    expected = fed(AnthropicConverter(), messages)
+    assert [m["role"] for m in expected] == ["user", "assistant", "tool", "tool", "tool", "user"]
+    assert fed(AnthropicConverter(max_record_bytes=held), messages) == expected
+    conv = AnthropicConverter(max_record_bytes=held - 1)
+    with pytest.raises(LimitExceeded, match=r"^input: assistant message \(begun at message 1\) and the tool results"):
+        fed(conv, messages)
+    assert conv._fed == 5  # the third result (message 4) was refused
+
+
+def test_an_anthropic_turn_given_lines_says_the_line_it_began_on() -> None:
+    # JSONL of Anthropic messages: lines, as Claude Code's.
+    conv = AnthropicConverter(max_record_bytes=size(use(0)) + tool_size(0, "ok"))
+    conv.feed(asks(1)[0], line=1)
+    conv.feed(asks(1)[1], line=2)
+    conv.feed(answer(0, "ok"), line=3)
+    with pytest.raises(LimitExceeded) as caught:
+        conv.feed(answer(0, "again"), line=4)
+    assert caught.value.line == 4
+    assert str(caught.value).startswith("input: assistant message (begun on line 2) and the tool results held behind it")
+
+
+def test_an_anthropic_assistant_message_alone_past_the_limit_names_no_other_message() -> None:
+    blocks = [text(i) for i in range(10)]
+    held = sum(map(size, blocks))
+    conv = AnthropicConverter(max_record_bytes=held)
+    assert conv.feed({"role": "assistant", "content": blocks + blocks}) == []  # repeated blocks count once
+    conv = AnthropicConverter(max_record_bytes=held - 1)
+    conv.feed({"role": "user", "content": "go"})
+    with pytest.raises(LimitExceeded) as caught:
+        conv.feed({"role": "assistant", "content": blocks})
+    assert str(caught.value).startswith(
+        f"input: assistant message and the tool results held behind it would hold more than {held - 1} bytes of JSON."
+    )
+    assert conv.close() == []  # the refused message began no turn
+
+
+def test_the_anthropic_limit_is_per_turn_and_results_with_user_text_are_not_held() -> None:
+    # 100 turns, each within the limit, together far past it; a result that comes with user
+    # text goes out on that message (the text ends the turn), whatever its size.
+    big = "x" * 10_000
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for turn in range(100):
+        messages += [{"role": "assistant", "content": [use(turn)]}, answer(turn, "done")]
+    messages += [{"role": "assistant", "content": [use(100)]},
+                 {"role": "user", "content": [*answer(100, big)["content"], {"type": "text", "text": "go on"}]}]
+    limit = size(use(100)) + tool_size(100, "done")
+    assert fed(AnthropicConverter(max_record_bytes=limit), messages) == fed(AnthropicConverter(), messages)
+
+
+def test_anthropic_cline_text_results_are_held_results_too() -> None:
+    # Cline answers a call with user text: paired with the call, it is a result held like any.
+    messages = [*asks(2), {"role": "user", "content": [{"type": "text", "text": "[read_file for 'a0.py'] Result:\nA"}]},
+                {"role": "user", "content": [{"type": "text", "text": "[read_file for 'a1.py'] Result:\nB"}]}]
+    held = size(use(0)) + size(use(1)) + tool_size(0, "A") + tool_size(1, "B")
+    report = Report()
+    out = fed(AnthropicConverter(report, max_record_bytes=held), messages)
+    assert [(m["role"], m.get("content")) for m in out[2:]] == [("tool", "A"), ("tool", "B")]
+    assert [r.kind for r in report.records] == ["pair_text_result"] * 2
+    with pytest.raises(LimitExceeded, match=r"\(begun at message 1\)"):
+        fed(AnthropicConverter(max_record_bytes=held - 1), messages)
+
+
+def test_the_anthropic_converter_takes_the_limit_itself() -> None:
+    assert AnthropicConverter().max_record_bytes == DEFAULT_MAX_RECORD_BYTES
+    conv = AnthropicConverter(Report(), max_record_bytes=size(use(0)))
+    assert conv.feed(asks(1)[1]) == []
+    with pytest.raises(LimitExceeded):
+        conv.feed(answer(0, "x"))
+    with pytest.raises(InputError, match="expected an Anthropic message"):
+        conv.feed({"role": "robot"})  # a refused message counts: the reader's index counts it too
+    with pytest.raises(LimitExceeded, match=r"\(begun at message 0\)"):
+        conv.feed(answer(0, "y"))
+    assert conv._fed == 4
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "tool_result", "tool_use_id": "t1", "content": "text, ü"},
+    {"type": "tool_result", "tool_use_id": "t1"},
+    {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+    {"type": "tool_result", "tool_use_id": "t1", "content": "failed", "is_error": True},
+    {"type": "web_search_tool_result", "tool_use_id": "t1", "content": [{"type": "web_search_result", "url": "u"}]},
+], ids=["text", "none", "parts", "fields", "server"])
+def test_a_held_results_quick_size_is_its_size(block: dict[str, Any]) -> None:
+    # The common tool message (text content, nothing else) is counted without the loop.
+    result = AnthropicConverter()._result(block, None)
+    assert _claude._result_size(result) == _claude._json_size(result)
+
+
+def test_an_anthropic_message_of_20000_blocks_holds_a_few_bytes_a_block() -> None:
+    # As a Claude turn's: each block's duplicate-detection key was orjson's bytes, which keep
+    # their 4 KiB buffer: one assistant message of 20,000 blocks (a 1.6 MB body) peaked at
+    # 96 MB (traced). Now 16 MB: the message, its keys, the output.
+    message = {"role": "assistant", "content": [text(i) for i in range(20_000)]}
+    data = body([{"role": "user", "content": "go"}, message, {"role": "user", "content": "next"}])
+    tracemalloc.start()
+    try:
+        out = list(read_messages(io.BytesIO(data), "anthropic"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(out) == 4 and out[2]["content"].count("\n\n") == 19_999
+    assert peak < 30_000_000, peak
+
+
+@pytest.fixture(scope="module")
+def default_bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two request bodies whose turn holds exactly the default limit, and one byte more: two
+    results of about 32 MiB behind an assistant message of two calls (each message well
+    under the limit itself, in bytes of the file)."""
+    folder = tmp_path_factory.mktemp("anthropic")
+    first = "a" * (DEFAULT_MAX_RECORD_BYTES // 2)
+    rest = DEFAULT_MAX_RECORD_BYTES - size(use(0)) - size(use(1)) - tool_size(0, first) - tool_size(1, "")
+    paths = []
+    for name, n in (("at.json", rest), ("past.json", rest + 1)):
+        path = folder / name
+        path.write_bytes(body([*asks(2), answer(0, first), answer(1, "b" * n), {"role": "user", "content": "thanks"}]))
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def test_an_anthropic_body_past_the_default_limit_is_refused_where_the_message_is(
+    default_bodies: tuple[Path, Path],
+) -> None:
+    at, past = default_bodies
+    out = list(read_messages(at, "anthropic"))
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "tool", "tool", "user"]
+    with pytest.raises(LimitExceeded) as caught:
+        list(read_messages(past, "anthropic"))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column) == ("max_record_bytes", DEFAULT_MAX_RECORD_BYTES, str(past), 5, 1)
+    assert str(exc) == (
+        f"{past}:5:1: assistant message (begun at message 1) and the tool results held behind it would hold more than "
+        f"{DEFAULT_MAX_RECORD_BYTES} bytes of JSON. {ANTHROPIC_HINT}"
+    )
+
+
+def test_the_command_line_refuses_an_anthropic_body_past_the_limit_in_one_line(default_bodies: tuple[Path, Path]) -> None:
+    past = default_bodies[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    done = subprocess.run([sys.executable, "-m", "normalizer", "repair", "--from", "anthropic", str(past)],
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == 1  # as for every input error
+    errors = [line for line in done.stderr.decode().splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {past}:5:1: assistant message (begun at message 1) and the tool results held behind it would hold "
+        f"more than {DEFAULT_MAX_RECORD_BYTES} bytes of JSON. {ANTHROPIC_HINT}"
+    ]
+    assert b"Traceback" not in done.stderr
+
+
+def test_an_anthropic_body_is_refused_past_the_readers_max_record_bytes(tmp_path: Path) -> None:
+    contents = [f"result {i} {TEXT}" for i in range(20)]
+    path = tmp_path / "request.json"
+    path.write_bytes(body(asks(20) + [answer(i, c) for i, c in enumerate(contents)]))
+    held = sum(size(use(i)) for i in range(20))
+    limit = held + 500
+    index = 2 + crossing([held + tool_size(0, contents[0])] + [tool_size(i, c) for i, c in enumerate(contents)][1:], limit)
+    with pytest.raises(LimitExceeded) as caught:
+        list(read_messages(path, "anthropic", max_record_bytes=limit))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column) == ("max_record_bytes", limit, str(path), index + 2, 1)
+    assert str(exc) == (
+        f"{path}:{index + 2}:1: assistant message (begun at message 1) and the tool results held behind it would "
+        f"hold more than {limit} bytes of JSON. {ANTHROPIC_HINT}"
+    )
+    report = Report()
+    out = list(read_messages(path, "anthropic", max_record_bytes=limit, on_invalid="skip", report=report))
+    assert [r.line for r in report.records if r.kind == "skip_invalid"] == list(range(index + 2, 24))  # lines 2-23: the 22 messages
+    assert [m["tool_call_id"] for m in out[3:]] == [f"t{i}" for i in range(index - 2)]
 
 
 # -- Responses: bare input parts and the pending assistant turn ---------------------------------
