@@ -38,17 +38,23 @@ listener, as ``--report`` streams them, or through the command itself):
   pass over each 256 KiB piece per backslash: 240 KB took 107 s);
 * ``escaped_results``: a pretty JSON array of N tool results of 16 KB of JSON text (the quote
   opening a string cut by a piece boundary was found by copying the piece up to each
-  escaped quote).
+  escaped quote);
+* ``long_string``: ``cat doc.json | chatnorm repair -`` on a JSON document whose one string
+  is N units of 4 KB of JSON text (ijson's lexer read the string again from its start at
+  each slice pushed, and a pipe's reads are 64 KiB: 16 MB took 9 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -247,10 +253,50 @@ def escaped_results(workdir: Path, n: int) -> Callable[[], object]:
     return _command([str(path), "-o", str(workdir / "out.jsonl")])
 
 
+def _piped(path: Path, args: list[str]) -> Callable[[], object]:
+    """``cat PATH | chatnorm repair - ARGS``, in this process: the command reads its standard
+    input as it reads any pipe, what is there (64 KiB at most on Linux), not a 256 KiB chunk."""
+    command = _command(["-", *args])
+
+    def run() -> object:
+        read, write = os.pipe()
+
+        def cat() -> None:
+            try:
+                with path.open("rb") as src, open(write, "wb") as out:
+                    shutil.copyfileobj(src, out)
+            except BrokenPipeError:
+                pass  # the command stopped reading: its error says why
+
+        writer = threading.Thread(target=cat)
+        writer.start()
+        stdin, sys.stdin = sys.stdin, io.TextIOWrapper(open(read, "rb"))
+        try:
+            return command()
+        finally:
+            sys.stdin.close()
+            sys.stdin = stdin
+            writer.join()
+
+    return run
+
+
+def long_string(workdir: Path, n: int) -> Callable[[], object]:
+    path = workdir / "long.json"
+    line = json.dumps('    print("résumé", x)  # 漢字\n', ensure_ascii=False)[1:-1].encode()  # JSON text, escaped
+    unit = line * (4 * KB // len(line))  # a unit: about 4 KB
+    with path.open("wb") as fh:
+        fh.write(b'[{"role": "user", "content": "')
+        for _ in range(n):
+            fh.write(unit)
+        fh.write(b'"}]')
+    return _piped(path, ["-o", str(workdir / "out.jsonl")])
+
+
 BOUNDED = {f.__name__: f for f in (deep_document, long_record, deep_line, held_images, profile_dev_zero)}
 LINEAR = {f.__name__: f for f in (merge_assistant, merge_user, stage_merge, duplicate_ids, conflict_fragments,
                                   unanswered_fragments, moved_results, finetune_line, blank_separated,
-                                  backslash_run, escaped_results)}
+                                  backslash_run, escaped_results, long_string)}
 
 
 def child(name: str, n: int) -> None:

@@ -608,7 +608,7 @@ def test_limits_runs_the_shapes_that_were_quadratic(tmp_path: Path) -> None:
     from benchmarks import limits
 
     names = ["conflict_fragments", "unanswered_fragments", "moved_results", "finetune_line", "blank_separated",
-             "backslash_run", "escaped_results"]
+             "backslash_run", "escaped_results", "long_string"]
     assert set(names) <= set(limits.LINEAR)
     assert limits.main(["--only", ",".join(names), "--sizes", "3", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "limits.json").read_text())["linear"]

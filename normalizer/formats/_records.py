@@ -9,7 +9,8 @@ Two containers are read, both in constant memory, from bytes fed in chunks:
 * **A JSON document**: an array of records, or an object whose ``messages`` / ``input`` array
   (also under ``request.body``, as in hermes request dumps) is the record stream.
   :class:`DocReader` pushes the bytes into ijson's push parser in slices of
-  :data:`DOC_SLICE_BYTES` and :class:`DocWalker` turns its events into :class:`Record` and
+  :data:`DOC_SLICE_BYTES` (but for those of a long string, held back and pushed together:
+  :class:`_OpenToken`) and :class:`DocWalker` turns its events into :class:`Record` and
   :class:`Meta` values (the object's other keys). A record (or meta value) that takes more
   than ``max_record_bytes`` of the file is refused while it is read.
 
@@ -47,6 +48,7 @@ document. A UTF-8 byte order mark is skipped.
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable
 from io import BytesIO
@@ -110,8 +112,12 @@ CHUNK_BYTES = 256 * 1024
 #: Bytes of a JSON document handed to ijson at once, whatever the size of the chunks fed to
 #: :class:`DocReader`. Each slice's events are walked before the next is parsed, so at most
 #: a slice's worth wait (one per byte at worst, ``[[[[``: about 20 MB, held only until the
-#: depth limit stops it). Not smaller: ijson's C lexer re-reads a string cut by a slice from
-#: its start, so a long string costs time quadratic in its length over the slice size.
+#: depth limit stops it). A long string is not what sets it: ijson's C lexer re-reads a
+#: token cut by a slice from its first byte, which made a string cost time quadratic in its
+#: length over the slice size (or over the chunk size, when a pipe gives 64 KiB at a time);
+#: the slices that only go on with an open string or number are held back and pushed
+#: together, in amounts that double (:class:`_OpenToken`), so each of its bytes is lexed
+#: about three times whatever the slices and chunks.
 DOC_SLICE_BYTES = 256 * 1024
 
 BOM = b"\xef\xbb\xbf"
@@ -652,6 +658,7 @@ class _Where:
         self.line_chars = 0  # characters of that line before the piece
         self.in_string = False  # the piece begins inside a string
         self.escaped = False  # ... right after a backslash
+        self.quotes = 0  # quotes no backslash escapes in the last piece (the cut asks again)
 
     def at(self, piece: bytes, rel: int) -> dict[str, int]:
         """``line`` and ``column`` (in characters) of byte ``rel`` of the current piece."""
@@ -659,7 +666,7 @@ class _Where:
         return {"line": line, "column": column}
 
     def advance(self, piece: bytes) -> None:
-        self._strings(piece)
+        self.strings(piece)
         newlines = count_newlines(piece)
         tail = piece
         if newlines:
@@ -671,12 +678,15 @@ class _Where:
         self.line_chars += _chars(tail)
         self.offset += len(piece)
 
-    def _strings(self, piece: bytes) -> None:
+    def strings(self, piece: bytes) -> None:
+        """The string state only, past ``piece`` (all the first pass of :class:`KeysScanner`
+        needs: it places nothing)."""
         # Quotes not escaped flip the state; a quote is escaped by an odd run of backslashes.
         # Outside strings there are no backslashes in valid JSON, so runs only matter inside
         # strings.
         data = b"\\" + piece if self.escaped else piece
-        self.in_string ^= bool(_unescaped_quotes(data) % 2)
+        self.quotes = _unescaped_quotes(data)
+        self.in_string ^= bool(self.quotes % 2)
         run = len(data) - len(data.rstrip(b"\\")) if data.endswith(b"\\") else 0
         self.escaped = bool(run % 2)
 
@@ -799,11 +809,11 @@ def _scalar_tail(piece: bytes) -> int:
     return tail if tail and piece[-tail:] not in _LITERALS else 0
 
 
-def _opening_quote(piece: bytes, escaped: bool) -> int | None:
+def _opening_quote(piece: bytes, escaped: bool, quotes: int | None = None) -> int | None:
     """Offset of the last unescaped quote of a piece that ends inside a string (so the quote
     that opened it), or None when the string began before the piece. ``escaped``: the byte
-    before the piece was a backslash."""
-    if not _unescaped_quotes(b"\\" + piece if escaped else piece):
+    before the piece was a backslash; ``quotes``: its unescaped quotes, if counted already."""
+    if not (_unescaped_quotes(b"\\" + piece if escaped else piece) if quotes is None else quotes):
         return None  # (a piece inside a long string: C-speed counts, not a step per quote)
     end = len(piece)
     while True:
@@ -858,11 +868,12 @@ class _Slice:
             return None
         return Position(*_line_column(self.line, self.line_chars, self.piece, self._offsets[event]))
 
-    def cut(self, in_string_at_end: bool) -> _Cut | None:
-        """Where the token this slice's end cuts began (the next slice's ``carried``)."""
+    def cut(self, in_string_at_end: bool, quotes: int | None = None) -> _Cut | None:
+        """Where the token this slice's end cuts began (the next slice's ``carried``);
+        ``quotes``: the unescaped quotes of the slice, if counted already (_Where.strings)."""
         piece = self.piece
         if in_string_at_end:
-            at = _opening_quote(piece, self.escaped)
+            at = _opening_quote(piece, self.escaped, quotes)
             if at is None:
                 return self.carried  # the string began before this slice
             return _Cut(piece, self.line, self.line_chars, at)
@@ -901,6 +912,186 @@ class _Slice:
         return offsets
 
 
+class _OpenToken:
+    """The token (a string, or a number) that a document's bytes so far end inside, when a
+    slice boundary cuts one, and the slices of it held back from the parser.
+
+    yajl keeps the part of a token it was given and lexes it again, from its first byte,
+    with the next bytes: pushed slice by slice, a string of N bytes cost N²/2 over the slice
+    size (``chatnorm repair`` on 16 MB of JSON text in one string: 3.6 s; from a pipe, read
+    64 KiB at a time, 10.7 s; now 0.7 and 0.9 s). So a slice that only goes on with the open token -- it does
+    not end it, and holds nothing yajl's lexer refuses (:meth:`goes_on`), so that ijson
+    would give no event and raise no error for it -- is held back. The held slices are
+    pushed once they are as many bytes as the token's bytes already pushed (each byte is
+    lexed about three times in all), or before the next slice that is not held, or at the
+    end of the document.
+
+    Nothing else changes: the readers keep every other account (positions, the surrogate
+    scan, the size limit) slice by slice, held or not, and the slice after a hold is pushed
+    alone, onto the token's bytes so far, as it was. What is held is at most as much as was
+    pushed of the token (and a slice), and within the value being read: under
+    ``max_record_bytes``, besides yajl's own copy. (So a string refused at the limit peaks
+    higher than it did: an 80 MB one past the default 64 MiB, at 159 MB RSS, 95 before: half
+    of it held, joined once to be pushed, beside yajl's.)
+    """
+
+    __slots__ = ("size", "held", "held_bytes", "number", "hex_owed", "utf8_tail", "number_tail")
+
+    def __init__(self) -> None:
+        self.size = 0  # bytes of the open token so far, held ones too (0: no token is open)
+        self.held: list[bytes] = []  # slices held back, in order
+        self.held_bytes = 0
+        # What lexing the next bytes depends on: is the token a number (not a cut literal),
+        # hex digits a \u escape cut by the end still needs, the first bytes of a UTF-8
+        # character the end cuts (a string), the last two bytes (a number).
+        self.number = False
+        self.hex_owed = 0
+        self.utf8_tail = b""
+        self.number_tail = b""
+
+    def goes_on(self, piece: bytes, in_string: bool, escaped: bool) -> bool:
+        """Whether ``piece``, the next slice, only goes on with the open token (``in_string``,
+        ``escaped``: it begins inside a string, and right after an escaping backslash)."""
+        if not self.size:
+            return False
+        if in_string:
+            return _string_goes_on(piece, escaped, self.hex_owed, self.utf8_tail)
+        return self.number and piece.isdigit() and _digits_go_on(self.number_tail)
+
+    def hold(self, piece: bytes, in_string: bool, escaped: bool) -> bytes | None:
+        """Hold ``piece`` (:meth:`goes_on` said it may be); the bytes held, to push now, once
+        they are as many as the token's bytes already pushed (None: hold on)."""
+        self.follow(piece, None, in_string, escaped)
+        self.held.append(piece)
+        self.held_bytes += len(piece)
+        if self.held_bytes < self.size - self.held_bytes:
+            return None
+        return self.release()
+
+    def release(self) -> bytes:
+        """The bytes held, to push before the next slice (b"": none). Pushed apart from it, so
+        that the parser is as it was when each slice was pushed: the token's bytes so far
+        kept, the slice to lex (the same events, and errors word for word: yajl quotes the
+        bytes it was given around the one it refuses)."""
+        data = b"".join(self.held)
+        self.held, self.held_bytes = [], 0
+        return data
+
+    def passed(self, at: _Slice, state: _Where) -> _Cut | None:
+        """After the slice ``at`` was pushed (``state``: the string state past it): the token
+        its end cuts, followed, as the next slice's ``carried``."""
+        in_string = state.in_string
+        cut = at.cut(in_string, state.quotes)
+        if cut is None:
+            self.size, self.hex_owed, self.utf8_tail = 0, 0, b""  # (the next string begins afresh)
+        else:
+            self.follow(at.piece, None if cut is at.carried else cut.offset, in_string, at.escaped)
+        return cut
+
+    def follow(self, piece: bytes, begins: int | None, in_string: bool, escaped: bool) -> None:
+        """Keep account of ``piece``, whose end is inside the token, which began at offset
+        ``begins`` of it (None: before it); ``escaped``: the piece begins after an escaping
+        backslash. A few operations on its last bytes."""
+        if begins is None:
+            self.size += len(piece)
+        else:
+            self.size = len(piece) - begins
+        if in_string:
+            # (Both work from the piece's last bytes, which never reach back past the quote
+            # that opened a string begun in it: no state of the string before is used then.)
+            self.hex_owed = _hex_owed(piece, escaped, self.hex_owed)
+            self.utf8_tail = _utf8_tail(piece if len(piece) >= 3 else self.utf8_tail + piece)
+            return
+        self.hex_owed, self.utf8_tail = 0, b""
+        if begins is None:
+            self.number_tail = (self.number_tail + piece[-2:])[-2:]
+        else:
+            self.number = piece[begins] in b"-0123456789"
+            self.number_tail = piece[max(begins, len(piece) - 2) :]
+
+
+def _string_goes_on(piece: bytes, escaped: bool, hex_owed: int, utf8_tail: bytes) -> bool:
+    """Whether ``piece``, which begins inside a string, only goes on with it for yajl's lexer:
+    no quote ends it, and the lexer takes every byte (escapes it knows, no control
+    character, UTF-8 it reads), so it would give nothing and raise nothing. The state at its
+    start: after an escaping backslash (``escaped``), owing ``hex_owed`` hex digits of a
+    ``\\u`` escape, after ``utf8_tail``, the first bytes of a character it cuts.
+
+    C-speed passes over the piece, cheapest first: a slice that ends the string (most of
+    them, in a document of short strings) is told by a ``memchr``, or by the regex stopping
+    at the quote."""
+    if hex_owed:
+        text = b"\\u" + b"0" * (4 - hex_owed) + piece  # the escape it finishes, whole
+    else:
+        text = b"\\" + piece if escaped else piece
+    if b"\\" in text:
+        body = _STRING_BODY.match(text)  # up to the first byte no string can hold there
+        if body is None or _OPEN_ESCAPE.fullmatch(text, body.end()) is None:
+            return False
+    elif b'"' in text or len(text.translate(None, _CONTROL_BYTES)) != len(text):
+        return False
+    if utf8_tail or not piece.isascii():
+        # Python's strict decoder refuses all yajl does and more (overlong forms, encoded
+        # surrogates): a piece it refuses is pushed alone, as it was, for yajl to judge.
+        try:
+            codecs.utf_8_decode(utf8_tail + piece, "strict", False)  # (a character cut by the end is fine)
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+#: What a string may hold, as yajl lexes it: no quote, backslash or control character but
+#: in an escape it knows. Each alternative begins where the one before cannot go on: no
+#: backtracking, one pass.
+_STRING_BODY: Final = re.compile(rb'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
+#: An escape a piece's end cuts (the lexer waits for the rest).
+_OPEN_ESCAPE: Final = re.compile(rb"(?:\\(?:u[0-9a-fA-F]{0,3})?)?")
+_HEX_DIGITS: Final = re.compile(rb"[0-9a-fA-F]{0,3}")
+_CONTROL_BYTES: Final = bytes(range(0x20))
+
+
+def _hex_owed(piece: bytes, escaped: bool, owed: int) -> int:
+    """Hex digits still needed by a ``\\uXXXX`` escape that the end of ``piece`` (inside a
+    string) cuts, else 0; ``escaped``, ``owed``: the same at its start (``escaped``: it
+    begins after an escaping backslash)."""
+    if len(piece) < owed:  # still inside the escape begun before it, if all hex digits
+        return owed - len(piece) if _HEX_DIGITS.fullmatch(piece) else 0
+    at = piece.rfind(b"u", max(len(piece) - 4, 0))
+    if at < 0 or _HEX_DIGITS.fullmatch(piece, at + 1) is None:
+        return 0
+    run = _backslashes_before(piece, at)
+    if run == at and escaped:
+        run += 1  # the run goes on into the piece before
+    return 4 - (len(piece) - at - 1) if run % 2 else 0
+
+
+def _utf8_tail(data: bytes) -> bytes:
+    """The first bytes of a UTF-8 character that ``data`` ends in the middle of, else b""."""
+    for back in range(1, min(len(data), 3) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return b""
+        if byte >= 0xC0:  # a first byte: how long is its character?
+            length = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data[-back:] if back < length else b""
+    return b""
+
+
+def _digits_go_on(tail: bytes) -> bool:
+    """Whether digits after a number that ends with ``tail`` (its last two bytes, or all of
+    it) go on with it for yajl, giving no event: not after a lone first digit ``0`` (yajl
+    ends the number there, at the next digit, and begins another) nor a lone minus sign
+    (``-0``, likewise). Conservative: after ``100`` or ``1e-0`` too it says no (the digits
+    are pushed, as they were)."""
+    last = tail[-1]
+    before = tail[-2] if len(tail) == 2 else None
+    if last == 0x30:  # "0"
+        return before is not None and before in b"123456789.eE+"
+    if last == 0x2D:  # "-"
+        return before is not None and before in b"eE"
+    return last in b"123456789.eE+"
+
+
 class DocReader:
     """Bytes of a JSON document in, records out (sans-I/O), through ijson's push parser.
 
@@ -908,7 +1099,10 @@ class DocReader:
     ``basic_parse_coro`` works the same under any event loop, and for the sync reader too.
     Chunks are pushed in slices of :data:`DOC_SLICE_BYTES`, each walked before the next is
     parsed: that bounds the events held, and lets the depth and size limits stop a hostile
-    file within a slice of where it turns hostile.
+    file within a slice of where it turns hostile. Slices that only go on with a long string
+    (or number) are held back and pushed together (:class:`_OpenToken`: linear time, not
+    quadratic); they are accounted for one by one all the same, so what comes out, and the
+    errors and their positions, are those of pushing each.
     """
 
     def __init__(
@@ -925,6 +1119,7 @@ class DocReader:
         self._where = _Where()
         self._mark = 0  # offset from which the value now being read began to be consumed
         self._carried: _Cut | None = None  # where the token the last slice cut began
+        self._token = _OpenToken()  # that token, and the slices of it held back from ijson
 
     @property
     def consumed(self) -> int:
@@ -940,6 +1135,9 @@ class DocReader:
     def close(self) -> list[Record | Meta]:
         self._check_surrogates(b"", final=True)
         try:
+            held = self._token.release()  # a document ending inside a token (yajl says so)
+            if held:
+                self._coro.send(held)
             self._coro.close()
         except self._errors as exc:
             raise self._parse_error(exc, b"") from None
@@ -948,20 +1146,46 @@ class DocReader:
 
     def _slice(self, piece: bytes) -> list[Record | Meta]:
         self._check_surrogates(piece)
+        state = self._where
+        if self._token.goes_on(piece, state.in_string, state.escaped):
+            return self._hold(piece)
         try:
+            held = self._token.release()
+            if held:
+                self._coro.send(held)  # (gives no event and no error: see _hold)
             self._coro.send(piece)
         except self._errors as exc:
             raise self._parse_error(exc, piece) from None
-        where = _Slice(piece, self._where, self._carried)
+        where = _Slice(piece, state, self._carried)
         out = self._drain(piece, where)
-        self._where.advance(piece)
-        self._carried = where.cut(self._where.in_string)
+        state.advance(piece)
+        self._carried = self._token.passed(where, state)
+        self._count(out, piece)
+        return out
+
+    def _hold(self, piece: bytes) -> list[Record | Meta]:
+        """A slice that only goes on with the token the last one cut, held back from the parser
+        (:class:`_OpenToken`). Pushed, it would have given no event and raised no error, and
+        the token would still be cut by its end (``_carried`` stays): all else is as for a
+        pushed slice, its size counted against the record's."""
+        state = self._where
+        ripe = self._token.hold(piece, state.in_string, state.escaped)
+        if ripe is not None:
+            try:
+                self._coro.send(ripe)
+            except self._errors as exc:  # (cannot be: the held bytes were lexed here first)
+                raise self._parse_error(exc, piece) from None
+        state.advance(piece)
+        self._count([], piece)
+        return []
+
+    def _count(self, out: list[Record | Meta], piece: bytes) -> None:
+        """Count a slice (``piece``, giving ``out``) against the size of the value being read."""
         end = self._where.offset
         if out:
             self._mark = end  # a value ended in this slice: the next one starts counting here
         elif end - self._mark > self.max_record_bytes:
             raise self._too_big(piece)
-        return out
 
     def _parse_error(self, exc: Exception, piece: bytes) -> InputError:
         # ijson fails on a lone low surrogate (and on bad UTF-8) that the scan may still hold
@@ -1051,21 +1275,46 @@ class KeysScanner:
         self._target = ""
         self._failed = False
         self.found: dict[str, Any] = {}
+        # A long string is held back as the main pass holds it (DocReader, _OpenToken), or
+        # this pass would be the quadratic one: the string state, the token cut, what is held.
+        self._state = _Where()
+        self._carried: _Cut | None = None
+        self._token = _OpenToken()
 
     def feed(self, chunk: bytes) -> None:
         for start in range(0, len(chunk), DOC_SLICE_BYTES):
             if self._failed:
                 return
             try:
-                self._coro.send(chunk[start : start + DOC_SLICE_BYTES])
+                self._push(chunk[start : start + DOC_SLICE_BYTES])
             except self._errors:
                 self._failed = True
                 return
             self._walk()
 
+    def _push(self, piece: bytes) -> None:
+        """Push the slice ``piece`` into the parser, or hold it back, as DocReader does."""
+        state, token = self._state, self._token
+        if token.goes_on(piece, state.in_string, state.escaped):
+            ripe = token.hold(piece, state.in_string, state.escaped)
+            state.strings(piece)
+            if ripe is not None:
+                self._coro.send(ripe)
+            return
+        held = token.release()
+        if held:
+            self._coro.send(held)
+        self._coro.send(piece)
+        at = _Slice(piece, state, self._carried)
+        state.strings(piece)
+        self._carried = token.passed(at, state)
+
     def close(self) -> dict[str, Any] | None:
         if not self._failed:
             try:
+                held = self._token.release()
+                if held:
+                    self._coro.send(held)
                 self._coro.close()
             except self._errors:
                 self._failed = True
