@@ -11,7 +11,10 @@ given; else a session in its own format (unless a ``--profile`` asks for a provi
 messages), with ``--in-place`` every file in its own format (a format that cannot be written
 back as it was is refused, and the file left as it is), otherwise chat JSONL, or fine-tuning
 JSONL for inputs of several conversations. With ``--from auto`` the first lines say whether
-the input is a session (:func:`_peek_format`); they are then read again from the start. Nothing in it grows with the input: the reader holds a chunk, the core
+the input is a session (:func:`_peek`); they are then read again from the start, by a reader
+told what they said (the container, and their format when it is the one the reader would
+find: ``formats._reader.Head``), so a file's head is judged once and its format detected
+once. Nothing in it grows with the input: the reader holds a chunk, the core
 one turn, the buffer one block; report records go to a spool file (``--report``) or nowhere
 (``max_records=0``), not to memory. The profile is resolved once per run (``Settings``),
 never per file or conversation.
@@ -35,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import IO, Any, NamedTuple
 
 import orjson
@@ -48,10 +52,11 @@ from .._core import Normalizer
 from .._errors import InputError, UsageError
 from ..profiles._profiles import PROFILES, Profile, get_profile
 from .._report import Report, Repair, new_report
-from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder, read_conversations
-from ..formats._detect import DETECT_RECORDS, detect_format, guess
+from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder
+from ..formats._detect import DETECT_RECORDS, decide, guess
 from ..formats._encode import FLUSH_BYTES
-from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Sniffer, count_newlines
+from ..formats._reader import Head, Reader
+from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, Sniffer, count_newlines
 
 __all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "FLUSH_BYTES", "STOP"]
 
@@ -83,6 +88,19 @@ class Settings:
     spool_dir: str | None = None
     #: --backup: with --in-place, the original is kept next to the file, under its name + this.
     backup: str | None = None
+
+    # Asked of every file, decided once per run (in each worker: they are not fields).
+
+    @cached_property
+    def provider(self) -> bool:
+        """A provider's profile, not the default (a session is then repaired as chat
+        messages). Profiles compare field by field: about a microsecond, twice a session file."""
+        return self.profile != PROFILES["default"]
+
+    @cached_property
+    def session_options(self) -> dict[str, Any]:
+        """The options a session repaired in its own format takes."""
+        return {k: v for k, v in self.options.items() if k in ("trailing_calls", "orphan_results", "stub_text")}
 
 
 @dataclass(slots=True)
@@ -203,7 +221,10 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
             raw_in = sys.stdin.buffer
         else:
             try:
-                raw_in = open(job.input, "rb")  # noqa: SIM115 - closed in finally
+                # Unbuffered: each read is one read of the file (what read1 of a buffered
+                # file does with chunks this size), without a buffer object per file, nor
+                # the isatty() call open() makes to choose one.
+                raw_in = open(job.input, "rb", buffering=0)  # noqa: SIM115 - closed in finally
             except OSError as exc:
                 result.error = f"{job.name}: cannot read: {exc.strerror}. Check the path and its permissions"
                 return result
@@ -290,11 +311,11 @@ def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Trac
     on_record = spool_record if settings.spool_dir is not None else None
     spool = _Spool(settings.spool_dir, result)
     try:
-        session = _session_format(src, job, settings)
+        session, head = _session_format(src, job, settings)
         if session is not None:
             _pump_session(src, out, job, settings, tracker, result, on_record, session)
         else:
-            _pump_records(src, out, job, settings, tracker, result, on_record, conv_index)
+            _pump_records(src, out, job, settings, tracker, result, on_record, conv_index, head)
     except BaseException:
         spool.close(quiet=True)  # the failure on the way out is the one to report
         raise
@@ -338,11 +359,12 @@ class _Spool:
 
 
 def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
-                  on_record: Callable[[Repair], None] | None, conv_index: list[int | None]) -> None:
+                  on_record: Callable[[Repair], None] | None, conv_index: list[int | None], head: Head | None) -> None:
     reader_report = new_report(max_records=0, on_record=on_record)
-    conversations = read_conversations(
-        src, settings.fmt, report=reader_report, on_invalid=settings.on_invalid  # type: ignore[arg-type]
-    )
+    # read_conversations' reader, told what the peek found (head): the head is not judged
+    # again, nor the format detected again from the same records.
+    reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
+    conversations = ConversationStream(src, reader)
     buf = out.buf
     encoder: Encoder | None = None
     multi = False
@@ -455,32 +477,53 @@ def _own_format(fmt: str | None, container: str | None, job: Job) -> str:
     )
 
 
-def _session_format(src: _Input, job: Job, settings: Settings) -> str | None:
+def _session_format(src: _Input, job: Job, settings: Settings) -> tuple[str | None, Head | None]:
     """The session format to repair the file in (``--to claude-code|codex``, or ``--to
-    auto`` on a session), else None: the file goes through the chat pipe."""
+    auto`` on a session), else None: the file goes through the chat pipe; and what the peek
+    at its head told, for the chat pipe's reader (None: nothing was peeked at)."""
     if settings.to in SESSION_FORMATS:
-        return settings.to if settings.fmt == "auto" else settings.fmt
+        return (settings.to if settings.fmt == "auto" else settings.fmt), None
     if settings.to != "auto":
-        return None
-    fmt = settings.fmt if settings.fmt != "auto" else _peek_format(src)
+        return None, None
+    fmt: str | None = settings.fmt
+    head: Head | None = None
+    if fmt == "auto":
+        fmt, head = _peek(src)
     if fmt not in SESSION_FORMATS:
-        return None
-    if settings.profile != PROFILES["default"] and not job.in_place:
-        return None  # a provider's profile asks for its chat messages
-    return fmt
+        return None, head
+    if settings.provider and not job.in_place:
+        return None, head  # a provider's profile asks for its chat messages
+    return fmt, head
 
 
-def _peek_format(src: _Input) -> str | None:
+class _Peek(NamedTuple):
+    """What the head of an input told (:func:`_peek`)."""
+
+    #: The format its first records show (what chooses a session); None for a JSON document,
+    #: an empty input, or lines that say nothing (the chat reader then decides, and says
+    #: what is wrong).
+    fmt: str | None
+    #: What the chat pipe's reader takes as told: the container, and the format when the
+    #: reader would find it from the same records (``Head``); None: it finds them itself.
+    head: Head | None
+
+
+def _peek(src: _Input) -> _Peek:
     """The format of a JSONL input, from its first records (read ahead, then given back to
-    ``src``); None for a JSON document, an empty input, or lines that say nothing (the chat
-    reader then decides, and says what is wrong).
+    ``src``), and what the reader then takes rather than finding it again.
 
     The container is told as the reader tells it (``_records.Sniffer``); then each line is
     parsed once, as it completes, blank lines passed over, until :data:`DETECT_RECORDS`
     records (or one that settles it), the end, or ``max_line_bytes`` read. (The first
     records used to include blank lines and the head was joined and split again at every
     chunk: a JSONL file with a blank line after each record was read 64 MiB ahead, in
-    quadratic time.)"""
+    quadratic time.)
+
+    The reader is told the format only when it would find it from the same records, at the
+    same one: not past ``max_line_bytes`` read (the reader may refuse a line there as too
+    long, and the peek stopped short of where the reader reads on), nor when a record may
+    nest past ``max_depth`` (the reader refuses it, and detects from the others). It then
+    detects the format itself, as it did before it was told anything."""
     read: list[bytes] = []
     sniffer = Sniffer(DEFAULT_MAX_LINE_BYTES)
     first = _FirstRecords()
@@ -494,7 +537,7 @@ def _peek_format(src: _Input) -> str | None:
             if kind == "auto":
                 kind = sniffer.feed(chunk)
                 if kind in ("document", "empty"):
-                    return None
+                    return _Peek(None, _head(read, kind, None))
                 if kind == "auto":
                     continue
                 head = sniffer.head  # (the lines so far: parsed from here on, chunk by chunk)
@@ -502,24 +545,41 @@ def _peek_format(src: _Input) -> str | None:
             else:
                 decided = first.feed(chunk, final=not chunk)
             if decided is not None:
-                return decided.fmt
+                told = decided.fmt if decided.exact and size <= DEFAULT_MAX_LINE_BYTES else None
+                return _Peek(decided.fmt, _head(read, kind, told))
             if size > DEFAULT_MAX_LINE_BYTES:
-                return first.verdict()
+                return _Peek(first.verdict(), _head(read, kind, None))
     finally:
         src.unread(b"".join(read))
 
 
+def _head(read: list[bytes], kind: str, fmt: str | None) -> Head | None:
+    """What the reader is told, given back the bytes ``read`` at once: the container, unless
+    the first read cut a byte order mark short. The Sniffer passes over a BOM only when the
+    first chunk holds it whole: when a pipe gives its first byte alone, that byte is content
+    and the head JSONL to the peek, while the reader, given the same bytes in one piece,
+    passes over the BOM and judges what follows (a document, say), as it did before."""
+    if len(read[0]) < len(BOM) and read[0] and BOM.startswith(read[0]):
+        return None
+    return Head(kind, fmt)
+
+
 class _Verdict(NamedTuple):
     fmt: str | None
+    #: Told from records the reader would detect from (see _FirstRecords): it may take it.
+    exact: bool = False
 
 
 class _FirstRecords:
     """The first records of a JSONL head, parsed as their lines complete (blank lines passed
-    over; a line that goes on across chunks is joined once, when it ends)."""
+    over; a line that goes on across chunks is joined once, when it ends), each guessed once."""
 
     def __init__(self) -> None:
-        self.values: list[Any] = []
+        self.guesses: list[tuple[str | None, bool]] = []
         self._line: list[bytes] = []  # the pieces of the line not ended yet
+        # A record the reader may refuse as nested past its max_depth (more brackets than
+        # that; a cheap count, not the depth): it would detect from the others.
+        self._deep = False
 
     def feed(self, data: bytes, *, final: bool) -> _Verdict | None:
         """The verdict, once the records read settle it (``final``: the end of the input)."""
@@ -536,18 +596,23 @@ class _FirstRecords:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 return _Verdict(None)
-            name, decisive = guess(value)
+            self._deep = self._deep or raw.count(b"[") + raw.count(b"{") > DEFAULT_MAX_DEPTH
+            name, decisive = told = guess(value)
             if decisive:
-                return _Verdict(name)
-            self.values.append(value)
-            if len(self.values) >= DETECT_RECORDS:
-                return _Verdict(self.verdict())
-        return _Verdict(self.verdict()) if final else None
+                return _Verdict(name, not self._deep)
+            self.guesses.append(told)
+            if len(self.guesses) >= DETECT_RECORDS:
+                return self._settled()
+        return self._settled() if final else None
+
+    def _settled(self) -> _Verdict:
+        fmt = self.verdict()
+        return _Verdict(fmt, fmt is not None and not self._deep)
 
     def verdict(self) -> str | None:
         """What the records read so far look like (None: nothing, or nothing it can tell)."""
         try:
-            return detect_format(self.values) if self.values else None
+            return decide(self.guesses) if self.guesses else None
         except InputError:
             return None
 
@@ -555,17 +620,17 @@ class _FirstRecords:
 def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
                   on_record: Callable[[Repair], None] | None, fmt: str) -> None:
     """A session repaired in its own format (``formats._sessions``): bytes in, bytes out."""
-    if settings.profile != PROFILES["default"]:
+    if settings.provider:
         raise InputError(
             f"--profile {settings.profile.name} shapes chat messages for a provider; a session repaired in its own "
             "format keeps its own", source=job.name, hint="Give --to jsonl to write the provider's chat messages",
         )
     from ..formats._sessions import SessionRepairer  # only for session files: start-up of the rest
 
-    options = {k: v for k, v in settings.options.items() if k in ("trailing_calls", "orphan_results", "stub_text")}
     report = new_report(max_records=0, on_record=on_record)
     try:
-        repairer = SessionRepairer(fmt, report=report, on_invalid=settings.on_invalid, source=job.name, **options)
+        repairer = SessionRepairer(fmt, report=report, on_invalid=settings.on_invalid, source=job.name,
+                                   **settings.session_options)
     except UsageError as exc:
         raise InputError(f"{exc}", source=job.name, hint="Give --to jsonl to repair it as chat messages") from None
     buf = out.buf

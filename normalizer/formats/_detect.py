@@ -9,7 +9,7 @@ from .._errors import InputError
 from ._claude import CLAUDE_LINE_TYPES
 from ._codex import CODEX_LINE_TYPES
 
-__all__ = ["detect_format", "guess", "nothing_recognised", "DETECT_RECORDS", "SESSION_FORMATS"]
+__all__ = ["detect_format", "decide", "guess", "nothing_recognised", "DETECT_RECORDS", "SESSION_FORMATS"]
 
 #: The formats a session file can be repaired in (``--to claude-code``, ``--to codex``; see
 #: ``_sessions``). Here, not there: the command line asks it of every input, and a chat
@@ -74,12 +74,20 @@ def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> s
     Raises:
         InputError: nothing in the records looks like a known format.
     """
+    return decide(map(guess, first_records), hint=hint)
+
+
+def decide(guesses: Iterable[tuple[str | None, bool]], *, hint: str | None = None) -> str:
+    """:func:`detect_format` from :func:`guess`'s verdicts on the first records, for a caller
+    that guessed each record as it read it (so none is guessed twice). Taken lazily: none is
+    asked for past a decisive one."""
     weak: str | None = None
-    for record in first_records:
-        name, decisive = guess(record)
+    records = False
+    for name, decisive in guesses:
         if decisive:
             assert name is not None
             return name
+        records = True
         weak = weak or name
     if hint == "input":
         return "responses"
@@ -87,7 +95,7 @@ def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> s
         return "anthropic"
     if weak is not None:
         return weak
-    if not first_records:
+    if not records:
         return "chat"  # an empty input is an empty chat history
     raise InputError(
         "cannot tell the format of this input",

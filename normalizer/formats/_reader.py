@@ -18,7 +18,9 @@
 
 Theory of operation. The first bytes say the container (``_records.sniff``): JSONL or a
 JSON document. The first records say the format (``_detect``), unless it was given; until
-then they wait, as they do for a Codex plan. Then each record goes to the format's
+then they wait, as they do for a Codex plan. (A caller that has looked at the head already
+tells the reader what it found, :class:`Head`: the command line, which must know whether a
+file is a session before it chooses what repairs it.) Then each record goes to the format's
 converter, and what it returns goes out, **preceded by the record's place** (a JSONL line
 number, or a document's :class:`~._records.DocPlace`), so the consumer knows where the
 messages that follow came from without a wrapper object per message.
@@ -73,7 +75,7 @@ from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter
 from ._codex import CodexConverter, CodexPlan, CodexPlanner
 from ._depth import deeper_than
-from ._detect import DETECT_RECORDS, detect_format, guess, nothing_recognised
+from ._detect import DETECT_RECORDS, decide, guess, nothing_recognised
 from ._records import (
     BOM,
     CONTAINER_PREFIXES,
@@ -96,7 +98,7 @@ from ._records import (
 )
 from ._responses import ResponsesConverter
 
-__all__ = ["FORMATS", "Limits", "Reader", "Conversation", "Sidechain", "Event", "OnInvalid"]
+__all__ = ["FORMATS", "Limits", "Head", "Reader", "Conversation", "Sidechain", "Event", "OnInvalid"]
 
 #: Format name -> converter class. Every class takes ``report`` as its first argument.
 FORMATS: dict[str, Callable[..., Any]] = {
@@ -119,6 +121,8 @@ _CONVERTER_OPTIONS = {
 # several lines, an Anthropic assistant message with the results after it, a run of Responses
 # items): they hold it up to the reader's max_record_bytes.
 _ASSEMBLING = frozenset({"claude-code", "anthropic", "responses"})
+# Converters that need a first pass over the file (a plan, see wants_plan): Codex history control.
+_PLANNED = frozenset({"codex"})
 
 OnInvalid = Literal["error", "skip"]
 
@@ -173,6 +177,25 @@ class Sidechain(NamedTuple):
     messages: list[dict[str, Any]]
 
 
+class Head(NamedTuple):
+    """What a look at the head of a file already told, for a reader then fed the same file
+    from its start: taken as told, not found again. (The command line looks first: whether
+    the file is a session decides what repairs it; a file that is not goes to a reader.)
+
+    Attributes:
+        container: what :class:`~._records.Sniffer` said of the first bytes (``"jsonl"``,
+            ``"document"`` or ``"empty"``), said as this reader's would (``fmt="auto"``, the
+            same ``max_line_bytes``). The first chunk fed must hold the bytes it judged.
+        format: the format of a JSONL file's first records, found from the records this
+            reader detects it from, none of which it would refuse: choosing it before the
+            first record then gives out what choosing it at the record that settles it does.
+            None: the reader detects it (as it does a format told that waits for a plan).
+    """
+
+    container: str
+    format: str | None = None
+
+
 #: What :class:`Reader` gives out (see the module docstring).
 Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
 
@@ -191,6 +214,8 @@ class Reader:
         options: converter options (``keep_sidechains``, ``keep_meta``,
             ``base_instructions``).
         source: how errors name the file (the drivers set it once the file is open).
+        head: with ``fmt="auto"``, what a look at the file's head already told (see
+            :class:`Head`).
 
     Raises:
         UsageError: an unknown format, ``on_invalid`` value or option (at construction,
@@ -206,10 +231,13 @@ class Reader:
         limits: Limits = Limits(),
         options: dict[str, Any] | None = None,
         source: str = "<input>",
+        head: Head | None = None,
     ) -> None:
         options = options or {}
         if fmt != "auto" and fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
+        if head is not None and (fmt != "auto" or (head.format is not None and head.format not in FORMATS)):
+            raise UsageError(f"a head is told to a reader that detects (fmt='auto'), of a known format: {head!r}")
         if on_invalid not in ("error", "skip"):
             raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
         unknown = set(options) - set(_CONVERTER_OPTIONS)
@@ -235,10 +263,16 @@ class Reader:
         #: Everything was given out: nothing is fed any more.
         self.done = False
         self._closing = False
-        self._sniffer: Sniffer | None = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"))
+        self._sniffer: Sniffer | None = None
+        self._told: str | None = None  # the container told (head): the first chunk opens it
+        if head is None:
+            self._sniffer = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"))
+        else:
+            self._told = head.container
         self._lines: LineSplitter | None = None
         self._doc: DocReader | None = None
         self._pending: list[Record | Meta] = []  # records waiting for the format or a plan
+        self._guesses: dict[int, tuple[str | None, bool]] = {}  # guess() of waiting records, by number
         # JSONL records given to a converter, for a conversation's index (the chat fast path
         # skips the count: a chat file is one conversation); a document's walker counts its own.
         self._index = 0
@@ -255,6 +289,12 @@ class Reader:
         self._misses: list[tuple[str | None, bool]] = []
         if fmt != "auto":
             self._choose(fmt)
+        elif head is not None and head.format is not None and head.format not in _PLANNED:
+            # Chosen before the first record, which then goes straight to the converter. Not
+            # one with a plan: detected, it asks for the plan once the first chunk is read
+            # (that chunk's bad lines refused first); chosen here, before any (its records
+            # then refused or converted in their order): another first error. Detected, then.
+            self._choose(head.format)
 
     # -- the surface ------------------------------------------------------------------------
 
@@ -267,9 +307,11 @@ class Reader:
             return self._jsonl(self._lines.feed(chunk), line)
         if self._doc is not None:
             return self._document(self._doc.feed(chunk))
+        if self._told is not None:
+            return self._open(self._told, chunk)
         assert self._sniffer is not None
         kind = self._sniffer.feed(chunk)
-        return [] if kind == "auto" else self._open(kind)
+        return [] if kind == "auto" else self._open(kind, self._sniffer.head)
 
     def close(self) -> list[Event]:
         """The end of the file: the events still held (all of them, unless :attr:`wants_plan`)."""
@@ -277,7 +319,9 @@ class Reader:
             raise UsageError("Reader.close() called twice")
         out: list[Event] = []
         if self._sniffer is not None:  # the container is still unknown: it is now
-            out = self._open(self._sniffer.feed(b""))
+            out = self._open(self._sniffer.feed(b""), self._sniffer.head)
+        elif self._told is not None:  # told, and no byte came: an empty file
+            out = self._open(self._told, b"")
         if self._lines is not None:
             line = self._lines.line
             out += self._jsonl(self._lines.close(), line)
@@ -293,7 +337,7 @@ class Reader:
         ``model_dump``, such as the OpenAI SDK's Responses items); :meth:`close` at the end."""
         if self._closing:
             raise UsageError("Reader.feed_value() after close()")
-        self._sniffer = None  # no bytes: no container to sniff
+        self._sniffer = self._told = None  # no bytes: no container to sniff
         if type(value) is not dict:
             value = as_message(value)
         out: list[Event] = []
@@ -348,10 +392,9 @@ class Reader:
 
     # -- containers -------------------------------------------------------------------------
 
-    def _open(self, kind: str) -> list[Event]:
-        assert self._sniffer is not None
-        head = self._sniffer.head
-        self._sniffer = None
+    def _open(self, kind: str, head: bytes) -> list[Event]:
+        """Read on in the container the first bytes (``head``) say."""
+        self._sniffer = self._told = None
         if head.startswith(BOM):
             head = head[3:]
         self.container = "jsonl" if kind != "document" else "array" if head.lstrip()[:1] == b"[" else "object"
@@ -469,13 +512,21 @@ class Reader:
             return
         self._pending.append(rec)
         if self._converter is None and not waiting:
-            decisive = isinstance(rec, Record) and guess(rec.value)[1]
+            decisive = isinstance(rec, Record) and self._guess(rec)[1]
             self._detect(final=False, decisive=decisive)
         if self._converter is not None and not self.wants_plan and not self._holding:
             self._replay(out)
 
+    def _guess(self, rec: Record) -> tuple[str | None, bool]:
+        """:func:`guess` of a waiting record, made once: each record is asked whether it settles
+        the format as it comes, and the verdict goes over them all again."""
+        told = self._guesses.get(rec.number)
+        if told is None:
+            told = self._guesses[rec.number] = guess(rec.value)
+        return told
+
     def _detect(self, *, final: bool, decisive: bool = False) -> None:
-        records = [r.value for r in self._pending if isinstance(r, Record)]
+        records = [r for r in self._pending if isinstance(r, Record)]
         if not (decisive or final or len(records) >= DETECT_RECORDS):
             return
         keys = {_own_key(r.key) for r in self._pending if type(r) is Meta}
@@ -487,11 +538,11 @@ class Reader:
         else:
             hint = None
         try:
-            fmt = detect_format(records, hint=hint)
+            fmt = decide(map(self._guess, records), hint=hint)  # (detect_format, from the guesses made)
         except InputError as exc:
-            first = next((r for r in self._pending if isinstance(r, Record)), None)
-            self._locate(exc, first.place if first is not None else None)
+            self._locate(exc, records[0].place if records else None)
             raise exc from None
+        self._guesses.clear()
         self._choose(fmt)
 
     def _choose(self, fmt: str) -> None:
@@ -507,7 +558,7 @@ class Reader:
         self._meta = getattr(converter, "meta", None)
         self._take_sidechains = getattr(converter, "take_sidechains", None)
         # Codex history control needs a first pass; the driver provides it (or None).
-        self.wants_plan = fmt == "codex"
+        self.wants_plan = fmt in _PLANNED
 
     def _replay(self, out: list[Event]) -> None:
         pending, self._pending = self._pending, []

@@ -559,11 +559,11 @@ def test_model_picks_the_profile_and_profile_wins_over_it(tmp_path: Path):
 
 
 
-# -- telling a session from the rest (_repair._peek_format) ---------------------------------------
+# -- telling a session from the rest (_repair._peek) ----------------------------------------------
 
 
 def peek(data: bytes, monkeypatch: pytest.MonkeyPatch, chunk: int | None = None) -> tuple[str | None, int, bytes]:
-    """``_peek_format`` on ``data`` (read ``chunk`` bytes at a time, as a pipe gives them):
+    """``_peek`` on ``data`` (read ``chunk`` bytes at a time, as a pipe gives them):
     the format, how many times the head was judged, and what the input then gives (all of
     it, from the start)."""
     import io
@@ -584,7 +584,7 @@ def peek(data: bytes, monkeypatch: pytest.MonkeyPatch, chunk: int | None = None)
 
     monkeypatch.setattr(_records, "sniff", counting_sniff)
     src = _repair._Input(Pipe(data), "x", None)
-    fmt = _repair._peek_format(src)
+    fmt = _repair._peek(src).fmt
     rest = b"".join(iter(lambda: src.read(1 << 16), b""))
     return fmt, len(judged), rest
 
