@@ -23,7 +23,8 @@ results arrive -- in any order, across snapshot, system and sidechain lines -- a
 next line that carries new content. What it holds, its blocks and those results, is bounded by
 ``max_record_bytes`` (in bytes of their JSON): the line that would take it past that is refused
 with :class:`~normalizer.LimitExceeded`. An Anthropic assistant message is such a turn too, the
-results of the user messages after it held behind it, under the same bound.
+results of the user messages after it held behind it, under the same bound. So is what
+``keep_sidechains`` holds of a Claude Code 1.0 sub-agent's transcript until it ends.
 
 A file whose first conversation line is a sub-agent's (``isSidechain``: Claude Code 2.1 writes
 each sub-agent to ``<session>/subagents/agent-*.jsonl``, every line sidechain) is that
@@ -354,17 +355,85 @@ def _json_size(value: dict[str, Any]) -> int:
     for key, item in value.items():
         if type(key) is str:
             size += len(key)
-        if type(item) is str:
-            size += len(item)
-            continue
-        try:
-            size += len(orjson.dumps(item))
-        except TypeError:  # an integer past 64 bits, or no JSON value at all
-            try:
-                size += len(repr(item))
-            except RecursionError:
-                pass
+        size += len(item) if type(item) is str else _value_size(item)
     return size
+
+
+def _value_size(item: Any) -> int:
+    """The size of a value that is not a string, as :func:`_json_size` counts it: its JSON (one
+    that no JSON holds, in records given in memory, by its repr)."""
+    try:
+        return len(orjson.dumps(item))
+    except TypeError:  # an integer past 64 bits, or no JSON value at all
+        try:
+            return len(repr(item))
+        except RecursionError:
+            return 0
+
+
+def _message_size(message: dict[str, Any]) -> int:
+    """What a message given out adds to the sub-agent transcript that holds it (its JSON's keys
+    and strings by their length, as :func:`_json_size` counts a held result)."""
+    return _result_size(message) if message.get("role") == "tool" else _json_size(message)
+
+
+# What Turn.message makes of a turn with nothing in it: {"role": "assistant", "content": ""}.
+_EMPTY_TURN = len("role") + len("assistant") + len("content")
+
+
+class _TurnSize:
+    """The :func:`_message_size` of what a pending Claude Code turn will give out (its message,
+    then its results), kept up to date as the turn grows: each text, call, block and result is
+    measured once, when it joins the turn (measuring the turn again at each of its lines would
+    make a turn of k lines cost k² steps). It follows what ``Turn.message()`` makes of a Claude
+    Code turn, which keeps no other blocks than thinking ones, and has no refusal, ``extra``
+    or source fields of its own (only an Anthropic message's fields go there).
+    """
+
+    __slots__ = ("turn", "size", "_texts", "_said", "_reasoning", "_thought", "_calls", "_blocks", "_results")
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        #: What the turn gives out, as of the last update.
+        self.size = _EMPTY_TURN
+        # How many of the turn's texts, reasoning, calls, thinking blocks and results are taken
+        # in, and how many of its texts and reasoning are not empty (a message joins those).
+        self._texts = self._reasoning = self._calls = self._blocks = self._results = 0
+        self._said = self._thought = 0
+
+    def update(self) -> None:
+        """Take in what joined the turn since the last update (each new item adds its length,
+        and what joins it to the ones before: a blank line, a comma, or the key of the first)."""
+        turn, size = self.turn, self.size
+        if len(turn.texts) > self._texts:
+            for text in turn.texts[self._texts:]:
+                if text:
+                    # The first is the content, instead of "" (or null, in a turn with calls).
+                    size += len(text) + 2 if self._said else len(text) - (len(b"null") if self._calls else 0)
+                    self._said += 1
+            self._texts = len(turn.texts)
+        if len(turn.calls) > self._calls:
+            for call in turn.calls[self._calls:]:
+                if self._calls:
+                    size += _value_size(call) + 1
+                else:  # the first: the key, the brackets, and null content if there is no text
+                    size += len("tool_calls") + 2 + _value_size(call) + (0 if self._said else len(b"null"))
+                self._calls += 1
+        if len(turn.reasoning) > self._reasoning:
+            for text in turn.reasoning[self._reasoning:]:
+                if text:
+                    size += len(text) + 2 if self._thought else len("reasoning_content") + len(text)
+                    self._thought += 1
+            self._reasoning = len(turn.reasoning)
+        blocks = turn.preserved.get(THINKING_KEY)
+        if blocks is not None and len(blocks) > self._blocks:
+            for block in blocks[self._blocks:]:
+                size += _value_size(block) + (1 if self._blocks else len(THINKING_KEY) + 2)
+                self._blocks += 1
+        if len(turn.results) > self._results:
+            size += sum(map(_result_size, turn.results[self._results:]))
+            self._results = len(turn.results)
+        self.size = size
 
 
 class ClaudeCodeConverter(_BlockConverter):
@@ -373,7 +442,15 @@ class ClaudeCodeConverter(_BlockConverter):
     Args:
         report: where skipped lines are counted and dropped content is recorded.
         keep_sidechains: convert sub-agent (``isSidechain``) lines into conversations of
-            their own, collected by :meth:`take_sidechains`, instead of dropping them.
+            their own, collected by :meth:`take_sidechains`, instead of dropping them. A
+            sub-agent's transcript is held until it ends (the next one's first line, or
+            :meth:`close`), up to ``max_record_bytes`` in bytes of its messages' JSON (keys
+            and strings by their length, other values as JSON), its pending turn counted as it
+            will be given out: the line that would take it past this is refused with
+            :class:`LimitExceeded` (``limit="max_record_bytes"``), saying the line the
+            transcript began on. The transcript ends there: the messages it gave out before
+            that line are its conversation (:meth:`take_sidechains`), its later lines are left
+            out (``drop_sidechain``) until the next sub-agent's first line.
         keep_meta: keep ``isMeta`` user lines (harness-injected text) as user messages.
         max_record_bytes: the most the pending turn holds, in bytes of JSON: the content
             blocks of its assistant message (one ``message.id`` written over several lines;
@@ -400,6 +477,14 @@ class ClaudeCodeConverter(_BlockConverter):
         self._side: ClaudeCodeConverter | None = None
         self._side_messages: list[dict[str, Any]] = []
         self._sidechains: list[list[dict[str, Any]]] = []
+        # What the open sub-agent transcript holds (max_record_bytes): the size of the messages
+        # it gave out, its pending turn's as it grows, and its first line (the error's).
+        self._side_bytes = 0
+        self._side_turn: _TurnSize | None = None
+        self._side_began: int | None = None
+        # A transcript cut at the limit: where it began and the line refused (its later lines
+        # are left out until the next transcript begins); None: none is.
+        self._side_cut: tuple[int | None, int | None] | None = None
         # None until the first conversation line: is the file a sub-agent's own transcript?
         self._subagent: bool | None = None
         #: Lines of no type Claude Code writes (the reader's "was anything recognised?").
@@ -449,7 +534,8 @@ class ClaudeCodeConverter(_BlockConverter):
         return out
 
     def take_sidechains(self) -> list[list[dict[str, Any]]]:
-        """Sub-agent conversations completed so far (with ``keep_sidechains``)."""
+        """Sub-agent conversations completed so far (with ``keep_sidechains``): ended, or cut
+        where they went past ``max_record_bytes``."""
         done, self._sidechains = self._sidechains, []
         return done
 
@@ -460,17 +546,75 @@ class ClaudeCodeConverter(_BlockConverter):
             return []
         if record.get("parentUuid") is None and record["type"] == "user":
             self._end_sidechain()  # a root line starts the next sub-agent transcript
+        elif self._side_cut is not None:
+            began, refused = self._side_cut
+            past = "" if refused is None else f" on line {refused}"
+            note_extra(self.report, "drop_sidechain", f"sub-agent ({record['type']}) line left out: its transcript"
+                       f"{_begun(began)} went past max_record_bytes{past}", line=line, dropped=record)
+            return []
         if self._side is None:
             self._side = ClaudeCodeConverter(self.report, keep_meta=self.keep_meta, max_record_bytes=self.max_record_bytes)
-        self._side_messages.extend(self._side.feed(dict(record, isSidechain=False), line=line))
+        self._hold_side(self._side, self._side.feed(dict(record, isSidechain=False), line=line), line)
         return []
 
-    def _end_sidechain(self) -> None:
+    def _hold_side(self, side: ClaudeCodeConverter, out: list[dict[str, Any]], line: int | None) -> None:
+        """Add what the transcript gave out for a line, and what its pending turn now holds, to
+        what it holds; past ``max_record_bytes``, cut it there (see ``keep_sidechains``)."""
+        held, sizes, new = self._side_bytes, self._side_turn, out
+        if sizes is not None:
+            sizes.update()
+            if sizes.turn is not side._turn:
+                # Given out by this line: its message and results lead, counted as they were held.
+                held += sizes.size
+                new = out[1 + len(sizes.turn.results):]
+                sizes = None
+        if new:
+            held += sum(map(_message_size, new))
+        if sizes is None and side._turn is not None:
+            sizes = _TurnSize(side._turn)
+            sizes.update()
+        # The pending turn counts now, not once given out: its transcript's last turn goes out
+        # when the transcript ends, at the next one's first line or at close(), and refusing
+        # there would refuse a line of another transcript, or lose the end of the main
+        # conversation (the reader does not close a converter twice).
+        if held + (sizes.size if sizes is not None else 0) > self.max_record_bytes:
+            raise self._cut_sidechain(line)
+        self._side_bytes, self._side_turn = held, sizes
+        self._side_messages.extend(out)
+        if self._side_began is None:
+            self._side_began = line  # its first line held (one refused before it is not in it)
+
+    def _cut_sidechain(self, line: int | None) -> LimitExceeded:
+        """End the open transcript at the line that takes it past ``max_record_bytes``: the
+        messages given out before it go out, the rest is let go; the error for that line."""
+        began = line if self._side_began is None else self._side_began
+        self._end_sidechain(last_turn=False)
+        self._side_cut = (began, line)
+        limit = self.max_record_bytes
+        return LimitExceeded(
+            f"the sub-agent (isSidechain) transcript{_begun(began) if began != line else ''} would hold more than "
+            f"{limit} bytes of JSON in its messages",
+            limit="max_record_bytes",
+            value=limit,
+            line=line,
+            hint="Raise max_record_bytes if this sub-agent transcript really is that large, or read the session "
+            "without keep_sidechains (its sub-agent lines are then left out)",
+        )
+
+    def _end_sidechain(self, *, last_turn: bool = True) -> None:
+        """End the open transcript (``last_turn``: its pending turn given out with it)."""
         if self._side is not None:
-            self._side_messages.extend(self._side.close())
+            if last_turn:
+                self._side_messages.extend(self._side.close())  # its last turn: counted already
             if self._side_messages:
                 self._sidechains.append(self._side_messages)
             self._side, self._side_messages = None, []
+        self._side_bytes, self._side_turn, self._side_began, self._side_cut = 0, None, None, None
+
+
+def _begun(line: int | None) -> str:
+    """Where a sub-agent transcript began, in the words of its errors and notes."""
+    return "" if line is None else f" (begun on line {line})"
 
 
 def _result_ids(content: list[Any]) -> set[str | None]:

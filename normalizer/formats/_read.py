@@ -168,7 +168,11 @@ class _StreamState:
             self.extra[event.key] = event.value
             return ()
         if isinstance(event, Sidechain):
-            self.sides.append(event.messages)
+            # Given out after the main conversation, by the conversation readers; the message
+            # readers give out one conversation's messages, so they let it go at once (they
+            # held every transcript of the file to the end, for nobody).
+            if not self.expand:
+                self.sides.append(event.messages)
             return ()
         raise AssertionError(f"not a reader event: {event!r}")  # pragma: no cover
 
