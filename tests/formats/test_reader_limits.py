@@ -230,16 +230,20 @@ def test_the_converter_takes_the_limit_itself() -> None:
     assert ClaudeCodeConverter().max_record_bytes == DEFAULT_MAX_RECORD_BYTES
 
 
+def read_traced(data: bytes, fmt: str) -> tuple[list[dict[str, Any]], int]:
+    """The messages of ``data`` read as ``fmt``, and the peak of memory traced while reading."""
+    tracemalloc.start()
+    try:
+        out = list(read_messages(io.BytesIO(data), fmt))
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_claude_turn_of_20000_lines_holds_a_few_bytes_a_block() -> None:
     # Each block's duplicate-detection key was orjson's bytes, which keep their 4 KiB buffer:
     # 20,000 blocks held 91 MB (traced) for 3.5 MB of text. Now about the text, and its key.
-    data = jsonl(one_turn(20_000))
-    tracemalloc.start()
-    try:
-        out = list(read_messages(io.BytesIO(data), "claude-code"))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    out, peak = read_traced(jsonl(one_turn(20_000)), "claude-code")
     assert len(out) == 3 and out[1]["content"].count("\n\n") == 19_999
     assert peak < 30_000_000, peak
 
@@ -405,13 +409,8 @@ def test_an_anthropic_message_of_20000_blocks_holds_a_few_bytes_a_block() -> Non
     # their 4 KiB buffer: one assistant message of 20,000 blocks (a 1.6 MB body) peaked at
     # 96 MB (traced). Now 16 MB: the message, its keys, the output.
     message = {"role": "assistant", "content": [text(i) for i in range(20_000)]}
-    data = body([{"role": "user", "content": "go"}, message, {"role": "user", "content": "next"}])
-    tracemalloc.start()
-    try:
-        out = list(read_messages(io.BytesIO(data), "anthropic"))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    out, peak = read_traced(body([{"role": "user", "content": "go"}, message, {"role": "user", "content": "next"}]),
+                            "anthropic")
     assert len(out) == 4 and out[2]["content"].count("\n\n") == 19_999
     assert peak < 30_000_000, peak
 
