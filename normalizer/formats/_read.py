@@ -520,7 +520,10 @@ def read_conversations(
 ) -> ConversationStream:
     """Stream the conversations of a file: one per line of fine-tuning JSONL or ShareGPT
     record, else one for the whole file (plus, with ``keep_sidechains=True`` on a Claude
-    Code session, one per sub-agent transcript, after the main one).
+    Code session, one per sub-agent transcript, after the main one). Each transcript is
+    held up to ``max_record_bytes`` while it is read; the finished ones are held until the
+    main conversation ends, since they come after it: a session's sub-agents all together
+    have no limit of their own.
 
     Arguments as :func:`read_messages`, plus ``keep_sidechains`` (claude-code). Returns an
     iterator of :class:`Conversation` with ``.report``, ``.format`` and ``.position``.
