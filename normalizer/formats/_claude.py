@@ -40,7 +40,7 @@ header becomes the call's tool message, the header is kept in the record.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -76,10 +76,13 @@ CLAUDE_LINE_TYPES = frozenset({
 THINKING_KEY = "thinking_blocks"
 
 _Op = tuple[str, Any]
-#: Where a record is: its line (None: not given) and how many records were fed up to it
-#: (counted by a converter that can name a record with no line, see ``_where``). Kept for
-#: every turn, put into words only for the limit's error.
-_At = tuple[int | None, int]
+
+
+class _At(NamedTuple):
+    """Where a record is, kept for every turn and put into words only for the limit's error."""
+
+    line: int | None  # None: not given
+    fed: int  # records fed up to it (counted by a converter that can name a record with no line: _where)
 
 
 def _server_text(raw: Any, line: int | None) -> str:
@@ -136,7 +139,7 @@ class _BlockConverter:
         # What the pending turn holds, in bytes of JSON (its blocks and the results behind
         # it), and where its first block came from (for the limit's error).
         self._held = 0
-        self._turn_at: _At = (None, 0)
+        self._turn_at = _At(None, 0)
         self._fed = 0  # records fed, by a converter that counts them (see _where)
 
     def flush(self) -> list[dict[str, Any]]:
@@ -146,8 +149,7 @@ class _BlockConverter:
 
     def _where(self, at: _At) -> str | None:
         """Where a record is, in the words of the limit's error ("on line 3"; None: not told)."""
-        line = at[0]
-        return None if line is None else f"on line {line}"
+        return None if at.line is None else f"on line {at.line}"
 
     def _too_big(self, key: Any, line: int | None, began: _At) -> LimitExceeded:
         """The error for the record that would take the pending turn past ``max_record_bytes``
@@ -155,7 +157,7 @@ class _BlockConverter:
         limit = self.max_record_bytes
         name = f" {key[:80]!r}" if isinstance(key, str) else ""
         start = self._where(began)
-        since = f" (begun {start})" if start is not None and start != self._where((line, self._fed)) else ""
+        since = f" (begun {start})" if start is not None and start != self._where(_At(line, self._fed)) else ""
         return LimitExceeded(
             f"assistant message{name}{since} and the tool results held behind it would hold more than {limit} "
             "bytes of JSON",
@@ -284,12 +286,12 @@ class _BlockConverter:
         else:
             held = self._held + sum(map(len, set(keys).difference(turn.seen)))
         if held > self.max_record_bytes:
-            raise self._too_big(key, line, (line, self._fed) if turn is None else self._turn_at)
+            raise self._too_big(key, line, _At(line, self._fed) if turn is None else self._turn_at)
         out: list[dict[str, Any]] = []
         if turn is None:
             out = self.flush()
             turn = self._turn = Turn(key)
-            self._turn_at = (line, self._fed)
+            self._turn_at = _At(line, self._fed)
         self._held = held
         if extra:
             merge_source(turn.source, extra, self.report, line=line)
@@ -730,8 +732,7 @@ class AnthropicConverter(_BlockConverter):
         # A request body's messages are one JSON document: the reader gives no line to its
         # records (only the error is placed, at file:line:column), so a turn that began at
         # another message says which, by the index the reader counts too (``feed``).
-        line, fed = at
-        return f"on line {line}" if line is not None else f"at message {fed - 1}"
+        return f"on line {at.line}" if at.line is not None else f"at message {at.fed - 1}"
 
     def flush(self) -> list[dict[str, Any]]:
         self._open = None  # the turn ends: let its calls and results go
