@@ -21,6 +21,7 @@ import itertools
 import os
 import sys
 from collections import deque
+from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
 from typing import IO, Any, Union
 
@@ -334,15 +335,18 @@ class ConversationStream(_Stream, Iterator[Conversation]):
 
 async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[Any, None]:
     """The async twin of :func:`_items`."""
-    async for batch in _abatches(source, reader, state):
-        for event in batch:
-            if type(event) is dict:
-                yield event
-            elif type(event) is int or type(event) is DocPlace:
-                state.at = event
-            else:
-                for item in state.other(event):
-                    yield item
+    # Closed here when an event is refused (state.other): an async generator is not closed
+    # when it is let go, so the file would stay open until the collector came by.
+    async with aclosing(_abatches(source, reader, state)) as batches:
+        async for batch in batches:
+            for event in batch:
+                if type(event) is dict:
+                    yield event
+                elif type(event) is int or type(event) is DocPlace:
+                    state.at = event
+                else:
+                    for item in state.other(event):
+                        yield item
 
 
 async def _abatches(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[list[Event], None]:

@@ -269,6 +269,16 @@ async def test_async_errors_and_file_objects(tmp_path: Path) -> None:
     assert len(convs) == 1
 
 
+@pytest.mark.anyio
+async def test_an_async_read_refused_between_chunks_closes_its_file(tmp_path: Path) -> None:
+    # Refused by the stream's own side (several conversations), not by the reader: the pump
+    # that opened the file is closed then and there, not left to the collector (trio warns,
+    # and the suite treats an unraisable warning as an error).
+    path = write(tmp_path, jsonl([{"messages": CHAT}, {"messages": CHAT[:1]}]))
+    with pytest.raises(InputError, match="several conversations"):
+        [m async for m in aread_messages(path)]
+
+
 # -- writers ----------------------------------------------------------------------------------
 
 
