@@ -383,6 +383,18 @@ def _message_size(message: dict[str, Any]) -> int:
 _EMPTY_TURN = len("role") + len("assistant") + len("content")
 
 
+class Sidechain(NamedTuple):
+    """A finished Claude Code sub-agent transcript (with ``keep_sidechains=True``): a reader
+    event, given out after the main conversation by the conversation readers."""
+
+    messages: list[dict[str, Any]]
+    #: Its messages' size as ``max_record_bytes`` counts it (see ``keep_sidechains``): what
+    #: holding it costs, for whoever holds it longer.
+    size: int
+    #: The line it began on (None: records in memory).
+    line: int | None
+
+
 class _TurnSize:
     """The :func:`_message_size` of what a pending Claude Code turn will give out (its message,
     then its results), kept up to date as the turn grows: each text, call, block and result is
@@ -478,7 +490,7 @@ class ClaudeCodeConverter(_BlockConverter):
         self.keep_meta = keep_meta
         self._side: ClaudeCodeConverter | None = None
         self._side_messages: list[dict[str, Any]] = []
-        self._sidechains: list[list[dict[str, Any]]] = []
+        self._sidechains: list[Sidechain] = []
         # What the open sub-agent transcript holds (max_record_bytes): the size of the messages
         # it gave out, its pending turn's as it grows, and its first line (the error's).
         self._side_bytes = 0
@@ -535,7 +547,7 @@ class ClaudeCodeConverter(_BlockConverter):
         self._end_sidechain()
         return out
 
-    def take_sidechains(self) -> list[list[dict[str, Any]]]:
+    def take_sidechains(self) -> list[Sidechain]:
         """Sub-agent conversations completed so far (with ``keep_sidechains``): ended, or cut
         where they went past ``max_record_bytes``."""
         done, self._sidechains = self._sidechains, []
@@ -606,10 +618,12 @@ class ClaudeCodeConverter(_BlockConverter):
     def _end_sidechain(self, *, last_turn: bool = True) -> None:
         """End the open transcript (``last_turn``: its pending turn given out with it)."""
         if self._side is not None:
+            size = self._side_bytes
             if last_turn:
                 self._side_messages.extend(self._side.close())  # its last turn: counted already
+                size += self._side_turn.size if self._side_turn is not None else 0
             if self._side_messages:
-                self._sidechains.append(self._side_messages)
+                self._sidechains.append(Sidechain(self._side_messages, size, self._side_began))
             self._side, self._side_messages = None, []
         self._side_bytes, self._side_turn, self._side_began, self._side_cut = 0, None, None, None
 

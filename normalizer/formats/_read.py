@@ -25,7 +25,7 @@ from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
 from typing import IO, Any, Union
 
-from .._errors import InputError
+from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
 from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
@@ -134,15 +134,20 @@ def _start(f: Any) -> int | None:
 class _StreamState:
     """What the consumer of a reader's events keeps, and what it does with the rare ones."""
 
-    __slots__ = ("at", "source", "expand", "twin", "extra", "sides", "conversations")
+    __slots__ = ("at", "source", "expand", "twin", "extra", "sides", "side_bytes", "max_side_bytes", "conversations")
 
-    def __init__(self, *, expand: bool, twin: str) -> None:
+    def __init__(self, *, expand: bool, twin: str, max_side_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
         self.at: Place | None = None  # the place of the last message handed out
         self.source = "<input>"
         self.expand = expand  # a conversation event gives its messages (the message readers)
         self.twin = twin  # the function to read a multi-conversation file with
         self.extra: dict[str, Any] = {}
         self.sides: deque[list[dict[str, Any]]] = deque()
+        # The finished sub-agent transcripts wait for the main conversation to end, all of
+        # them: together bounded by the limit each one has (max_record_bytes), by their size
+        # as it counted them.
+        self.side_bytes = 0
+        self.max_side_bytes = max_side_bytes
         self.conversations = 0
 
     @property
@@ -173,9 +178,25 @@ class _StreamState:
             # readers give out one conversation's messages, so they let it go at once (they
             # held every transcript of the file to the end, for nobody).
             if not self.expand:
+                self.side_bytes += event.size
+                if self.side_bytes > self.max_side_bytes:
+                    raise self._too_many_sides(event)
                 self.sides.append(event.messages)
             return ()
         raise AssertionError(f"not a reader event: {event!r}")  # pragma: no cover
+
+    def _too_many_sides(self, event: Sidechain) -> LimitExceeded:
+        # Placed at the line the transcript began on: where the reader was when it finished
+        # depends on how the file was cut into chunks.
+        limit = self.max_side_bytes
+        return LimitExceeded(
+            f"with this sub-agent (isSidechain) transcript, the ones held until the main conversation ends "
+            f"would hold more than {limit} bytes of JSON in their messages together",
+            limit="max_record_bytes", value=limit, source=self.source, line=event.line,
+            hint="A session's sub-agent transcripts are given out after its main conversation, so they are all "
+            "held until it ends: raise max_record_bytes if they really are that large, or read the session "
+            "without keep_sidechains (its sub-agent lines are then left out)",
+        )
 
     def main(self, messages: Any) -> Conversation:
         """The conversation of a whole-file session (its ``extra`` fills as keys are read)."""
@@ -271,7 +292,7 @@ class _Stream:
         #: Skips and conversion notes; ``report.format`` is the format read.
         self.report = reader.report
         self._reader = reader
-        self._state = _StreamState(expand=expand, twin=twin)
+        self._state = _StreamState(expand=expand, twin=twin, max_side_bytes=reader.limits.max_record_bytes)
 
     @property
     def format(self) -> str | None:
@@ -526,8 +547,9 @@ def read_conversations(
     record, else one for the whole file (plus, with ``keep_sidechains=True`` on a Claude
     Code session, one per sub-agent transcript, after the main one). Each transcript is
     held up to ``max_record_bytes`` while it is read; the finished ones are held until the
-    main conversation ends, since they come after it: a session's sub-agents all together
-    have no limit of their own.
+    main conversation ends, since they come after it, up to ``max_record_bytes`` all
+    together: the transcript that would take them past it is refused with
+    :class:`LimitExceeded` at the line it began on.
 
     Arguments as :func:`read_messages`, plus ``keep_sidechains`` (claude-code). Returns an
     iterator of :class:`Conversation` with ``.report``, ``.format`` and ``.position``.

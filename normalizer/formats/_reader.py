@@ -72,7 +72,7 @@ from .._errors import InputError, UsageError
 from .._messages import as_message
 from .._report import Report
 from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
-from ._claude import AnthropicConverter, ClaudeCodeConverter
+from ._claude import AnthropicConverter, ClaudeCodeConverter, Sidechain
 from ._codex import CodexConverter, CodexPlan, CodexPlanner
 from ._depth import deeper_than
 from ._detect import DETECT_RECORDS, decide, guess, nothing_recognised
@@ -169,12 +169,6 @@ class Conversation:
     extra: dict[str, Any] = field(default_factory=dict)
     index: int = 0
     line: int | None = None
-
-
-class Sidechain(NamedTuple):
-    """A finished Claude Code sub-agent transcript (with ``keep_sidechains=True``)."""
-
-    messages: list[dict[str, Any]]
 
 
 class Head(NamedTuple):
@@ -282,7 +276,7 @@ class Reader:
         self._multi = False
         self._feed: Callable[..., list[dict[str, Any]]] | None = None
         self._meta: Callable[..., list[dict[str, Any]]] | None = None
-        self._take_sidechains: Callable[[], list[list[dict[str, Any]]]] | None = None
+        self._take_sidechains: Callable[[], list[Sidechain]] | None = None
         # Was any record recognised? Until one is, what the others looked like (the error).
         self._seen = False
         self._recognised = False
@@ -600,7 +594,7 @@ class Reader:
                     out.append(place)
                 out.extend(messages)
             if self._take_sidechains is not None:
-                out.extend(Sidechain(side) for side in self._take_sidechains())
+                out.extend(self._take_sidechains())
         if tracking:
             if getattr(self._converter, "unrecognised", 0) == before:
                 self._recognised = True
@@ -631,7 +625,7 @@ class Reader:
         except InputError as exc:
             self._refuse_record(exc, None, None, None)
         if self._take_sidechains is not None:
-            out.extend(Sidechain(side) for side in self._take_sidechains())
+            out.extend(self._take_sidechains())
         if self._seen and not self._recognised:
             raise self._nothing_recognised()
         self.done = True

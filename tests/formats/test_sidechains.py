@@ -20,13 +20,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from normalizer import LimitExceeded, Report
-from normalizer.formats import _claude, read_conversations, read_messages
+from normalizer.formats import _claude, aread_conversations, read_conversations, read_messages
 from normalizer.formats._claude import ClaudeCodeConverter
 from realdata import SAMPLES, needs_samples
 
 HINT = (
     "Raise max_record_bytes if this sub-agent transcript really is that large, or read the session without "
     "keep_sidechains (its sub-agent lines are then left out)"
+)
+TOTAL_HINT = (
+    "A session's sub-agent transcripts are given out after its main conversation, so they are all held until it "
+    "ends: raise max_record_bytes if they really are that large, or read the session without keep_sidechains (its "
+    "sub-agent lines are then left out)"
 )
 
 
@@ -238,20 +243,65 @@ def test_a_transcript_does_not_refuse_the_next_ones_first_line() -> None:
     # it never refuses that line (it belongs to another transcript).
     second = [side("user", "Again.", root=True), side("assistant", [{"type": "text", "text": "Again done."}], "s9")]
     records = SESSION[:9] + second + SESSION[9:]
-    out = conversations(io.BytesIO(jsonl(records)), max_record_bytes=TOTAL)
-    assert out == [MAIN, SUB, [{"role": "user", "content": "Again."}, {"role": "assistant", "content": "Again done."}]]
+    again = [{"role": "user", "content": "Again."}, {"role": "assistant", "content": "Again done."}]
+    # (read_messages holds no finished transcript: only each one's own limit applies)
+    assert list(read_messages(io.BytesIO(jsonl(records)), "claude-code", keep_sidechains=True,
+                              max_record_bytes=TOTAL)) == MAIN
+    # (the conversation readers hold both until the main conversation ends: that is their sum)
+    out = conversations(io.BytesIO(jsonl(records)), max_record_bytes=TOTAL + sum(map(size, again)))
+    assert out == [MAIN, SUB, again]
     with pytest.raises(LimitExceeded) as caught:
         conversations(io.BytesIO(jsonl(records)), max_record_bytes=TOTAL - 1)
     assert caught.value.line == 9
 
 
-def test_each_transcript_has_the_limit_not_the_file() -> None:
-    # 50 sub-agents, each at the limit: together far past it.
+def test_each_transcript_has_the_limit_and_so_have_they_all_together() -> None:
+    # 50 sub-agents, each at the limit: each one is read, and the conversation readers hold
+    # them all until the main conversation ends (they come after it), so together they are
+    # bounded too: refused at the line the one that takes them past began on (19: the third;
+    # the Task call's lines 1-4, then five lines a sub-agent).
     records = SESSION[:4]
     for i in range(50):
         records += SESSION[4:9]
-    out = conversations(io.BytesIO(jsonl(records)), max_record_bytes=TOTAL)
+    out = conversations(io.BytesIO(jsonl(records)), max_record_bytes=50 * TOTAL)
     assert out[1:] == [SUB] * 50
+    with pytest.raises(LimitExceeded) as caught:
+        conversations(io.BytesIO(jsonl(records)), max_record_bytes=50 * TOTAL - 1)
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.source, exc.line, exc.column) == (
+        "max_record_bytes", 50 * TOTAL - 1, "<stream>", 4 + 49 * 5 + 1, None)
+    assert str(exc) == (
+        f"<stream>:250: with this sub-agent (isSidechain) transcript, the ones held until the main conversation "
+        f"ends would hold more than {50 * TOTAL - 1} bytes of JSON in their messages together. {TOTAL_HINT}")
+    with pytest.raises(LimitExceeded) as caught:
+        conversations(io.BytesIO(jsonl(records)), max_record_bytes=TOTAL)
+    assert caught.value.line == 10  # the second sub-agent's first line
+
+
+def test_the_message_readers_count_no_transcript_against_the_total() -> None:
+    # They give out the main conversation only, and let each transcript go as it ends.
+    records = SESSION[:4]
+    for i in range(50):
+        records += SESSION[4:9]
+    assert list(read_messages(io.BytesIO(jsonl(records)), "claude-code", keep_sidechains=True,
+                              max_record_bytes=TOTAL)) == MAIN[:4]
+
+
+@pytest.mark.anyio
+async def test_the_async_reader_bounds_them_all_together() -> None:
+    records = SESSION[:4] + SESSION[4:9] + SESSION[4:9] + SESSION[9:]
+    stream = aread_conversations(io.BytesIO(jsonl(records)), "claude-code", keep_sidechains=True,
+                                 max_record_bytes=2 * TOTAL)
+    assert [[m async for m in c.messages] if not isinstance(c.messages, list) else c.messages
+            async for c in stream] == [MAIN, SUB, SUB]
+    stream = aread_conversations(io.BytesIO(jsonl(records)), "claude-code", keep_sidechains=True,
+                                 max_record_bytes=2 * TOTAL - 1)
+    with pytest.raises(LimitExceeded) as caught:
+        async for c in stream:
+            if not isinstance(c.messages, list):
+                async for _ in c.messages:
+                    pass
+    assert caught.value.line == 10
 
 
 # -- the converter ---------------------------------------------------------------------------------
@@ -266,7 +316,7 @@ def test_the_converter_refuses_the_line_and_gives_out_what_came_before() -> None
     exc = caught.value
     assert (exc.what, exc.limit, exc.value, exc.line, exc.column) == (message(5, HELD[3]), "max_record_bytes", HELD[3], 9, None)
     assert exc.hint == HINT
-    assert conv.take_sidechains() == [SUB[:1]]
+    assert [(s.messages, s.line) for s in conv.take_sidechains()] == [(SUB[:1], 5)]
     assert conv.feed(side("user", "more"), line=10) == []  # left out: its transcript ended at line 9
     out = [m for number, record in enumerate(SESSION[9:], 10) for m in conv.feed(record, line=number)] + conv.close()
     assert out == MAIN[3:]
@@ -300,7 +350,7 @@ def test_a_turn_too_big_on_its_own_is_refused_as_before_and_the_transcript_goes_
     for number, record in enumerate(SESSION[5:], 6):
         conv.feed(record, line=number)
     conv.close()
-    assert conv.take_sidechains() == [SUB]
+    assert [s.messages for s in conv.take_sidechains()] == [SUB]
 
 
 # -- the pending turn's size -----------------------------------------------------------------------
@@ -356,10 +406,17 @@ def test_a_real_sub_agent_at_the_limit_is_read_and_one_byte_past_it_is_refused()
     main, *subs = conversations(path)
     assert len(subs) == 2
     largest = max(sum(map(size, sub)) for sub in subs)
-    assert conversations(path, max_record_bytes=largest) == [main, *subs]
+    # Each transcript on its own (read_messages holds none of them once ended)...
+    assert list(read_messages(path, "claude-code", keep_sidechains=True, max_record_bytes=largest)) == main
     with pytest.raises(LimitExceeded) as caught:
-        conversations(path, max_record_bytes=largest - 1)
+        list(read_messages(path, "claude-code", keep_sidechains=True, max_record_bytes=largest - 1))
     assert (caught.value.line, caught.value.what) == (40, message(26, largest - 1))  # the second sub-agent's last turn
+    # ... and all of them together, held until the main conversation ends.
+    together = sum(sum(map(size, sub)) for sub in subs)
+    assert conversations(path, max_record_bytes=together) == [main, *subs]
+    with pytest.raises(LimitExceeded) as caught:
+        conversations(path, max_record_bytes=together - 1)
+    assert (caught.value.line, caught.value.column) == (26, None)  # where the second began
 
 
 # -- memory ------------------------------------------------------------------------------------------
