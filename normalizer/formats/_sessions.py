@@ -63,7 +63,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import orjson
 
@@ -75,7 +75,12 @@ from ._read import open_source
 from ._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, line_error
 from ._writers import _open
 
-__all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session"]
+__all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session", "MAX_REMOVED_LINES"]
+
+#: The most chain lines one session may have removed (results that answer no call): each is
+#: remembered to the end of the file, its uuid and where its children go instead (about 120
+#: bytes: 1,000,000 of them are about 120 MB). No real session comes near it.
+MAX_REMOVED_LINES: Final = 1_000_000
 
 # What a line is to the pairing rules.
 Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
@@ -404,9 +409,9 @@ class SessionRepairer:
         # its chain that was not removed when it was (None: none was). One entry per removed
         # line, kept to the end on purpose: a later line may name any of them as its parent
         # (a branch, a progress line, a result hanging from its call), not only the last of
-        # a run, and a line whose entry was evicted would be left pointing at nothing. Not
-        # bounded, then, but small: its uuid and a pointer (the value is shared by a run of
-        # removed lines), about 120 bytes, less than the line removed.
+        # a run, and a line whose entry was evicted would be left pointing at nothing. Small,
+        # then, but kept: its uuid and a pointer (the value is shared by a run of removed
+        # lines), about 120 bytes, less than the line removed; at most MAX_REMOVED_LINES.
         self._removed: dict[str, str | None] = {}
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
@@ -668,7 +673,7 @@ class SessionRepairer:
             self.report.add(kind, f"line {line.number} {what} ({', '.join(bad)}); removed, kept here whole",
                             line=line.number, dropped=line.body.decode("utf-8", "backslashreplace"))
             if line.info.chain and line.info.uuid is not None:
-                self._remove(line.info.uuid, line.info.parent)
+                self._remove(line.info.uuid, line.info.parent, line.number)
             return False
         assert self._dialect is not None
         old = line.parsed()
@@ -697,10 +702,17 @@ class SessionRepairer:
             turn.answered.add(call.id)
         return stubs
 
-    def _remove(self, removed: str, parent: str | None) -> None:
+    def _remove(self, removed: str, parent: str | None, number: int) -> None:
         """Note a removed chain line: its children will hang from the line ``parent`` stands
         for. Stored resolved, so that a chain of removed lines (orphan results one after the
         other) costs one step per line, not one per line before it."""
+        if len(self._removed) >= MAX_REMOVED_LINES and removed not in self._removed:
+            raise LimitExceeded(
+                f"more than {MAX_REMOVED_LINES} lines of this session's chain would be removed (tool results "
+                "that answer no call), each remembered to the end of the file for the lines that hang from it",
+                limit="MAX_REMOVED_LINES", value=MAX_REMOVED_LINES, source=self.source, line=number,
+                hint="No real session has this many; check that the file is one session, not several joined",
+            )
         new = self._surviving(parent)
         # Its own chain leads back to it (a line that is its own parent, or a loop of removed
         # lines): nothing above it survives, and pointing at itself would be a loop to walk.

@@ -20,6 +20,7 @@ import pytest
 import normalizer
 from normalizer import InputError, InvalidMessage, LimitExceeded, UsageError
 from normalizer.formats import read_messages
+from normalizer.formats import _sessions
 from normalizer.formats._sessions import SessionRepairer, repair_session
 
 from realdata import needs_samples, sample_files
@@ -144,6 +145,25 @@ def test_orphan_and_duplicate_results_are_removed_whole() -> None:
         ("drop_duplicate_result", 5, None, orjson.dumps(duplicate).decode()),
         ("repoint_parent", 6, 3, {"parentUuid": "u5"}),
     ]
+
+
+def test_the_removed_lines_remembered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each removed line is remembered to the end (a later line may hang from it): at most
+    # MAX_REMOVED_LINES of them; the one past it is refused at its line.
+    monkeypatch.setattr(_sessions, "MAX_REMOVED_LINES", 2)
+    head = [cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_result("u3", "u2", "t1")]
+    orphans = [cc_result(f"o{i}", "u3", f"gone{i}") for i in range(3)]
+    out, report = repaired(dumps(*head, *orphans[:2], cc_text("u9", "o1", "ok")))
+    assert out == dumps(*head, cc_text("u9", "u3", "ok"))
+    assert [r.kind for r in report.records] == ["drop_orphan_result", "drop_orphan_result", "repoint_parent"]
+    with pytest.raises(LimitExceeded) as caught:
+        repaired(dumps(*head, *orphans))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.line) == ("MAX_REMOVED_LINES", 2, 6)
+    assert str(exc) == (
+        "<input>:6: more than 2 lines of this session's chain would be removed (tool results that answer no call), "
+        "each remembered to the end of the file for the lines that hang from it. No real session has this many; "
+        "check that the file is one session, not several joined")
 
 
 def test_what_is_not_the_conversation_passes_through_untouched() -> None:
