@@ -37,10 +37,10 @@ user message ends a turn with calls still open, the lines from it on are held (u
 up; then the held lines are written after the moved results and the synthetic ones. A
 compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
 with nothing added: what came before it is no longer sent. Memory holds one line, one
-turn's calls and, while a turn waits, its held lines and the results moving up (the two
-together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go (it is
-parsed again in the rare case it is needed); and the uuid of every removed Claude Code
-line, with the one its children hang from instead. The work per line does not depend on how
+turn's lines of calls and, while the turn waits, its held lines and the results moving up
+(all together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go
+(it is parsed again in the rare case it is needed); and the uuid of every removed Claude
+Code line, with the one its children hang from instead (at most :data:`MAX_REMOVED_LINES`). The work per line does not depend on how
 many calls a turn has open, nor on how many lines were removed before it.
 
 Why not the core itself: its unit is a chat message, which in these files is assembled from
@@ -143,11 +143,12 @@ class _Call:
 
 
 class _Turn:
-    __slots__ = ("key", "calls", "answered", "accepting")
+    __slots__ = ("key", "calls", "answered", "accepting", "call_bytes")
 
     def __init__(self, key: Any) -> None:
         self.key = key
         self.calls: dict[str, _Call] = {}  # in call order
+        self.call_bytes = 0  # the bytes of the lines its calls keep (see SessionRepairer._keep_calls)
         # Only ids of ``calls`` (every add checks it, and calls are never taken out): the
         # turn has open calls while it is the smaller of the two (see ``waits``).
         self.answered: set[str] = set()
@@ -341,8 +342,10 @@ class SessionRepairer:
         on_invalid: a line that is not JSON: ``"error"`` raises, ``"skip"`` removes it (kept
             in the report).
         max_line_bytes: the longest line accepted.
-        max_held_bytes: what a turn that waits for late results may hold: the lines held
-            and the results moving up, together. A held line past it ends the wait (the
+        max_held_bytes: what one turn may hold: the lines of its calls (each kept until the
+            turn ends: a synthetic result copies its envelope) and, while it waits for late
+            results, the lines held and the results moving up, all together. A line of calls
+            past it raises :class:`LimitExceeded`; a held line past it ends the wait (the
             turn's open calls are answered and the lines written); a result moving up past
             it raises :class:`LimitExceeded`.
         source: how errors name the file.
@@ -352,7 +355,7 @@ class SessionRepairer:
         InputError: bad input, a file of another format, or one in which nothing was
             recognised (at :meth:`close`).
         LimitExceeded: a line longer than ``max_line_bytes``, or results moving up to their
-            calls past ``max_held_bytes``.
+            calls, or a turn's lines of calls, past ``max_held_bytes``.
     """
 
     def __init__(
@@ -552,8 +555,11 @@ class SessionRepairer:
                     for stub in self._stubs(turn, self._stamp):
                         self._emit(stub)
                 turn = self._turn = _Turn(info.key)
+            before = len(turn.calls)
             for call_id, call_kind in info.calls:
                 turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
+            if len(turn.calls) > before:
+                self._keep_calls(turn, line)
             self._emit(line)
             line.forget()  # kept with its calls until the turn ends
         elif kind == "results":
@@ -566,7 +572,8 @@ class SessionRepairer:
                 self._answer(line, turn)  # a user line is never removed: it has other content
             if turn is not None and turn.waits():
                 # The turn is over, but its results may still come: hold what follows.
-                self._held, self._held_bytes, self._held_stamp = [line], len(line.body), self._stamp
+                # (one budget for the turn: its lines of calls, then what it holds while it waits)
+                self._held, self._held_bytes, self._held_stamp = [line], turn.call_bytes + len(line.body), self._stamp
                 line.forget()
                 turn.accepting = False
                 if self._held_bytes > self.max_held_bytes:
@@ -607,11 +614,29 @@ class SessionRepairer:
         if self._held_bytes > self.max_held_bytes or not turn.waits():
             self._resolve()
 
+    def _keep_calls(self, turn: _Turn, line: _Line) -> None:
+        """Count a line that made calls against ``max_held_bytes``: each call keeps its line
+        until the turn ends (a synthetic result copies its envelope), so a turn's lines of
+        calls are held, as many as it makes. Refused past the limit, before it is kept."""
+        size = turn.call_bytes + len(line.body)
+        limit = self.max_held_bytes
+        if size > limit:
+            first = next(iter(turn.calls.values())).line.number
+            since = "" if first == line.number else f" (from line {first} on)"
+            raise LimitExceeded(
+                f"the lines with the tool calls of one turn{since}, each kept until the turn ends, come to more than "
+                f"max_held_bytes ({limit} bytes)",
+                limit="max_held_bytes", value=limit, source=self.source, line=line.number,
+                hint="Raise max_held_bytes (in Python: repair_session(..., max_held_bytes=N)) if one turn of this "
+                     "session really makes calls that large",
+            )
+        turn.call_bytes = size
+
     def _hold_moved(self, line: _Line) -> None:
-        """Count a result moving up against ``max_held_bytes``, with the held lines: it is
-        held as long as they are. A held line past the limit ends the wait (a turn whose
-        results have not come by then has most likely lost them); a result says the
-        opposite: they are coming. Ending the wait there would answer with synthetic results
+        """Count a result moving up against ``max_held_bytes``, with the turn's lines of calls
+        and the held lines: it is held as long as they are. A held line past the limit ends
+        the wait (a turn whose results have not come by then has most likely lost them); a
+        result says the opposite: they are coming. Ending the wait there would answer with synthetic results
         calls whose real ones follow, then remove those as orphans; so it is an error,
         raised before the line is kept."""
         size = self._held_bytes + len(line.body)
@@ -619,8 +644,9 @@ class SessionRepairer:
         if size > limit:
             assert self._held is not None
             raise LimitExceeded(
-                f"the late results moving up to their calls, with the lines held from line {self._held[0].number} on "
-                f"(the user's message they came after), come to more than max_held_bytes ({limit} bytes)",
+                f"the late results moving up to their calls, with the lines of the calls and the lines held from line "
+                f"{self._held[0].number} on (the user's message they came after), come to more than max_held_bytes "
+                f"({limit} bytes)",
                 limit="max_held_bytes", value=limit, source=self.source, line=line.number,
                 hint="Raise max_held_bytes (in Python: repair_session(..., max_held_bytes=N)) if this session "
                      "really has that much tool output after the user's next message",

@@ -166,6 +166,31 @@ def test_the_removed_lines_remembered_are_bounded(monkeypatch: pytest.MonkeyPatc
         "check that the file is one session, not several joined")
 
 
+def test_the_lines_of_one_turns_calls_are_bounded_by_max_held_bytes() -> None:
+    # Each call keeps its line until the turn ends (a synthetic result copies its envelope):
+    # the lines of one turn's calls come to at most max_held_bytes; the next turn starts afresh.
+    calls = [cc_call("u2", "u1", "t1"), cc_call("u3", "u2", "t2"), cc_call("u4", "u3", "t3")]
+    data = dumps(cc_user("u1", None, "hi"), *calls, *(cc_result(f"r{i}", f"u{i + 2}", f"t{i + 1}") for i in range(3)),
+                 cc_call("u8", "r2", "t9", msg="msg_2"), cc_result("u9", "u8", "t9"))
+    both = sum(len(orjson.dumps(c)) for c in calls)
+    out, report = repaired(data, max_held_bytes=both)
+    assert out == data and not report.changed
+    with pytest.raises(LimitExceeded) as caught:
+        repaired(data, max_held_bytes=both - 1)
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.line) == ("max_held_bytes", both - 1, 4)
+    assert str(exc) == (
+        f"<input>:4: the lines with the tool calls of one turn (from line 2 on), each kept until the turn ends, come "
+        f"to more than max_held_bytes ({both - 1} bytes). Raise max_held_bytes (in Python: repair_session(..., "
+        "max_held_bytes=N)) if one turn of this session really makes calls that large")
+    # A rollout's calls the same way (the output ends the turn: the next call starts another).
+    rollout = dumps(META, USER, CALL, PATCH, OUT, cx_stub("call_2", "t"))
+    assert repaired(rollout, max_held_bytes=len(orjson.dumps(CALL)) + len(orjson.dumps(PATCH)))[0] == rollout
+    with pytest.raises(LimitExceeded) as caught:
+        repaired(rollout, max_held_bytes=len(orjson.dumps(CALL)) + len(orjson.dumps(PATCH)) - 1)
+    assert (caught.value.line, caught.value.what.startswith("the lines with the tool calls of one turn (from line 3 on)")) == (4, True)
+
+
 def test_what_is_not_the_conversation_passes_through_untouched() -> None:
     snapshot = {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}, "isSnapshotUpdate": False}
     side = {**cc_user("s1", None, "sub-agent prompt"), "isSidechain": True}
@@ -241,7 +266,8 @@ def test_the_reports_line_counts_include_the_lines_before_an_error() -> None:
 def test_a_wait_is_bounded_by_max_held_bytes() -> None:
     data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_user("u3", "u2", "x" * 500),
                  cc_result("u4", "u3", "t1"))
-    out, report = repaired(data, max_held_bytes=100)
+    call_line = len(orjson.dumps(cc_call("u2", "u1", "t1")))  # kept until the turn ends: part of the budget
+    out, report = repaired(data, max_held_bytes=call_line + 100)
     # the wait ended at the long prompt: the call was answered there, and the late result is an orphan
     assert [r.kind for r in report.records] == ["stub_missing_result", "repoint_parent", "drop_orphan_result"]
     with pytest.raises(LimitExceeded):

@@ -267,19 +267,20 @@ def test_a_line_that_names_a_removed_one_does_not_walk_the_whole_run(monkeypatch
 def test_results_moving_up_count_against_max_held_bytes() -> None:
     lines, _ = late_results(6, set())
     data = dumps(lines)
+    calls = sum(len(orjson.dumps(line)) for line in lines[1:7])  # the turn's lines of calls, kept until it ends
     held = len(orjson.dumps(lines[7]))  # the user's message after the calls (line 8): the wait starts there
     sizes = [len(orjson.dumps(line)) for line in lines[8:14]]  # the results, lines 9 to 14
-    # Room for the message and three results: the fourth one (line 12) is past the limit.
-    limit = held + sum(sizes[:3]) + sizes[3] // 2
+    # Room for the calls, the message and three results: the fourth one (line 12) is past the limit.
+    limit = calls + held + sum(sizes[:3]) + sizes[3] // 2
     with pytest.raises(LimitExceeded) as exc:
         repaired(data, max_held_bytes=limit)
     assert (exc.value.limit, exc.value.value, exc.value.line) == ("max_held_bytes", limit, 12)
     assert str(exc.value) == (
-        f"<input>:12: the late results moving up to their calls, with the lines held from line 8 on (the user's message "
-        f"they came after), come to more than max_held_bytes ({limit} bytes). Raise max_held_bytes (in Python: "
+        f"<input>:12: the late results moving up to their calls, with the lines of the calls and the lines held from "
+        f"line 8 on (the user's message they came after), come to more than max_held_bytes ({limit} bytes). Raise max_held_bytes (in Python: "
         "repair_session(..., max_held_bytes=N)) if this session really has that much tool output after the user's next message")
     # With room for all six, the same file is repaired as without a limit.
-    assert repaired(data, max_held_bytes=held + sum(sizes)) == repaired(data)
+    assert repaired(data, max_held_bytes=calls + held + sum(sizes)) == repaired(data)
 
 
 def test_a_held_line_past_the_limit_counts_the_results_moved_before_it() -> None:
@@ -288,7 +289,8 @@ def test_a_held_line_past_the_limit_counts_the_results_moved_before_it() -> None
     lines, _ = late_results(3, set())
     lines.insert(7, snapshot(0))  # after the first two results
     held, results = len(orjson.dumps(lines[4])), len(orjson.dumps(lines[5])) + len(orjson.dumps(lines[6]))
-    _, report = repaired(dumps(lines), max_held_bytes=held + results + len(orjson.dumps(snapshot(0))) - 1)
+    calls = sum(len(orjson.dumps(line)) for line in lines[1:4])  # (kept until the turn ends: the same budget)
+    _, report = repaired(dumps(lines), max_held_bytes=calls + held + results + len(orjson.dumps(snapshot(0))) - 1)
     assert [r.kind for r in report.records] == ["repoint_parent", "move_result", "move_result", "stub_missing_result",
                                                "repoint_parent", "drop_orphan_result", "repoint_parent"]
     assert report.records[3].detail.startswith("call t2 ")
