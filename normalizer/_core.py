@@ -792,7 +792,12 @@ class Normalizer:
             self.release_user()
         ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
         if ids is not None:
-            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in calls.items()]
+            # Renamed on the calls as the turn now has them: the encoder may have removed
+            # fields from them (the registry keeps them as they came), and the turn's calls
+            # are the registry's, in order.
+            shaped = turn["tool_calls"]
+            assert len(shaped) == len(calls)
+            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in zip(calls, shaped)]
             if turn is given:
                 turn = {**turn, "tool_calls": renamed}
             else:  # a copy the shape or the tool-only content made: ours, no second copy

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import normalizer
+from normalizer.profiles import PROFILES
 from normalizer.profiles._check import check
 from normalizer.profiles._encode import base62, mistral_id
 
@@ -343,6 +344,34 @@ def test_unknown_fields_are_removed_and_recorded_in_the_message_order() -> None:
         {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}"}},
     ]}
     assert check(out, profile="groq") == []
+
+
+def _removes_unknown_and_renames(profile: str) -> bool:
+    encoder = normalizer.Normalizer(profile)._encoder
+    return encoder is not None and bool(encoder._unknown) and encoder.rewrites_ids
+
+
+UNKNOWN_AND_NEW_IDS = [name for name in sorted(PROFILES) if _removes_unknown_and_renames(name)]
+
+
+@pytest.mark.parametrize("profile", UNKNOWN_AND_NEW_IDS)
+def test_a_call_given_a_new_id_keeps_none_of_its_unknown_fields(profile: str) -> None:
+    assert UNKNOWN_AND_NEW_IDS == ["mistral", "mistral-v3"]
+    # The new id goes on the call as the encoder left it, not as it came: the fields it
+    # removed (and recorded) stayed removed, the provider accepts it, and it is a fixed point.
+    from normalizer._content import unknown_fields
+
+    out, report = _repair(_unknown_everywhere(), profile=profile)
+    [turn] = [m for m in out if m.get("tool_calls")]
+    assert [c["id"] for c in turn["tool_calls"]] != ["c1", "c2", "c3"]  # rewritten
+    assert [{k: v for k, v in c.items() if k != "id"} for c in turn["tool_calls"]] == [
+        {"type": "function", "function": {"name": name, "arguments": "{}"}} for name in "fgh"]
+    assert unknown_fields(turn, "assistant") == []
+    [record] = [r for r in report.records if r.kind == "drop_unknown_fields"]
+    assert "tool_calls.0.z_call" in record.dropped and "tool_calls.2.function.strict" in record.dropped
+    assert check(out, profile=profile) == []
+    again, second = _repair(out, profile=profile)
+    assert again == out and second.records == []
 
 
 def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() -> None:
