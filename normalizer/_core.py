@@ -449,10 +449,13 @@ class Normalizer:
         return self._next_alias(call_id) is not None
 
     def is_empty_fragment(self, message: Message) -> bool:
-        """An assistant message with nothing to send: no text, calls or substance (it may
-        have reasoning -- reached only when it does not continue the held turn)."""
+        """An assistant message with nothing to send: no text, no call that can be sent (one
+        without a function name is dropped) and no substance (it may have reasoning --
+        reached only when it does not continue the held turn). Told apart here, before the
+        held turn ends: held as a turn of its own, it would end the held one and then vanish."""
+        calls = message.get("tool_calls")
         return not (
-            message.get("tool_calls")
+            (calls and any(_call_name(call) is not None for call in calls))
             or has_text(message.get("content"))
             or (self._keeps_opaque and is_opaque(message))
             or any(message.get(k) for k in SUBSTANCE_KEYS)
@@ -700,8 +703,9 @@ class Normalizer:
         """
         index = self._index
         if not any(message.get(k) for k in REASONING_TEXT_KEYS) and not message.get("reasoning_details"):
+            calls = "no tool calls" if not message.get("tool_calls") else "no tool call with a function name"
             self._record(
-                "drop_empty_assistant", f"dropped assistant message {index}: it has no text and no tool calls",
+                "drop_empty_assistant", f"dropped assistant message {index}: it has no text and {calls}",
                 [index], message,
             )
             return
@@ -892,7 +896,15 @@ class Normalizer:
         changed = False
         notes = self._turn_notes
         for position, call in enumerate(raw):
-            if call.get("function") is None and _flat_name(call):
+            if _call_name(call) is None:
+                self._record(
+                    "drop_nameless_call",
+                    f"dropped tool call {position} of message {index}: it has no function name",
+                    [index], call,
+                )
+                changed = True
+                continue
+            if call.get("function") is None:
                 # {"id", "name", "arguments"}: a call without its "function" wrapper
                 # (DeepSeek rejects it). The name is there: lift it in, never drop the call.
                 kind = call.get("type", "function")
@@ -901,16 +913,7 @@ class Normalizer:
                                   "outside 'function'; moved them into it (type 'function')", [index],
                                   None if kind == "function" else {"type": kind}))
                 changed = True
-            function = call.get("function") or {}
-            name = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
-            if not name or not name.strip():
-                self._record(
-                    "drop_nameless_call",
-                    f"dropped tool call {position} of message {index}: it has no function name",
-                    [index], call,
-                )
-                changed = True
-                continue
+            function = call["function"]
             fixed = call
             call_id = call.get("id")
             if not call_id:
@@ -1269,10 +1272,18 @@ def _call_id(call: Any) -> str | None:
     return None
 
 
-def _flat_name(call: Any) -> bool:
-    """A call that carries its function's name at its own top level (no ``function``)."""
-    name = call.get("name") if isinstance(call, Mapping) else None
-    return isinstance(name, str) and bool(name.strip())
+def _call_name(call: Any) -> str | None:
+    """The function name a call carries -- in its ``function``, or at its own top level when
+    it has none (lifted in by _clean_calls) -- if it has a non-blank one: a call without one
+    cannot be sent, and is dropped (recorded)."""
+    function = call.get("function")
+    if function is None:
+        name = call.get("name")
+    elif type(function) is dict or isinstance(function, Mapping):
+        name = function.get("name")
+    else:
+        return None
+    return name if type(name) is str and name.strip() else None
 
 
 def _lift_flat_call(call: Any) -> dict[str, Any]:

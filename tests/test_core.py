@@ -260,6 +260,29 @@ def test_call_without_function_name_is_dropped_and_recorded():
     assert record.dropped == nameless
 
 
+def test_another_speakers_message_of_nameless_calls_only_is_dropped_without_ending_the_turn():
+    # It has nothing to send (its only call is dropped): held as a turn of its own, it ended
+    # "Let me look." there and then vanished, leaving two turns of one speaker side by side
+    # that only a second repair merged. Dropped at once, kept whole, the turn goes on.
+    nameless = {"role": "assistant", "name": "bot", "tool_calls": [
+        {"id": "c0", "type": "function", "function": {"name": "", "arguments": "{}"}}]}
+    history = [U("hi"), A("Let me look."), nameless, A(None, ["c1"]), T("c1")]
+    out, report = repair_all(history)
+    assert out == [U("hi"), A("Let me look.", ["c1"]), T("c1")]
+    assert [(r.kind, r.detail, r.input, r.dropped) for r in report.records] == [
+        ("drop_empty_assistant", "dropped assistant message 2: it has no text and no tool call with a function name",
+         [2], nameless),
+        ("merge_assistant", "merged assistant messages 1, 3: one model turn stored as 2 messages", [1, 3], None),
+    ]
+    again, second = repair_all(out)
+    assert again == out and second.records == []
+    # A flat call ({"name", "arguments"}) has a name: that message is sent, not dropped.
+    flat = {"role": "assistant", "name": "bot", "tool_calls": [{"id": "c0", "name": "f", "arguments": "{}"}]}
+    out, report = repair_all([U("hi"), A("Let me look."), flat, T("c0")])
+    assert [m.get("name") for m in out] == [None, None, "bot", None]
+    assert kinds(report) == {"lift_flat_call": 1}
+
+
 # ---------------------------------------------------------------- results pair with calls
 
 
