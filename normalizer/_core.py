@@ -1125,7 +1125,10 @@ class Normalizer:
                 message["tool_calls"] = [call]
                 message_notes = []
             self._emit(message, message_notes)
-            self._emit_result(call_id, stub, inputs, ids)
+            # Left open (trailing_calls="keep"), a call is open only in the last round: the
+            # others have a round after them, so each gets its stub (recorded), or a second
+            # repair would find it unanswered mid-history and add one then.
+            self._emit_result(call_id, stub or k < len(calls) - 1, inputs, ids)
         self._record_reorder(inputs)
 
     def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:

@@ -168,6 +168,32 @@ def test_llama3_sends_parallel_calls_as_rounds_in_call_order() -> None:
     assert _repair(out, "llama3") == out
 
 
+def test_llama3_keeps_only_the_last_rounds_trailing_call_open() -> None:
+    # trailing_calls="keep" (the tool may still be running them): as rounds, every call but
+    # the last has a round after it, so it is answered (a stub, recorded); left open, a second
+    # repair found it unanswered mid-history and stubbed it then (not a fixed point).
+    llama = _judge("template-llama3.1")
+    calls = [{"id": f"call_{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for k in "abc"]
+    history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls},
+               {"role": "tool", "tool_call_id": "call_b", "content": "rb"}]
+    stream = normalizer.repair(copy.deepcopy(history), profile="llama3", trailing_calls="keep")
+    out = list(stream)
+    stub = "[no result: this tool call was not answered in the stored history]"
+    assert out == [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [calls[0]]},
+        {"role": "tool", "tool_call_id": "call_a", "content": stub},
+        {"role": "assistant", "content": "", "tool_calls": [calls[1]]},
+        {"role": "tool", "tool_call_id": "call_b", "content": "rb"},
+        {"role": "assistant", "content": "", "tool_calls": [calls[2]]},
+    ]
+    assert [(r.kind, r.input, r.output) for r in stream.report.records] == [
+        ("encode_tool_only_content", [1], 1), ("split_parallel_calls", [1], 1), ("stub_missing_result", [1], 2)]
+    again = normalizer.repair(copy.deepcopy(out), profile="llama3", trailing_calls="keep")
+    assert list(again) == out and again.report.records == []
+    assert llama(out) is None
+
+
 def test_anthropic_leaves_valid_ids_alone_and_numbers_a_reused_one() -> None:
     call = {"id": "toolu_01C4Xv9", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     turn = [{"role": "assistant", "content": None, "tool_calls": [call]},
