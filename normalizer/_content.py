@@ -13,7 +13,10 @@ answers live here, and nowhere else:
 * content predicates (:func:`has_text`, :func:`is_blank`, :func:`is_text_part`,
   :func:`is_blank_part`, :func:`is_opaque`) and the join of two contents (:func:`join`,
   folded in linear time by :class:`Fold`, and :func:`merge` of two messages);
-* id and name patterns (:data:`NAME_PATTERN`, :data:`ANTHROPIC_ID`, :data:`MISTRAL_ID`).
+* id and name patterns (:data:`NAME_PATTERN`, :data:`ANTHROPIC_ID`, :data:`MISTRAL_ID`);
+* the fields a strict provider knows (:class:`FieldTable`: :data:`CHAT_FIELDS`,
+  :data:`MISTRAL_FIELDS`), which the encoder removes and the checker reports alike
+  (``fields.unknown``).
 
 Everything here is pure (no state, no I/O) and imports nothing of the package: every other
 module may import it, so it can never be part of an import cycle.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 __all__ = [
     "Message",
@@ -34,6 +37,11 @@ __all__ = [
     "REASONING_KEYS",
     "REASONING_PART_TYPES",
     "OPAQUE_KEYS",
+    "FieldTable",
+    "CHAT_FIELDS",
+    "MISTRAL_FIELDS",
+    "FIELD_TABLES",
+    "field_table",
     "unknown_fields",
     "drop_unknown_fields",
     "known_fields",
@@ -81,70 +89,123 @@ REASONING_KEYS: Final = ("reasoning_content", "reasoning", "reasoning_details")
 #: Content parts that hold reasoning (Anthropic's thinking blocks, Responses' reasoning items).
 REASONING_PART_TYPES: Final = ("thinking", "redacted_thinking", "reasoning")
 
-# The fields of a Chat Completions message that a provider validating fields strictly knows
-# (Groq, Gemini's OpenAI-compatible endpoint, mistral-common): anything else -- a source
-# format's metadata, a framework's own keys -- is rejected there (``fields.unknown``).
-# ``extra_content`` carries Gemini's thought signatures; ``prefix`` is Mistral's. Reasoning
-# fields are unknown too, unless the profile sends them (``unknown_fields(exempt=...)``).
+class FieldTable(NamedTuple):
+    """The fields a provider that validates fields strictly knows (``fields.unknown``):
+    anything else -- a source format's metadata, a framework's own keys -- is rejected there.
+    Reasoning fields are unknown too, unless the profile sends them (``exempt=`` below)."""
+
+    messages: dict[str, frozenset[str]]
+    """Per event (``developer`` is a system message), the message's own fields."""
+    calls: frozenset[str]
+    """The fields of one entry of an assistant message's ``tool_calls``."""
+    functions: frozenset[str]
+    """The fields of a call's ``function``."""
+
+
+# ``extra_content`` carries Gemini's thought signatures.
 _COMMON_FIELDS = ("role", "content", "name", "extra_content")
-_KNOWN_FIELDS: dict[str, frozenset[str]] = {
-    "system": frozenset(_COMMON_FIELDS),
-    "user": frozenset(_COMMON_FIELDS),
-    "assistant": frozenset((*_COMMON_FIELDS, "tool_calls", "refusal", "audio", "function_call", "prefix")),
-    "tool": frozenset((*_COMMON_FIELDS, "tool_call_id")),
-}
-_CALL_FIELDS: Final = frozenset(("id", "type", "function", "extra_content"))
-_FUNCTION_FIELDS: Final = frozenset(("name", "arguments"))
+#: Chat Completions as Groq and Gemini's OpenAI-compatible endpoint read it.
+CHAT_FIELDS: Final = FieldTable(
+    messages={
+        "system": frozenset(_COMMON_FIELDS),
+        "user": frozenset(_COMMON_FIELDS),
+        "assistant": frozenset((*_COMMON_FIELDS, "tool_calls", "refusal", "audio", "function_call", "prefix")),
+        "tool": frozenset((*_COMMON_FIELDS, "tool_call_id")),
+    },
+    calls=frozenset(("id", "type", "function", "extra_content")),
+    functions=frozenset(("name", "arguments")),
+)
+#: mistral-common's request models (1.13: ``SystemMessage``, ``UserMessage``,
+#: ``AssistantMessage``, ``ToolMessage``, ``ToolCall``, ``FunctionCall``; all
+#: ``extra="forbid"``), which La Plateforme validates a request's JSON with: ``name`` only
+#: on a tool message (the function it answers), ``prefix`` only on an assistant message.
+MISTRAL_FIELDS: Final = FieldTable(
+    messages={
+        "system": frozenset(("role", "content")),
+        "user": frozenset(("role", "content")),
+        "assistant": frozenset(("role", "content", "tool_calls", "prefix")),
+        "tool": frozenset(("role", "content", "tool_call_id", "name")),
+    },
+    calls=frozenset(("id", "type", "function")),
+    functions=frozenset(("name", "arguments")),
+)
+#: The field tables, by the name a ``fields.unknown`` rule gives (``Rule.fields``).
+FIELD_TABLES: Final[dict[str, FieldTable]] = {"chat": CHAT_FIELDS, "mistral": MISTRAL_FIELDS}
 
 
-def known_fields(event: str, exempt: Iterable[str] = ()) -> frozenset[str]:
-    """The message fields a strict provider knows for the event ``event``, with ``exempt``
-    (as :func:`unknown_fields` takes it): the ``known`` of :func:`has_unknown_fields`."""
-    return _KNOWN_FIELDS[event] | frozenset(exempt)
+def field_table(names: Iterable[str]) -> FieldTable:
+    """The fields that every table of ``names`` knows (several ``fields.unknown`` rules in
+    one profile: a field passes only if each of them lets it pass)."""
+    tables = [FIELD_TABLES[name] for name in names]
+    if len(tables) == 1:
+        return tables[0]
+    if not tables:
+        return CHAT_FIELDS
+    first, rest = tables[0], tables[1:]
+    return FieldTable(
+        messages={event: first.messages[event].intersection(*(t.messages[event] for t in rest))
+                  for event in first.messages},
+        calls=first.calls.intersection(*(t.calls for t in rest)),
+        functions=first.functions.intersection(*(t.functions for t in rest)),
+    )
 
 
-def has_unknown_fields(message: Mapping[str, Any], event: str, known: frozenset[str]) -> bool:
-    """``bool(unknown_fields(message, event, exempt))`` for ``known = known_fields(event,
-    exempt)``, without building a path: almost every message has only known fields, and
-    a set inclusion per dict says so in one C call (the encoder asks this of every message
-    a ``fields.unknown`` profile emits; :func:`unknown_fields` runs only when it is True)."""
+def known_fields(event: str, exempt: Iterable[str] = (), table: FieldTable = CHAT_FIELDS) -> frozenset[str]:
+    """The message fields ``table`` knows for the event ``event``, with ``exempt`` (as
+    :func:`unknown_fields` takes it): the ``known`` of :func:`has_unknown_fields`."""
+    return table.messages[event] | frozenset(exempt)
+
+
+def has_unknown_fields(
+    message: Mapping[str, Any], event: str, known: frozenset[str], table: FieldTable = CHAT_FIELDS
+) -> bool:
+    """``bool(unknown_fields(message, event, exempt, table=table))`` for ``known =
+    known_fields(event, exempt, table)``, without building a path: almost every message has
+    only known fields, and a set inclusion per dict says so in one C call (the encoder asks
+    this of every message a ``fields.unknown`` profile emits; :func:`unknown_fields` runs
+    only when it is True)."""
     if not message.keys() <= known:
         return True
     calls = message.get("tool_calls") if event == "assistant" else None
     if isinstance(calls, list):
+        call_fields = table.calls
+        function_fields = table.functions
         for call in calls:
             # (type() first: isinstance of the Mapping ABC costs ~250 ns, of a dict ~30)
             if not (type(call) is dict or isinstance(call, Mapping)):
                 continue
-            if not call.keys() <= _CALL_FIELDS:
+            if not call.keys() <= call_fields:
                 return True
             function = call.get("function")
-            if (type(function) is dict or isinstance(function, Mapping)) and not function.keys() <= _FUNCTION_FIELDS:
+            if (type(function) is dict or isinstance(function, Mapping)) and not function.keys() <= function_fields:
                 return True
     return False
 
 
-def unknown_fields(message: Mapping[str, Any], event: str, exempt: Container[str] = ()) -> list[str]:
-    """The fields of ``message`` (of the event ``event``) that a strict provider does not know,
-    as paths: ``"source_fields"``, ``"tool_calls.0.status"``, ``"tool_calls.0.function.strict"``.
+def unknown_fields(
+    message: Mapping[str, Any], event: str, exempt: Container[str] = (), *, table: FieldTable = CHAT_FIELDS
+) -> list[str]:
+    """The fields of ``message`` (of the event ``event``) that ``table`` does not know, as
+    paths: ``"source_fields"``, ``"tool_calls.0.status"``, ``"tool_calls.0.function.strict"``.
     ``exempt``: message fields another rule governs (the reasoning fields a profile sends or
     strips on its own terms)."""
-    known = _KNOWN_FIELDS[event]
+    known = table.messages[event]
     found = [k for k in message if k not in known and k not in exempt]
     calls = message.get("tool_calls") if event == "assistant" else None
     if isinstance(calls, list):
         for j, call in enumerate(calls):
             if not isinstance(call, Mapping):
                 continue
-            found += [f"tool_calls.{j}.{k}" for k in call if k not in _CALL_FIELDS]
+            found += [f"tool_calls.{j}.{k}" for k in call if k not in table.calls]
             function = call.get("function")
             if isinstance(function, Mapping):
-                found += [f"tool_calls.{j}.function.{k}" for k in function if k not in _FUNCTION_FIELDS]
+                found += [f"tool_calls.{j}.function.{k}" for k in function if k not in table.functions]
     return found
 
 
 def drop_unknown_fields(
-    message: Message, event: str, exempt: Container[str] = (), *, owned: bool = False
+    message: Message, event: str, exempt: Container[str] = (), *, table: FieldTable = CHAT_FIELDS,
+    owned: bool = False,
 ) -> tuple[Message, dict[Any, Any]]:
     """``message`` without the fields :func:`unknown_fields` names, and the removed values
     by those paths, in its order (top-level fields, then each call's own, then its
@@ -155,7 +216,9 @@ def drop_unknown_fields(
     step of ``Encoder.shape`` changed it): the fields are removed from it in place, so a
     message that two steps change is copied once, not twice. The result is the same dict
     either way (deleting keys keeps the order of the others)."""
-    known = _KNOWN_FIELDS[event]
+    known = table.messages[event]
+    call_fields = table.calls
+    function_fields = table.functions
     removed: dict[Any, Any] = {}
     out: Message
     if owned:
@@ -177,15 +240,15 @@ def drop_unknown_fields(
             if isinstance(call, Mapping):
                 kept: dict[Any, Any] = {}
                 for key, value in call.items():
-                    if key in _CALL_FIELDS:
+                    if key in call_fields:
                         kept[key] = value
                     else:
                         removed[f"tool_calls.{j}.{key}"] = value
                 function = call.get("function")
-                if isinstance(function, Mapping) and not function.keys() <= _FUNCTION_FIELDS:
+                if isinstance(function, Mapping) and not function.keys() <= function_fields:
                     kept_function = {}
                     for key, value in function.items():
-                        if key in _FUNCTION_FIELDS:
+                        if key in function_fields:
                             kept_function[key] = value
                         else:
                             removed[f"tool_calls.{j}.function.{key}"] = value

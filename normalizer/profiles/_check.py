@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._content import (
     EVENT_OF_ROLE,
+    FIELD_TABLES,
     MISTRAL_ID,
     NAME_PATTERN,
     ANTHROPIC_ID,
@@ -109,7 +110,7 @@ class Checker:
 
     Opaque assistant messages (Codex interim turns, ``finish_reason: "incomplete"``) are
     exempt from the rules about the message itself (content, call ids and arguments,
-    reasoning fields, an empty ``tool_calls``): they must be replayed exactly as stored, so
+    reasoning fields, its ``name``, an empty ``tool_calls``): they must be replayed exactly as stored, so
     no repair could change them. Their tool results, and where they stand, are still checked.
     """
 
@@ -195,8 +196,11 @@ class Checker:
         if not rules:
             return
         role = values.pop("_role", None)
+        only = values.pop("_only", None)  # one rule of the key, not all of them
         for rule in rules:
             if rule.roles is not None and role is not None and role not in rule.roles:
+                continue
+            if only is not None and rule is not only:
                 continue
             filled = dict(values)
             if index is not None and "i" not in filled:
@@ -255,10 +259,15 @@ class Checker:
         if role != "assistant" and "tool_calls" in msg:
             emit(out, "fields.role_specific", index, role=msg.get("role"))
         if "fields.unknown" in self._rules and not opaque:
-            for field in unknown_fields(msg, role, self._exempt):
-                emit(out, "fields.unknown", index, field=field, role=msg.get("role"))
+            # Each rule in the words of its provider, for the fields its own table does not
+            # know (the encoder removes what any of them does not know: the same fields).
+            for rule in self._rules["fields.unknown"]:
+                table = FIELD_TABLES[rule.fields or "chat"]
+                for field in unknown_fields(msg, role, self._exempt, table=table):
+                    emit(out, "fields.unknown", index, field=field, role=msg.get("role"), _only=rule)
         name = msg.get("name")
-        if isinstance(name, str) and not NAME_PATTERN.match(name) and role != "tool":
+        # (not on an opaque turn: replayed as stored, its name is not repaired either)
+        if isinstance(name, str) and not NAME_PATTERN.match(name) and role != "tool" and not opaque:
             emit(out, "content.name_pattern", index)
         # -- content
         if not opaque:

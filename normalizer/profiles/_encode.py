@@ -83,7 +83,9 @@ from .._content import (
     OPAQUE_KEYS,
     REASONING_KEYS,
     REASONING_PART_TYPES,
+    FieldTable,
     drop_unknown_fields,
+    field_table,
     has_text,
     has_unknown_fields,
     is_blank_part,
@@ -161,7 +163,7 @@ class Encoder:
 
     # Slots, as the core's Normalizer: read on every message a profile shapes, and at 28 attributes
     # one more would pass the 30 keys an instance dict shares (CPython's slow path).
-    __slots__ = ('_content', '_developer_to_system', '_exempt', '_flatten', '_known', '_names',
+    __slots__ = ('_content', '_developer_to_system', '_exempt', '_fields', '_flatten', '_known', '_names',
         '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
         '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
         'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'repairs_arguments',
@@ -214,8 +216,12 @@ class Encoder:
         # note); the reasoning fields follow the reasoning policy instead.
         self._unknown = "fields.unknown" in keys
         self._exempt = known_reasoning(p)
+        # The fields the provider knows: the table its fields.unknown rule names (Rule.fields;
+        # with several such rules, what every one of them knows).
+        tables = field_tables(p)
+        self._fields: FieldTable = _table(tables)
         # Per event: the fields that pass fields.unknown (the known ones and the exempt ones).
-        self._known = _known_by_event(self._exempt)  # (shared by every encoder with this exempt: read only)
+        self._known = _known_by_event(tables, self._exempt)  # (shared by every encoder alike: read only)
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
                        or self._unknown)
@@ -268,7 +274,7 @@ class Encoder:
             m = self._shape_reasoning(m, inputs, notes)
         # (has_unknown_fields, its top-level test inlined: a call saved on most messages)
         if self._unknown and (not m.keys() <= self._known[role] or (
-            role == "assistant" and "tool_calls" in m and has_unknown_fields(m, role, self._known[role])
+            role == "assistant" and "tool_calls" in m and has_unknown_fields(m, role, self._known[role], self._fields)
         )):
             # Last, so whatever copy a step above made is removed from, not copied again
             # (mistral: a stored assistant turn loses its reasoning and its source fields).
@@ -304,7 +310,7 @@ class Encoder:
         """fields.unknown: the message without the fields the provider rejects; each removed
         value kept whole in the note, under its path (in the message's order). ``owned``:
         ``m`` is shape's own copy, changed in place (``drop_unknown_fields``)."""
-        out, removed = drop_unknown_fields(m, role, self._exempt, owned=owned)
+        out, removed = drop_unknown_fields(m, role, self._exempt, table=self._fields, owned=owned)
         if not removed:
             return m
         notes.append(Note("drop_unknown_fields", lambda: f"removed {', '.join(map(str, removed))}: "
@@ -571,10 +577,28 @@ def _roles_for(active: tuple[str, ...], key: str) -> frozenset[str]:
     return frozenset(role for rule in active if key in RULES[rule].keys for role in (RULES[rule].roles or _ALL_ROLES))
 
 
+def field_tables(profile: Profile) -> tuple[str, ...]:
+    """The names of the field tables (``_content.FIELD_TABLES``) that the profile's
+    ``fields.unknown`` rules name, sorted; ``("chat",)`` when it has none."""
+    return _tables_for(profile.active_rules())
+
+
+@functools.lru_cache(maxsize=256)
+def _tables_for(active: tuple[str, ...]) -> tuple[str, ...]:
+    names = {RULES[rule].fields or "chat" for rule in active if "fields.unknown" in RULES[rule].keys}
+    return tuple(sorted(names)) or ("chat",)
+
+
 @functools.lru_cache(maxsize=64)
-def _known_by_event(exempt: tuple[str, ...]) -> dict[str, frozenset[str]]:
+def _table(tables: tuple[str, ...]) -> FieldTable:
+    return field_table(tables)  # (a profile with several tables: their intersection, made once)
+
+
+@functools.lru_cache(maxsize=64)
+def _known_by_event(tables: tuple[str, ...], exempt: tuple[str, ...]) -> dict[str, frozenset[str]]:
     """Per event, the fields that pass fields.unknown (the known ones and ``exempt``)."""
-    return {role: known_fields(role, exempt) for role in _ALL_ROLES}
+    table = _table(tables)
+    return {role: known_fields(role, exempt, table) for role in _ALL_ROLES}
 
 
 def _typed(part: Any) -> Any:

@@ -308,7 +308,7 @@ def _builtins() -> dict[str, Profile]:
     mistral = profile(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
         rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11",
-               "MI-13", "MI-14"),
+               "MI-13", "MI-14", "MI-15"),
         tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
         first_user=True, content_form="string", reasoning="strip", opaque="plain",
     )

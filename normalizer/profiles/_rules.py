@@ -47,6 +47,9 @@ class Rule(BaseModel):
     fixable: bool = True
     """``repair`` with the same profile removes every violation of it (each rule's case in
     tests/profiles/test_check.py shows it: ``check(repair(x)) == []``)."""
+    fields: Literal["chat", "mistral"] | None = None
+    """A ``fields.unknown`` rule: the table of the fields the provider knows
+    (``_content.FIELD_TABLES``); what the checker reports and the encoder removes."""
 
 
 # The keys the checker detects (and the stage repairs). One line each; the profile docs
@@ -330,7 +333,7 @@ _CATALOGUE = [
           "NousResearch/hermes-agent#72089", native_index=True),
     _rule("GM-9", "fields.unknown", "Gemini OpenAI-compatible endpoint",
           'Invalid JSON payload received. Unknown name "{field}": Cannot find field.',
-          "bytedance/deer-flow#1515, Gitlawb/openclaude#585"),
+          "bytedance/deer-flow#1515, Gitlawb/openclaude#585", fields="chat"),
     # -- Mistral (§8; the mistral-common validator is authoritative) --------------------------
     _rule("MI-1", "role.mistral_transitions", "Mistral API (code 3230), mistral-common",
           "Unexpected role '{current}' after role '{previous}'",
@@ -390,7 +393,19 @@ _CATALOGUE = [
     _rule("MI-14", "fields.unknown", "Mistral API, mistral-common",
           "{field}: Extra inputs are not permitted",
           "mistralai/mistral-common src/mistral_common/base.py (MistralBase: extra='forbid', pydantic's "
-          "extra_forbidden error)"),
+          "extra_forbidden error) and protocol/instruct/messages.py (SystemMessage and UserMessage: role, content; "
+          "AssistantMessage: role, content, tool_calls, prefix; ToolMessage: role, content, tool_call_id, name; "
+          "tool_calls.py: ToolCall id, type, function; FunctionCall name, arguments); La Plateforme answers "
+          "HTTP 422 {\"type\":\"extra_forbidden\",\"loc\":[\"body\",\"messages\",0,\"user\",\"name\"]}: "
+          "Gage-Technologies/mistral-go#3, nomtek/mistralai_client_dart#44 (user name); "
+          "zeroclaw-labs/zeroclaw#2693 (tool_calls.0.name); charmbracelet/crush#1590, BerriAI/litellm#30835 "
+          "(assistant reasoning_content)",
+          fields="mistral"),
+    _rule("MI-15", "role.developer", "Mistral API, mistral-common",
+          "Input tag 'developer' found using 'role' does not match any of the expected tags: "
+          "<Roles.system: 'system'>, <Roles.user: 'user'>, <Roles.assistant: 'assistant'>, <Roles.tool: 'tool'>",
+          "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (ChatMessage: SystemMessage, "
+          "UserMessage, AssistantMessage or ToolMessage, discriminated by role; pydantic's union_tag_invalid)"),
     # -- Groq (§9) --------------------------------------------------------------------------
     _rule("GQ-1", "reasoning.unsupported", "Groq",
           "'messages.{i}' : for 'role:assistant' the following must be satisfied[('messages.{i}' : "
@@ -413,7 +428,7 @@ _CATALOGUE = [
           "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
           "'{field}' is unsupported)]",
           "providers.md §9 (field support is strict: GQ-1's envelope for any property); janhq/jan#8136, "
-          "musistudio/llms#64"),
+          "musistudio/llms#64", fields="chat"),
     # -- xAI (§10) --------------------------------------------------------------------------
     _rule("XA-1", ("content.tool_only_assistant", "content.no_elements"), "xAI Grok",
           "Invalid request content: Each message must have at least one content element.",

@@ -4,9 +4,11 @@ Each judge takes an OpenAI-shaped history and returns ``None`` when the provider
 accepts it, else the provider code's own error text. Nothing here is ours but the glue:
 
 * **mistral-common** (Mistral's request validator and tokenizer, as La Plateforme and vLLM's
-  mistral tokenizer mode run it): ``ChatCompletionRequest.from_openai`` then the validator in
-  *serving* mode for tokenizer versions v3, v7, v11 and v13, and ``encode_chat_completion``
-  with the v3 and v7 tokenizer files bundled in the package (no download).
+  mistral tokenizer mode run it): the request's JSON validated by ``ChatCompletionRequest``
+  as La Plateforme reads it (a field or a role its models do not know is refused), then
+  ``ChatCompletionRequest.from_openai`` and the validator in *serving* mode for tokenizer
+  versions v3, v7, v11 and v13; and ``encode_chat_completion`` with the v3 and v7 tokenizer
+  files bundled in the package (no download).
 * **transformers**' chat-template renderer (``render_jinja_template``, what
   ``apply_chat_template`` calls; no model, no download) over the templates in
   ``../shared/validators/templates/`` (never copied here), with ``add_generation_prompt`` as
@@ -116,9 +118,13 @@ def _mistral_request(messages: Messages) -> Any:
 
 @_quiet
 def mistral_validator(version: str, messages: Messages) -> str | None:
-    """mistral-common's request validator in serving mode for tokenizer ``version``."""
-    _, validator, base, _ = _mistral()
+    """mistral-common's request model, as the JSON of a request to La Plateforme is read
+    (it forbids fields it does not know: ``from_openai`` alone leaves them out unseen),
+    then its request validator in serving mode for tokenizer ``version``."""
+    request, validator, base, _ = _mistral()
     try:
+        request.ChatCompletionRequest.model_validate(
+            {"model": "mistral-judge", "messages": copy.deepcopy(messages), "tools": tools_of(messages) or None})
         req = _mistral_request(messages)
         validator.get_validator(base.TokenizerVersion(version), validator.ValidationMode.serving).validate_request(req)
     except Exception as exc:  # the provider's own error, whatever its class

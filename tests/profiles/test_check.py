@@ -288,6 +288,10 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "MI-14": ("mistral", [U(), A("ok", phase="final_answer"), U("more")],
              "phase: Extra inputs are not permitted",
              lambda out: out[1] == A("ok")),
+    "MI-15": ("mistral", [{"role": "developer", "content": "be brief"}, U()],
+             "Input tag 'developer' found using 'role' does not match any of the expected tags: "
+             "<Roles.system: 'system'>, <Roles.user: 'user'>, <Roles.assistant: 'assistant'>, <Roles.tool: 'tool'>",
+             lambda out: out == [S(), U()]),
     "GQ-1": ("groq", [U(), A("x", reasoning_content="hmm"), U("y")],
              "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
              "'reasoning_content' is unsupported)]",
@@ -490,6 +494,17 @@ def test_opaque_messages_are_exempt_from_content_and_id_rules() -> None:
     opaque = A(None, [C("not valid for mistral")], codex_reasoning_items=[{"id": "rs_1"}])
     found = check([U(), opaque, T("not valid for mistral")], profile="strict")
     assert [v.rule for v in found if v.index == 1] == []
+
+
+@pytest.mark.parametrize("profile", ["openai", "strict"])
+def test_an_opaque_turns_name_is_exempt_as_repair_leaves_it(profile: str) -> None:
+    # Found by the named-speaker property tests: an opaque turn is replayed as stored, its
+    # name too (not sanitized), so check must not flag it (OA-6c) or check(repair(x)) != [].
+    history = [U(), A("partial", name="bad name!", finish_reason="incomplete"), U("go on")]
+    out = list(normalizer.repair(history, profile=profile))
+    assert out[1] == history[1]
+    assert check(out, profile=profile) == []
+    assert [v.rule for v in check([U(), A("done", name="bad name!"), U()], profile=profile)] == ["OA-6c"]
 
 
 def test_a_profile_that_drops_opaque_state_checks_and_repairs_the_turn() -> None:

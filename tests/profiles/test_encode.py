@@ -359,14 +359,14 @@ def test_a_call_given_a_new_id_keeps_none_of_its_unknown_fields(profile: str) ->
     assert UNKNOWN_AND_NEW_IDS == ["mistral", "mistral-v3"]
     # The new id goes on the call as the encoder left it, not as it came: the fields it
     # removed (and recorded) stayed removed, the provider accepts it, and it is a fixed point.
-    from normalizer._content import unknown_fields
+    from normalizer._content import MISTRAL_FIELDS, unknown_fields
 
     out, report = _repair(_unknown_everywhere(), profile=profile)
     [turn] = [m for m in out if m.get("tool_calls")]
     assert [c["id"] for c in turn["tool_calls"]] != ["c1", "c2", "c3"]  # rewritten
     assert [{k: v for k, v in c.items() if k != "id"} for c in turn["tool_calls"]] == [
         {"type": "function", "function": {"name": name, "arguments": "{}"}} for name in "fgh"]
-    assert unknown_fields(turn, "assistant") == []
+    assert unknown_fields(turn, "assistant", table=MISTRAL_FIELDS) == []
     [record] = [r for r in report.records if r.kind == "drop_unknown_fields"]
     assert "tool_calls.0.z_call" in record.dropped and "tool_calls.2.function.strict" in record.dropped
     assert check(out, profile=profile) == []
@@ -377,17 +377,28 @@ def test_a_call_given_a_new_id_keeps_none_of_its_unknown_fields(profile: str) ->
 def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() -> None:
     from normalizer._content import drop_unknown_fields, unknown_fields
 
+    from normalizer._content import FIELD_TABLES
+
     turn = _unknown_everywhere()[1]
-    for exempt in ((), ("zeta",), ("zeta", "alpha", "mid")):
-        out, removed = drop_unknown_fields(turn, "assistant", exempt)
-        assert list(removed) == unknown_fields(turn, "assistant", exempt)
-        assert unknown_fields(out, "assistant", exempt) == []
-        assert out["tool_calls"][1] is turn["tool_calls"][1]  # a call with nothing unknown is not copied
-        # owned: the caller's own copy loses the same fields in place, in the same order
-        mine = dict(turn)
-        out_owned, removed_owned = drop_unknown_fields(mine, "assistant", exempt, owned=True)
-        assert out_owned is mine and list(out_owned.items()) == list(out.items())
-        assert list(removed_owned.items()) == list(removed.items())
+    named = {**turn, "name": "bot", "tool_calls": [{**turn["tool_calls"][0], "extra_content": {}},
+                                                   *turn["tool_calls"][1:]]}
+    for table, message in [(t, m) for t in FIELD_TABLES.values() for m in (turn, named)]:
+        for exempt in ((), ("zeta",), ("zeta", "alpha", "mid")):
+            out, removed = drop_unknown_fields(message, "assistant", exempt, table=table)
+            assert list(removed) == unknown_fields(message, "assistant", exempt, table=table)
+            assert unknown_fields(out, "assistant", exempt, table=table) == []
+            assert out["tool_calls"][1] is message["tool_calls"][1]  # a call with nothing unknown is not copied
+            # owned: the caller's own copy loses the same fields in place, in the same order
+            mine = dict(message)
+            out_owned, removed_owned = drop_unknown_fields(mine, "assistant", exempt, table=table, owned=True)
+            assert out_owned is mine and list(out_owned.items()) == list(out.items())
+            assert list(removed_owned.items()) == list(removed.items())
+    # Mistral's table removes what Chat's keeps: a name (but a tool message's) and extra_content
+    assert list(drop_unknown_fields(named, "assistant", table=FIELD_TABLES["mistral"])[1]) == [
+        "zeta", "alpha", "mid", "name", "tool_calls.0.z_call", "tool_calls.0.a_call", "tool_calls.0.m_call",
+        "tool_calls.0.extra_content", "tool_calls.0.function.z_fn", "tool_calls.0.function.a_fn",
+        "tool_calls.0.function.m_fn", "tool_calls.2.function.strict"]
+    assert "name" not in drop_unknown_fields(named, "assistant")[1]
     plain = {"role": "assistant", "content": "x", "tool_calls": [_call("c")]}
     assert drop_unknown_fields(plain, "assistant")[0] is plain
     # tool_calls are checked on assistant messages only (another rule removes them elsewhere)
@@ -504,14 +515,18 @@ def test_guarded_shape_is_the_unguarded_one(profile: str) -> None:
 
 
 def test_has_unknown_fields_is_unknown_fields_not_empty() -> None:
-    from normalizer._content import REASONING_KEYS, has_unknown_fields, known_fields, unknown_fields
+    from normalizer._content import FIELD_TABLES, REASONING_KEYS, has_unknown_fields, known_fields, unknown_fields
 
     messages = [(role, m) for role, m in _SHAPE_CASES] + [("assistant", _unknown_everywhere()[1])]
     messages.append(("assistant", {"role": "assistant", "tool_calls": ["not a call", {"function": "nor a function"}]}))
-    for exempt in ((), ("reasoning_content",), REASONING_KEYS):
-        for role, message in messages:
-            known = known_fields(role, exempt)
-            assert has_unknown_fields(message, role, known) == bool(unknown_fields(message, role, exempt)), message
+    messages.append(("assistant", {"role": "assistant", "content": None,
+                                   "tool_calls": [{**_CALL, "extra_content": {"google": {"thought_signature": "s"}}}]}))
+    for table in FIELD_TABLES.values():
+        for exempt in ((), ("reasoning_content",), REASONING_KEYS):
+            for role, message in messages:
+                known = known_fields(role, exempt, table)
+                assert has_unknown_fields(message, role, known, table) == bool(
+                    unknown_fields(message, role, exempt, table=table)), message
 
 
 # -- one copy per message: a later step changes the copy an earlier step made, never the input
@@ -544,8 +559,8 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
     # _roles_of and the known fields per event are cached by the rules in force and by the
     # exempt fields (the CLI makes an encoder per conversation): each still equals what the
     # profile's own rules give, and a cached table is shared, never rebuilt.
-    from normalizer._content import known_fields
-    from normalizer.profiles._encode import _ALL_ROLES, Encoder, _roles_of, known_reasoning
+    from normalizer._content import FIELD_TABLES, field_table, known_fields
+    from normalizer.profiles._encode import _ALL_ROLES, Encoder, _roles_of, field_tables, known_reasoning
     from normalizer.profiles._profiles import PROFILES
     from normalizer.profiles._rules import RULES
 
@@ -556,8 +571,13 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
                 role for rule in profile.active_rules() if key in RULES[rule].keys
                 for role in (RULES[rule].roles or _ALL_ROLES)), (profile.name, key)
         exempt = known_reasoning(profile)
+        tables = sorted({RULES[r].fields or "chat" for r in profile.active_rules() if "fields.unknown" in RULES[r].keys})
+        assert field_tables(profile) == (tuple(tables) or ("chat",))
+        table = field_table(tables or ["chat"])
+        assert table == FIELD_TABLES["mistral" if "MI-14" in profile.active_rules() else "chat"]
         one, two = Encoder(profile), Encoder(profile)
-        assert one._known == {role: known_fields(role, exempt) for role in _ALL_ROLES}
+        assert one._fields == table
+        assert one._known == {role: known_fields(role, exempt, table) for role in _ALL_ROLES}
         assert one._known is two._known
         assert one._seen_ids is not two._seen_ids  # the state is each encoder's own
 
