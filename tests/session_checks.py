@@ -102,39 +102,46 @@ def cuts(path: Path) -> dict[str, int]:
 
 
 
-def _outside(lines: list[Any]) -> set[str]:
-    """Parents a file names that are not earlier lines of it (a sub-agent transcript hangs
-    from lines of the main session's file)."""
+def _ahead(lines: list[Any]) -> set[str]:
+    """Parents a file names that are not earlier lines of it: later lines (Claude Code can
+    write a line before the one it hangs from), or lines of another file (a sub-agent
+    transcript hangs from lines of the main session's)."""
     seen: set[str] = set()
-    outside = set()
+    ahead = set()
     for v in lines:
         parent = v.get("parentUuid")
         if isinstance(parent, str) and parent not in seen:
-            outside.add(parent)
+            ahead.add(parent)
         if isinstance(v.get("uuid"), str):
             seen.add(v["uuid"])
-    return outside
+    return ahead
 
 
 def assert_chain_whole(lines: list[Any], before: list[Any] | None = None) -> None:
-    """Every parentUuid names an earlier line (null only where the thread starts or a
-    compaction boundary restarts it; outside the file only where ``before``, the input, had
-    it so), and the chain from the last line reaches the first line of the thread (or, in a
-    file that hangs from another, a line that hangs from it)."""
+    """Every parentUuid names a line of the file: an earlier one (or a later one, where
+    ``before``, the input, named it ahead too), or outside the file where the input had it so
+    (null only where the thread starts or a compaction boundary restarts it); and the chain
+    from the last line, walked as Claude Code walks it, reaches the first line of the thread
+    (or, in a file that hangs from another, a line that hangs from it), with no loop."""
     sides = [bool(v.get("isSidechain")) for v in lines if v.get("type") in ("user", "assistant")]
     if not sides:
         return  # no conversation yet: no chain to keep
     thread = [v for v in lines if "uuid" in v and bool(v.get("isSidechain")) == sides[0]]
-    outside = _outside(before if before is not None else lines)
-    seen: dict[str, Any] = {}
+    source = before if before is not None else lines
+    ahead = _ahead(source)
+    outside = ahead - {v["uuid"] for v in source if isinstance(v.get("uuid"), str)}
+    every = {v["uuid"]: v for v in thread}
+    seen: set[str] = set()
     for n, v in enumerate(thread):
         parent = v.get("parentUuid")
         if parent is None:
             assert n == 0 or v.get("subtype") == "compact_boundary", v["uuid"]
         else:
-            assert parent in seen or parent in outside, (v["uuid"], parent)
-        seen[v["uuid"]] = v
-    at = thread[-1]
-    while at.get("parentUuid") in seen:
-        at = seen[at["parentUuid"]]
+            assert parent in seen or (parent in ahead and parent in every) or parent in outside, (v["uuid"], parent)
+        seen.add(v["uuid"])
+    at, walked = thread[-1], {thread[-1]["uuid"]}
+    while at.get("parentUuid") in every:
+        at = every[at["parentUuid"]]
+        assert at["uuid"] not in walked, ("a loop", at["uuid"])
+        walked.add(at["uuid"])
     assert at is thread[0] or at.get("subtype") == "compact_boundary" or at.get("parentUuid") in outside

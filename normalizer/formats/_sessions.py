@@ -17,14 +17,23 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   line, a fresh ``uuid``, the timestamp of the line before it, ``toolUseResult``); for Codex
   a ``response_item`` ``function_call_output`` (``custom_tool_call_output`` for a custom
   call). Results that come after the user's next message move up to their call **as whole
-  lines**. A result that answers no call of its turn, or answers one twice, is removed; the
-  whole line is kept in the report.
+  lines**; so do, in a Claude Code session, results written after the first lines of the
+  next assistant turn (Claude Code can write a line before the result it hangs from: the
+  file's order is not the chain's). A result that answers no call of its turn, or answers
+  one twice, is removed; the whole line is kept in the report.
 * **The ``parentUuid`` chain stays whole** (Claude Code rebuilds a conversation by walking
   it from the last line). A line whose parent was the line before it in the file keeps
   pointing at the line before it after an insertion, a move or a removal: those lines, and
-  only those, are re-pointed (one record each, the old value kept). A synthetic result
+  only those, are re-pointed (one record each, the old value kept); but for a line that a
+  line already written hangs from, whose parent is written too: it keeps it (the line
+  before it may be that child, and the chain a loop). A synthetic result
   hangs where Claude Code would have hung it: from its ``tool_use`` line (with
   ``sourceToolAssistantUUID``) from version 2.1 on, from the line before it before that.
+  A result line that a line already written names as its parent is never removed (nor
+  refused by ``orphan_results='error'``): it is on the chain Claude Code walks, whatever the
+  file's order, and removing it would cut the history above it off.
+* **A line nested deeper than** ``max_depth`` is refused like a line that is not JSON
+  (``on_invalid``), as the readers refuse it: the repair may have to write it anew.
 
 Theory of operation. Lines are read one at a time (:class:`~._records.LineSplitter`: the
 same line limit as the readers); each is classified by the format's :class:`_Dialect` as
@@ -34,13 +43,22 @@ for their results until the turn ends (Claude Code: the next assistant line of a
 ``message.id``; Codex: the next assistant item after a result or a user message). When a
 user message ends a turn with calls still open, the lines from it on are held (up to
 ``max_held_bytes``) until the next turn starts, so that results written after it can move
-up; then the held lines are written after the moved results and the synthetic ones. A
+up; then the held lines are written after the moved results and the synthetic ones. In a
+Claude Code session the next assistant turn holds them too: its lines (those of its
+``message.id``, and the lines between them) are held until a line of another one, a user
+message or a compaction boundary, and are then read again by the same rules, after the
+moved results and the synthetic ones (a Codex rollout is in its conversation's order: an
+output after the next assistant item answers nothing). A
 compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
 with nothing added: what came before it is no longer sent. Memory holds one line, one
 turn's lines of calls and, while the turn waits, its held lines and the results moving up
 (all together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go
 (it is parsed again in the rare case it is needed); and the uuid of every removed Claude
-Code line, with the one its children hang from instead (at most :data:`MAX_REMOVED_LINES`). The work per line does not depend on how
+Code line, with the one its children hang from instead (at most :data:`MAX_REMOVED_LINES`);
+the uuids of the last lines written (1,024 to 2,048 of them); and the parents named by lines
+written that are not among those (nor a result's own ``tool_use`` line): a line written
+later, or a branch from far back, each kept until a line of its uuid is written, so that it
+is not removed (at most :data:`MAX_PARENTS_AHEAD`). The work per line does not depend on how
 many calls a turn has open, nor on how many lines were removed before it.
 
 Why not the core itself: its unit is a chat message, which in these files is assembled from
@@ -54,7 +72,10 @@ Limits. A result line that also carries user text is never split: when it comes 
 turn's end it stays where it is. An inline sidechain of a Claude Code 1.0 file is passed
 through unrepaired (its own calls are not paired). A ``summary`` or ``last-prompt`` line
 that names a removed line as its leaf is not re-pointed. Codex lines with an ``ordinal``
-keep theirs; a synthetic line has none.
+keep theirs; a synthetic line has none. A Claude Code result written after the turn that
+follows its call's has lost its place: its call has a synthetic result by then, and the
+result is removed, unless a line already written hangs from it (then both stay, the
+synthetic one on a branch of its own).
 """
 
 from __future__ import annotations
@@ -72,15 +93,34 @@ from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report, new_report
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
 from ._read import open_source
-from ._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, line_error
+from ._depth import deeper_than
+from ._records import (BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, column_of, line_error,
+                       nesting_at, too_deep)
 from ._writers import _open
 
-__all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session", "MAX_REMOVED_LINES"]
+__all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session", "MAX_REMOVED_LINES", "MAX_PARENTS_AHEAD"]
 
 #: The most chain lines one session may have removed (results that answer no call): each is
 #: remembered to the end of the file, its uuid and where its children go instead (about 120
 #: bytes: 1,000,000 of them are about 120 MB). No real session comes near it.
 MAX_REMOVED_LINES: Final = 1_000_000
+
+#: The most parents, named by Claude Code lines already written, that the repairer has not
+#: seen written before them (a line written after its child, or a branch from further back
+#: than the last ``_RECENT_LINES`` lines written; a result's own ``tool_use`` line is known
+#: to be written). Each is remembered until a line of that uuid is written, so that it is not
+#: removed (its child would be left hanging from nothing); one of a branch from far back is
+#: remembered to the end (about 100 bytes each). Real sessions name a few.
+MAX_PARENTS_AHEAD: Final = 1_000_000
+
+#: How many of the last lines written the repairer remembers at least (their uuids; twice
+#: as many at most), to tell a parent known to be written from one that may come later (see
+#: MAX_PARENTS_AHEAD).
+_RECENT_LINES: Final = 1024
+
+#: The deepest ``max_depth`` a repair honours: a line it edits is written anew with orjson,
+#: which writes 254 levels of arrays and objects at most.
+MAX_WRITABLE_DEPTH: Final = 254
 
 # What a line is to the pairing rules.
 Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
@@ -99,7 +139,7 @@ class _Info:
     calls: list[tuple[str, str]] = field(default_factory=list)  # (call id, call kind)
     results: list[str] = field(default_factory=list)  # call ids answered
     chain: bool = False  # Claude Code: a line of the thread's parentUuid chain
-    uuid: str | None = None
+    uuid: str | None = None  # Claude Code: of any line with one (of the thread or not)
     parent: str | None = None
 
 
@@ -107,7 +147,7 @@ class _Line:
     """A line read: its bytes (terminator apart), its value (let go if the line is kept
     after it was read: see ``forget``), where it was, what it is."""
 
-    __slots__ = ("body", "end", "value", "number", "info", "linear", "synthetic", "record", "forgotten")
+    __slots__ = ("body", "end", "value", "number", "info", "linear", "back", "synthetic", "record", "forgotten")
 
     def __init__(self, body: bytes, end: bytes, value: Any, number: int, info: _Info) -> None:
         self.body = body
@@ -116,6 +156,7 @@ class _Line:
         self.number = number
         self.info = info
         self.linear = False  # its parent was the chain line before it (re-pointed with it)
+        self.back = False  # a result that hangs from the tool_use line of a call it answers (written before it)
         self.synthetic: _Call | None = None  # a synthetic result, for this call
         self.record: tuple[str, str] | None = None  # (kind, detail) to record when written
         self.forgotten = False  # its value was let go (see forget)
@@ -171,6 +212,9 @@ class _Dialect:
     """What one format's lines mean, and how it writes a synthetic result."""
 
     name: str
+    #: Its lines form a parentUuid chain, whose order (not the file's) is the conversation's:
+    #: a turn's results may be written after the next turn's first lines.
+    chained: bool = False
 
     def classify(self, value: Any) -> _Info:
         raise NotImplementedError
@@ -188,6 +232,7 @@ class _Dialect:
 
 class _ClaudeCode(_Dialect):
     name = "claude-code"
+    chained = True
 
     def __init__(self) -> None:
         self.side: bool | None = None  # isSidechain of the thread being repaired (its first line's)
@@ -201,12 +246,13 @@ class _ClaudeCode(_Dialect):
         side = bool(value.get("isSidechain"))
         if self.side is None and kind in ("user", "assistant") and isinstance(message, dict):
             self.side = side  # a sub-agent file is all sidechain: its thread is the sidechain
-        if side != self.side:
-            return info  # another thread (an inline sidechain): untouched
         line_uuid = value.get("uuid")
         if isinstance(line_uuid, str):
             parent = value.get("parentUuid")
-            info.chain, info.uuid, info.parent = True, line_uuid, parent if isinstance(parent, str) else None
+            info.uuid, info.parent = line_uuid, parent if isinstance(parent, str) else None
+        if side != self.side:
+            return info  # another thread (an inline sidechain), or not known yet: untouched
+        info.chain = info.uuid is not None
         if kind == "system" and value.get("subtype") == "compact_boundary":
             info.kind = "reset"
             return info
@@ -325,6 +371,10 @@ _DIALECTS: dict[str, Callable[[], _Dialect]] = {"claude-code": _ClaudeCode, "cod
 #: the lines go out and an error at the end comes after them.
 _HOLD_UNRECOGNISED = 1 << 20
 
+#: What ``_held_key`` is while the lines held came after a user message (not after the first
+#: line of the next assistant turn, whose ``message.id`` it is then).
+_AFTER_USER: Final = object()
+
 
 class SessionRepairer:
     """A Claude Code session or a Codex rollout in (bytes, in chunks), the same session out,
@@ -339,9 +389,11 @@ class SessionRepairer:
             them, ``"keep"`` leaves them open (the tool may still be running them).
         orphan_results: a result for no call of its turn: ``"drop"`` removes it (the whole
             line is kept in the report), ``"error"`` raises.
-        on_invalid: a line that is not JSON: ``"error"`` raises, ``"skip"`` removes it (kept
-            in the report).
+        on_invalid: a line that is not JSON, or nested deeper than ``max_depth``: ``"error"``
+            raises, ``"skip"`` removes it (kept in the report).
         max_line_bytes: the longest line accepted.
+        max_depth: the deepest nesting of arrays and objects accepted in a line (as the
+            readers' ``max_depth``), at most :data:`MAX_WRITABLE_DEPTH`.
         max_held_bytes: what one turn may hold: the lines of its calls (each kept until the
             turn ends: a synthetic result copies its envelope) and, while it waits for late
             results, the lines held and the results moving up, all together. A line of calls
@@ -354,8 +406,10 @@ class SessionRepairer:
         UsageError: an option this repair cannot honour (at construction).
         InputError: bad input, a file of another format, or one in which nothing was
             recognised (at :meth:`close`).
-        LimitExceeded: a line longer than ``max_line_bytes``, or results moving up to their
-            calls, or a turn's lines of calls, past ``max_held_bytes``.
+        LimitExceeded: a line longer than ``max_line_bytes`` or nested deeper than
+            ``max_depth`` (``on_invalid='error'``), or results moving up to their calls, or a
+            turn's lines of calls, past ``max_held_bytes``; past :data:`MAX_REMOVED_LINES` or
+            :data:`MAX_PARENTS_AHEAD`.
     """
 
     def __init__(
@@ -368,6 +422,7 @@ class SessionRepairer:
         orphan_results: str = "drop",
         on_invalid: str = "error",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
         max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
         source: str = "<input>",
     ) -> None:
@@ -379,6 +434,10 @@ class SessionRepairer:
             raise UsageError(f"orphan_results={orphan_results!r} cannot be applied to a session in its own format; use 'drop' or 'error'")
         if on_invalid not in ("error", "skip"):
             raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
+        if type(max_depth) is not int or not 0 <= max_depth <= MAX_WRITABLE_DEPTH:
+            raise UsageError(f"max_depth must be an integer from 0 to {MAX_WRITABLE_DEPTH} for a session repaired in its own "
+                             f"format (a line it edits is written anew, and orjson writes {MAX_WRITABLE_DEPTH} levels at most), "
+                             f"not {max_depth!r}")
         self.report = report if report is not None else new_report()
         # The report's line counters, kept here and written to it once a chunk (_count): they
         # are fields of a pydantic model, whose validating __setattr__ costs more than the
@@ -389,6 +448,7 @@ class SessionRepairer:
         self.trailing_calls = trailing_calls
         self.orphan_results = orphan_results
         self.on_invalid = on_invalid
+        self.max_depth = max_depth
         self.max_held_bytes = max_held_bytes
         self.source = source
         #: The format repaired: given, or detected from the first lines (None until then).
@@ -404,6 +464,8 @@ class SessionRepairer:
         self._held: list[_Line] | None = None  # lines after a user message that ended a turn with open calls
         self._held_bytes = 0
         self._held_stamp: Any = None  # the timestamp before the first held line
+        # _AFTER_USER, or the message.id of the assistant turn whose first line began the hold
+        self._held_key: Any = _AFTER_USER
         self._moved: list[_Line] = []  # late results, to be written before the held lines
         self._stamp: Any = None  # the timestamp of the last line read
         self._orig_prev: str | None = None  # the chain line before, as read
@@ -416,6 +478,14 @@ class SessionRepairer:
         # then, but kept: its uuid and a pointer (the value is shared by a run of removed
         # lines), about 120 bytes, less than the line removed; at most MAX_REMOVED_LINES.
         self._removed: dict[str, str | None] = {}
+        # Parents named by chain lines written that are not known to be written before them
+        # (see MAX_PARENTS_AHEAD): a result of one of these uuids is not removed. Each goes
+        # when a line of its uuid is written; one of a branch from far back stays.
+        self._named: set[str] = set()
+        # The uuids of the last lines written, in two generations of _RECENT_LINES at most
+        # (the older let go when the newer fills): from _RECENT_LINES to twice that many.
+        self._recent: dict[str, None] = {}
+        self._older: dict[str, None] = {}
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
         self._closed = False
@@ -451,7 +521,8 @@ class SessionRepairer:
                 if not self._waiting:
                     return b""  # an empty file: nothing to repair, in any format
                 self._detect(final=True)
-            self._resolve()
+            while self._held is not None:
+                self._resolve()
             turn, self._turn = self._turn, None
             if turn is not None and self.trailing_calls == "stub":
                 for stub in self._stubs(turn, self._stamp):
@@ -487,11 +558,23 @@ class SessionRepairer:
             if not text.strip():
                 value = None  # a blank line: carried through as it is
             else:
-                error = line_error(text, exc, source=self.source, line=number, max_depth=DEFAULT_MAX_DEPTH)
+                error = line_error(text, exc, source=self.source, line=number, max_depth=self.max_depth)
                 if self.on_invalid != "skip":
                     raise error from None
                 self.report.add("skip_invalid", str(error), line=number, dropped=body.decode("utf-8", "backslashreplace"))
                 return
+        max_depth = self.max_depth
+        if (len(text) > 2 * max_depth and text.count(b"[") + text.count(b"{") > max_depth
+                and deeper_than(value, max_depth)):
+            # Each level is a bracket: a line with max_depth of them at most (a bracket in a
+            # string only adds to the count) is not walked; a session line has a few dozen.
+            at = nesting_at(text, max_depth)
+            assert at is not None  # the bytes nest at least as deep as the value they parse to
+            error = too_deep(max_depth, source=self.source, line=number, column=column_of(text, at))
+            if self.on_invalid != "skip":
+                raise error
+            self.report.add("skip_invalid", str(error), line=number, dropped=body.decode("utf-8", "backslashreplace"))
+            return
         line = _Line(body, end, value, number, _Info())
         if self._dialect is None:
             self._waiting.append(line)
@@ -542,6 +625,12 @@ class SessionRepairer:
         if stamp is not None:
             self._stamp = stamp
 
+    def _dispatch(self, line: _Line) -> None:
+        if self._held is not None:
+            self._while_held(line)
+        else:
+            self._step(line)
+
     # -- the pairing rules ------------------------------------------------------------------------
 
     def _step(self, line: _Line) -> None:
@@ -552,6 +641,11 @@ class SessionRepairer:
             assert self._dialect is not None
             if turn is None or not self._dialect.continues(turn, info):
                 if turn is not None:
+                    if turn.waits() and self._dialect.chained:
+                        # The turn is over, but a line of the next one may have been written
+                        # before the results it follows: hold the next turn's lines.
+                        self._hold(line, turn, info.key)
+                        return
                     for stub in self._stubs(turn, self._stamp):
                         self._emit(stub)
                 turn = self._turn = _Turn(info.key)
@@ -572,12 +666,7 @@ class SessionRepairer:
                 self._answer(line, turn)  # a user line is never removed: it has other content
             if turn is not None and turn.waits():
                 # The turn is over, but its results may still come: hold what follows.
-                # (one budget for the turn: its lines of calls, then what it holds while it waits)
-                self._held, self._held_bytes, self._held_stamp = [line], turn.call_bytes + len(line.body), self._stamp
-                line.forget()
-                turn.accepting = False
-                if self._held_bytes > self.max_held_bytes:
-                    self._resolve()
+                self._hold(line, turn, _AFTER_USER)
                 return
             self._turn = None
             self._emit(line)
@@ -587,11 +676,23 @@ class SessionRepairer:
         else:
             self._emit(line)
 
+    def _hold(self, line: _Line, turn: _Turn, key: Any) -> None:
+        """Begin a wait for the late results of ``turn``, which ``line`` ended: a user
+        message (``key`` is ``_AFTER_USER``), or the first line of the next assistant turn
+        (``key`` is its message.id). One budget for the turn: its lines of calls, then what
+        it holds while it waits."""
+        self._held, self._held_bytes, self._held_stamp, self._held_key = [line], turn.call_bytes + len(line.body), self._stamp, key
+        line.forget()
+        turn.accepting = False
+        if self._held_bytes > self.max_held_bytes:
+            self._resolve()
+
     def _while_held(self, line: _Line) -> None:
         assert self._held is not None and self._turn is not None
         info = line.info
         turn = self._turn
-        if info.kind == "user":
+        after_user = self._held_key is _AFTER_USER
+        if info.kind == "user" and after_user:
             # Results on a line with user text are never split off it: they stay where they
             # are (see Limits), but they do answer their calls.
             turn.answered.update(r for r in info.results if r in turn.calls)
@@ -604,9 +705,16 @@ class SessionRepairer:
             if not turn.waits():
                 self._resolve()
             return
-        if info.kind in ("calls", "assistant", "reset"):
+        if after_user:
+            ends = info.kind in ("calls", "assistant", "reset")  # the next turn starts
+        else:
+            # The turn held ends: a line of another turn, a user message (read by the rules
+            # after the held lines: results on it answer that turn's calls), a boundary.
+            ends = info.kind in ("reset", "user") or (
+                info.kind in ("calls", "assistant") and (info.key is None or info.key != self._held_key))
+        if ends:
             self._resolve()
-            self._step(line)
+            self._dispatch(line)
             return
         line.forget()
         self._held.append(line)
@@ -643,18 +751,25 @@ class SessionRepairer:
         limit = self.max_held_bytes
         if size > limit:
             assert self._held is not None
+            if self._held_key is _AFTER_USER:
+                first, after = "the user's message they came after", "the user's next message"
+            else:
+                first, after = "the first line of the next assistant turn, which they came after", "the next assistant turn began"
             raise LimitExceeded(
                 f"the late results moving up to their calls, with the lines of the calls and the lines held from line "
-                f"{self._held[0].number} on (the user's message they came after), come to more than max_held_bytes "
+                f"{self._held[0].number} on ({first}), come to more than max_held_bytes "
                 f"({limit} bytes)",
                 limit="max_held_bytes", value=limit, source=self.source, line=line.number,
                 hint="Raise max_held_bytes (in Python: repair_session(..., max_held_bytes=N)) if this session "
-                     "really has that much tool output after the user's next message",
+                     f"really has that much tool output after {after}",
             )
         self._held_bytes = size
 
     def _resolve(self) -> None:
-        """End a wait: the moved results, the synthetic ones, then the held lines."""
+        """End a wait: the moved results, the synthetic ones, then the held lines: as they
+        are after a user message; read again by the pairing rules after the first line of
+        the next assistant turn (they are that turn's lines, and lines between them: no line
+        of another turn, nor a user message, so they end no turn and begin no wait)."""
         held, self._held = self._held, None
         if held is None:
             return
@@ -665,8 +780,13 @@ class SessionRepairer:
         if turn is not None:
             for stub in self._stubs(turn, self._held_stamp):
                 self._emit(stub)
-        for line in held:
-            self._step_held(line)
+        if self._held_key is _AFTER_USER:
+            for line in held:
+                self._step_held(line)
+        else:
+            self._held_key = _AFTER_USER
+            for line in held:
+                self._step(line)
 
     def _step_held(self, line: _Line) -> None:
         # A held line after the wait: results in it answer nothing any more.
@@ -680,12 +800,21 @@ class SessionRepairer:
         """Mark the line's results answered; remove (or edit) what answers nothing. Whether
         the line is still to be written."""
         bad: dict[str, str] = {}
-        for call_id in line.info.results:
+        info = line.info
+        for call_id in info.results:
             if turn is not None and call_id in turn.calls and call_id not in turn.answered:
                 turn.answered.add(call_id)
+                if info.parent is not None and info.parent == turn.calls[call_id].line.info.uuid:
+                    line.back = True  # hangs from its tool_use line (2.1): written before it
             else:
                 bad[call_id] = "drop_duplicate_result" if turn is not None and call_id in turn.answered else "drop_orphan_result"
         if not bad:
+            return True
+        whole = len(bad) == len(info.results) and info.kind == "results"
+        if whole and info.chain and info.uuid in self._named:
+            # A line already written hangs from it: removed, it would leave that line hanging
+            # from nothing, and the chain Claude Code walks cut above it. In the chain's order
+            # it most likely answers its call (the file's order is not the chain's): kept.
             return True
         if self.orphan_results == "error":
             raise InvalidMessage(
@@ -694,7 +823,7 @@ class SessionRepairer:
                 hint="Drop such results with orphan_results='drop' (--orphan-results drop)",
             )
         what = "answers a call already answered" if set(bad.values()) == {"drop_duplicate_result"} else "answers no call of its turn"
-        if len(bad) == len(line.info.results) and line.info.kind == "results":
+        if whole:
             kind = next(iter(bad.values()))
             self.report.add(kind, f"line {line.number} {what} ({', '.join(bad)}); removed, kept here whole",
                             line=line.number, dropped=line.body.decode("utf-8", "backslashreplace"))
@@ -744,6 +873,26 @@ class SessionRepairer:
         # lines): nothing above it survives, and pointing at itself would be a loop to walk.
         self._removed[removed] = None if new == removed else new
 
+    def _known(self, parent: str | None) -> bool:
+        """``parent`` is one of the recent lines written (None: no line)."""
+        return parent is None or parent in self._recent or parent in self._older
+
+    def _name_ahead(self, parent: str, number: int) -> None:
+        """Note a parent that a line written names, not known to be written before it (see
+        ``_named``)."""
+        named = self._named
+        if parent in named:
+            return
+        if len(named) >= MAX_PARENTS_AHEAD:
+            raise LimitExceeded(
+                f"more than {MAX_PARENTS_AHEAD} lines of this session's chain hang from a line not known to be written "
+                "before them (not the line before them, nor their own tool_use line: a line written after them, or a "
+                "branch from far back), each remembered until that line is written so that it is not removed",
+                limit="MAX_PARENTS_AHEAD", value=MAX_PARENTS_AHEAD, source=self.source, line=number,
+                hint="No real session has this many; check that the file is one session, not several joined",
+            )
+        named.add(parent)
+
     def _surviving(self, parent: str | None) -> str | None:
         """``parent``, or, if that line was removed, the line its children hang from instead.
 
@@ -773,10 +922,15 @@ class SessionRepairer:
         info = line.info
         if info.chain:
             new = info.parent
-            if line.linear:
+            named = self._named
+            if line.linear and not (named and info.uuid in named and self._known(new)):
                 new = self._out_prev
             else:
+                # (a line that a line already written hangs from keeps its parent, when that is
+                # written: the line before it may be that child, or hang from it: a loop)
                 new = self._surviving(new)
+                if new is not None and line.synthetic is None and not (line.back and new == info.parent) and not self._known(new):
+                    self._name_ahead(new, line.number)
             if new != info.parent:
                 if line.synthetic is not None:
                     line.value["parentUuid"] = new
@@ -788,6 +942,16 @@ class SessionRepairer:
                                     line=line.number, output=self._n_out, dropped={"parentUuid": old})
                 info.parent = new
             self._out_prev = info.uuid
+        elif info.parent is not None and not self._known(info.parent):
+            self._name_ahead(info.parent, line.number)  # (a line of no thread yet, or of another: untouched)
+        if info.uuid is not None:
+            # Written: no longer a parent named ahead; one of the recent lines.
+            if self._named:
+                self._named.discard(info.uuid)
+            recent = self._recent
+            recent[info.uuid] = None
+            if len(recent) >= _RECENT_LINES:
+                self._older, self._recent = recent, {}
         if line.record is not None:
             kind, detail = line.record
             self.report.add(kind, detail, line=line.number, output=self._n_out)

@@ -166,6 +166,310 @@ def test_the_removed_lines_remembered_are_bounded(monkeypatch: pytest.MonkeyPatc
         "check that the file is one session, not several joined")
 
 
+# -- lines written out of the chain's order --------------------------------------------------------
+#
+# Claude Code rebuilds a conversation by walking the parentUuid chain, and can write a line
+# before the line it hangs from: here the next turn's first line (a2, which hangs from r1)
+# before the result of the turn before (r1). The chain is u1 -> a1 -> r1 -> a2 -> r2 -> a3.
+
+V21 = "2.1.38"
+
+
+def chain_lines(v: str = V21) -> dict[str, dict[str, Any]]:
+    return {"u1": cc_user("u1", None, "list files", v), "a1": cc_call("a1", "u1", "t1", v, "m1"),
+            "a2": cc_call("a2", "r1", "t2", v, "m2"), "r1": cc_result("r1", "a1", "t1", v),
+            "r2": cc_result("r2", "a2", "t2", v), "a3": cc_text("a3", "r2", "done", v, "m3")}
+
+
+def assert_resumable(out: bytes, data: bytes) -> None:
+    """What every repair must give: the chain whole (no parent removed, no loop), and the
+    same bytes when repaired again."""
+    assert_chain_whole(lines_of(out), lines_of(data))
+    again, report = repaired(out)
+    assert again == out and not report.changed
+
+
+@pytest.mark.parametrize("v", [V21, "2.0.64"])
+def test_a_result_written_after_the_next_turn_began_moves_up_to_its_call(v: str) -> None:
+    # It used to be removed as an orphan (its call's turn looked over) and answered with a
+    # synthetic result, leaving a2, already written, hanging from a line no longer there.
+    c = chain_lines(v)
+    data = dumps(c["u1"], c["a1"], c["a2"], c["r1"], c["r2"], c["a3"])
+    out, report = repaired(data)
+    assert out == dumps(c["u1"], c["a1"], c["r1"], c["a2"], c["r2"], c["a3"])  # the chain's order, nothing edited
+    assert records(report) == [("move_result", 4, 2, None)]
+    assert report.records[0].detail == "result(s) t1 moved up to their call, before line 3"
+    assert_chain_whole(lines_of(out))  # every parent an earlier line now
+    assert_resumable(out, data)
+    request = io.BytesIO()
+    normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
+    assert anthropic_violations(orjson.loads(request.getvalue())["messages"]) == []
+
+
+@pytest.mark.parametrize("between", ["r2", "a2b", "progress"])
+def test_a_result_written_two_lines_late_moves_up_too(between: str) -> None:
+    # Between the next turn's first line and the late result: that turn's own result, one
+    # more line of its message (a second content block), or a progress line.
+    c = chain_lines()
+    a2b = cc_text("a2b", "a2", "and then", V21, "m2")
+    progress = {"parentUuid": "a2", **ENV, "type": "progress", "data": {"type": "hook_progress"}, "uuid": "p1", "timestamp": "t"}
+    if between == "r2":
+        data = dumps(c["u1"], c["a1"], c["a2"], c["r2"], c["r1"], c["a3"])
+        expected = dumps(c["u1"], c["a1"], c["r1"], c["a2"], c["r2"], c["a3"])
+    else:
+        extra = a2b if between == "a2b" else progress
+        r2 = {**c["r2"], "parentUuid": extra["uuid"]}
+        data = dumps(c["u1"], c["a1"], c["a2"], extra, c["r1"], r2, c["a3"])
+        expected = dumps(c["u1"], c["a1"], c["r1"], c["a2"], extra, r2, c["a3"])
+    out, report = repaired(data)
+    assert out == expected
+    assert records(report) == [("move_result", 5, 2, None)]
+    assert_chain_whole(lines_of(out))
+    assert_resumable(out, data)
+
+
+def test_a_late_result_that_hung_from_a_removed_line_hangs_from_that_line_s_parent() -> None:
+    c = chain_lines()
+    orphan = cc_result("o1", "a1", "gone", V21)  # answers no call: removed
+    r1 = {**c["r1"], "parentUuid": "o1"}
+    data = dumps(c["u1"], c["a1"], orphan, c["a2"], r1, c["r2"], c["a3"])
+    out, report = repaired(data)
+    assert out == dumps(c["u1"], c["a1"], c["r1"], c["a2"], c["r2"], c["a3"])
+    assert records(report) == [
+        ("drop_orphan_result", 3, None, orjson.dumps(orphan).decode()),
+        ("repoint_parent", 5, 2, {"parentUuid": "o1"}),
+        ("move_result", 5, 2, None),
+    ]
+    assert_resumable(out, data)
+
+
+def test_a_late_result_that_hung_from_a_line_removed_after_it_moved_hangs_from_the_line_before() -> None:
+    # The orphan is written after a2 too, held with it, and removed once the wait is over;
+    # r1 hung from the line before it: moved up, it hangs from the line before it there.
+    c = chain_lines()
+    orphan = cc_result("o1", "a1", "gone", V21)
+    r1 = {**c["r1"], "parentUuid": "o1"}
+    data = dumps(c["u1"], c["a1"], c["a2"], orphan, r1, c["r2"], c["a3"])
+    out, report = repaired(data)
+    assert out == dumps(c["u1"], c["a1"], c["r1"], c["a2"], c["r2"], c["a3"])
+    assert records(report) == [
+        ("repoint_parent", 5, 2, {"parentUuid": "o1"}),
+        ("move_result", 5, 2, None),
+        ("drop_orphan_result", 4, None, orjson.dumps(orphan).decode()),
+    ]
+    assert_resumable(out, data)
+
+
+def test_a_real_orphan_that_no_line_hangs_from_is_still_removed() -> None:
+    c = chain_lines()
+    orphan = cc_result("o1", "r1", "gone", V21)
+    a2 = {**c["a2"], "parentUuid": "o1"}
+    data = dumps(c["u1"], c["a1"], c["r1"], orphan, a2, c["r2"], c["a3"])
+    out, report = repaired(data)
+    assert out == dumps(c["u1"], c["a1"], c["r1"], c["a2"], c["r2"], c["a3"])
+    assert records(report) == [("drop_orphan_result", 4, None, orjson.dumps(orphan).decode()),
+                               ("repoint_parent", 5, 3, {"parentUuid": "o1"})]
+    assert_resumable(out, data)
+    # a result of the turn before, written after the next turn is over, that no line hangs from
+    a2 = {**c["a2"], "parentUuid": "a1"}  # the chain says t1 went unanswered
+    r1 = {**c["r1"], "parentUuid": "a3"}
+    data = dumps(c["u1"], c["a1"], a2, c["r2"], c["a3"], r1)
+    out, report = repaired(data)
+    stub = cc_stub("a1", "t1", "2026-01-01T00:00:01.000Z", V21, tree=True)
+    assert out == dumps(c["u1"], c["a1"], stub, {**a2, "parentUuid": stub["uuid"]}, c["r2"], c["a3"])
+    assert records(report) == [("stub_missing_result", 2, 2, None), ("repoint_parent", 3, 3, {"parentUuid": "a1"}),
+                               ("drop_orphan_result", 6, None, orjson.dumps(r1).decode())]
+    assert_resumable(out, data)
+
+
+@pytest.mark.parametrize("orphan_results", ["drop", "error"])
+def test_a_late_result_that_a_line_already_written_hangs_from_is_kept(orphan_results: str) -> None:
+    # Written after the next turn is over: its call has a synthetic result by then, but a2,
+    # written, hangs from it. Removed, it would leave a2 hanging from nothing (the history
+    # above a2 cut off on resume): both stay, the synthetic one on a branch of its own.
+    c = chain_lines("2.0.64")
+    data = dumps(c["u1"], c["a1"], c["a2"], c["r2"], c["a3"], c["r1"])
+    out, report = repaired(data, orphan_results=orphan_results)
+    stub = cc_stub("a1", "t1", "2026-01-01T00:00:01.000Z")
+    assert out == dumps(c["u1"], c["a1"], stub, c["a2"], c["r2"], c["a3"], c["r1"])
+    assert records(report) == [("stub_missing_result", 2, 2, None)]
+    assert_resumable(out, data)
+
+
+def test_a_line_of_no_thread_yet_that_hangs_from_a_later_result_keeps_it() -> None:
+    # A progress line before the first message (its thread not known yet) is passed through
+    # as it is; the result it hangs from is not removed under it either.
+    progress = {"parentUuid": "o1", **ENV, "type": "progress", "data": {}, "uuid": "p1", "timestamp": "t"}
+    orphan = cc_result("o1", "u1", "gone")
+    data = dumps(progress, cc_user("u1", None, "hi"), orphan, cc_text("a2", "u1", "ok"))
+    out, report = repaired(data)
+    assert out == data and not report.changed
+
+
+def test_a_rollout_s_output_after_the_next_assistant_item_answers_nothing() -> None:
+    # A Codex rollout is in its conversation's order (no chain): the next assistant item
+    # after a result ends the turn, and an output after it is removed (the wait above is
+    # Claude Code's).
+    reply = cx("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]})
+    late = cx("response_item", {"type": "custom_tool_call_output", "call_id": "call_2", "output": "done"})
+    data = dumps(META, USER, CALL, PATCH, OUT, reply, late)
+    out, report = repaired(data)
+    assert out == dumps(META, USER, CALL, PATCH, OUT, cx_stub("call_2", "2025-11-13T01:00:00.000Z", "custom_tool_call_output"), reply)
+    assert records(report) == [("stub_missing_result", 4, 5, None), ("drop_orphan_result", 7, None, orjson.dumps(late).decode())]
+
+
+def test_the_parents_named_ahead_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each parent a written line names that is not known to be written is remembered until
+    # it is: at most MAX_PARENTS_AHEAD of them; the one past it is refused at its line.
+    monkeypatch.setattr(_sessions, "MAX_PARENTS_AHEAD", 2)
+    head = [cc_user("u1", None, "hi"), cc_text("u2", "u1", "ok")]
+    ahead = [cc_text(f"b{i}", f"later{i}", "ok") for i in range(3)]
+    out, _ = repaired(dumps(*head, *ahead[:2]))
+    assert out == dumps(*head, *ahead[:2])
+    with pytest.raises(LimitExceeded) as caught:
+        repaired(dumps(*head, *ahead))
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.line) == ("MAX_PARENTS_AHEAD", 2, 5)
+    assert str(exc) == (
+        "<input>:5: more than 2 lines of this session's chain hang from a line not known to be written before them "
+        "(not the line before them, nor their own tool_use line: a line written after them, or a branch from far back), "
+        "each remembered until that line is written so that it is not removed. No real session has this many; "
+        "check that the file is one session, not several joined")
+
+
+def shuffled_session(seed: int) -> bytes:
+    """A Claude Code session of a few turns (parallel calls, progress lines, prompts), with
+    lines moved a few places, removed, written twice, and orphan results added (some with
+    the next line hanging from them)."""
+    import random
+
+    rng = random.Random(seed)
+    version = rng.choice(["2.0.64", V21])
+    lines: list[dict[str, Any]] = []
+
+    def add(value: dict[str, Any]) -> str:
+        lines.append(value)
+        return str(value["uuid"])
+
+    prev = add(cc_user("u0", None, "go", version))
+    for t in range(rng.randint(1, 6)):
+        calls = []
+        for c in range(rng.randint(0, 3)):
+            prev = add(cc_call(f"a{t}.{c}", prev, f"t{t}_{c}", version, f"m{t}"))
+            calls.append(prev)
+        for c, call in enumerate(calls):
+            prev = add(cc_result(f"r{t}.{c}", call if version == V21 else prev, f"t{t}_{c}", version))
+        if rng.random() < 0.3:
+            prev = add({"parentUuid": prev, **ENV, "type": "progress", "data": {}, "uuid": f"p{t}", "timestamp": "t"})
+        if rng.random() < 0.3:
+            prev = add(cc_user(f"u{t}.9", prev, "more", version))
+    add(cc_text("z9", prev, "done", version, "final"))
+    for n in range(rng.randint(1, 5)):
+        if len(lines) < 3:
+            break
+        op, i = rng.random(), rng.randrange(1, len(lines))
+        if op < 0.45:
+            lines.insert(min(len(lines), max(1, i + rng.choice([-2, -1, 1, 2, 3, 5]))), lines.pop(i))
+        elif op < 0.6:
+            del lines[i]
+        elif op < 0.75:
+            lines.insert(rng.randrange(i, len(lines) + 1), lines[i])
+        else:
+            orphan = cc_result(f"o{n}", lines[i - 1]["uuid"], "gone", version)
+            lines.insert(i, orphan)
+            if rng.random() < 0.5 and i + 1 < len(lines):
+                lines[i + 1] = {**lines[i + 1], "parentUuid": orphan["uuid"]}
+    return dumps(*lines)
+
+
+def test_shuffled_sessions_never_lose_a_parent_and_repair_to_a_fixed_point() -> None:
+    """Whatever the file's order: no line hangs from a line the repair removed, repairing
+    again changes nothing, and every line removed is in the report, whole."""
+    for seed in range(400):
+        data = shuffled_session(seed)
+        out, report = repaired(data)
+        before, after = lines_of(data), lines_of(out)
+        kept = {v["uuid"] for v in after}
+        assert [v for v in after if v["parentUuid"] not in kept | {None} and v["parentUuid"] in {w["uuid"] for w in before}] == [], seed
+        again, second = repaired(out)
+        assert again == out and not second.changed, seed
+        dropped = [r.dropped for r in report.records if r.kind.startswith("drop_")]
+        assert [v["uuid"] for v in before if v["uuid"] not in kept and orjson.dumps(v).decode() not in dropped] == [], seed
+
+
+# -- lines nested too deep ----------------------------------------------------------------------------
+
+
+def deep_prompt(levels: int, parent: str = "u2") -> bytes:
+    """The user's next message after an unanswered call (re-pointed under its synthetic
+    result), with ``levels`` arrays nested in it (the line nests ``levels + 1`` deep), and
+    its newline: written here, as orjson writes 254 levels at most."""
+    line = orjson.dumps(cc_user("u3", parent, "never mind", extra="DEEP"))
+    return line.replace(b'"DEEP"', b"[" * levels + b'"x"' + b"]" * levels) + b"\n"
+
+
+@pytest.mark.parametrize("levels", [128, 300, 1100])  # past max_depth, past what orjson writes, past what it reads
+def test_a_line_nested_deeper_than_max_depth_is_refused_at_its_place(levels: int) -> None:
+    # It used to pass, and, re-pointed under the synthetic result, to be written anew: past
+    # 254 levels a traceback (orjson: "Recursion limit reached").
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + deep_prompt(levels)
+    line = data.splitlines()[2]
+    column = line.index(b"[") + 128  # the bracket that opens level 129 (the line's object is level 1)
+    assert column == 381
+    with pytest.raises(LimitExceeded) as caught:
+        repaired(data)
+    exc = caught.value
+    assert (exc.limit, exc.value, exc.line, exc.column) == ("max_depth", 128, 3, 381)
+    assert str(exc) == ("<input>:3:381: nested deeper than 128 levels. A chat message is about 10 levels deep; "
+                        "raise max_depth if this data is genuine")
+    # on_invalid='skip': removed like a line that is not JSON, kept whole in the report
+    out, report = repaired(data, on_invalid="skip")
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+    assert records(report) == [("skip_invalid", 3, None, line.decode()), ("stub_missing_result", 2, 2, None)]
+    assert report.records[0].detail == str(exc)
+
+
+def test_max_depth_is_the_readers_limit_up_to_what_orjson_writes() -> None:
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + deep_prompt(127)  # 128 levels: accepted
+    out, report = repaired(data)
+    stub = cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z")
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), stub) + deep_prompt(127, stub["uuid"])
+    with pytest.raises(LimitExceeded, match=r"^<input>:3:\d+: nested deeper than 100 levels"):
+        repaired(data, max_depth=100)
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + deep_prompt(253)  # 254 levels: orjson's most
+    out, _ = repaired(data, max_depth=254)
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), stub) + deep_prompt(253, stub["uuid"])
+    for bad in (255, -1, 1.5):
+        with pytest.raises(UsageError, match=r"^max_depth must be an integer from 0 to 254 for a session repaired in its own"):
+            SessionRepairer(max_depth=bad)  # type: ignore[arg-type]
+
+
+def test_the_command_line_says_where_a_line_nests_too_deep_without_a_traceback(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + deep_prompt(300))
+
+    def chatnorm(*args: Any) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "normalizer", *map(str, args)], capture_output=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(root), "COLUMNS": "120"})
+
+    result = chatnorm("repair", src, "-o", tmp_path / "out.jsonl")
+    err = result.stderr.decode()
+    assert result.returncode == 1 and "Traceback" not in err
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        f"error: {src}:3:381: nested deeper than 128 levels. A chat message is about 10 levels deep; "
+        "raise max_depth if this data is genuine"]
+    result = chatnorm("repair", "--on-invalid", "skip", src, "-o", tmp_path / "out.jsonl")
+    assert result.returncode == 0 and "Traceback" not in result.stderr.decode()
+    assert result.stderr.decode().splitlines()[0] == f"{src}: 3 in, 3 out; skip_invalid 1, stub_missing_result 1"
+    assert (tmp_path / "out.jsonl").read_bytes() == dumps(
+        cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+
+
 def test_the_lines_of_one_turns_calls_are_bounded_by_max_held_bytes() -> None:
     # Each call keeps its line until the turn ends (a synthetic result copies its envelope):
     # the lines of one turn's calls come to at most max_held_bytes; the next turn starts afresh.
