@@ -38,6 +38,9 @@ from ._content import (
     unfold,
 )
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
+from ._json import JSONDecodeError
+from ._json import dumps as json_dumps
+from ._json import loads as json_loads
 from . import _messages
 from ._messages import _invalid, as_message, is_plain
 from ._options import Options, make_options
@@ -990,8 +993,8 @@ class Normalizer:
             return {**call, "function": {**function, "arguments": {}}}
         if isinstance(arguments, str):
             try:
-                value = orjson.loads(arguments)
-            except orjson.JSONDecodeError:
+                value = json_loads(arguments)  # integers past 64 bits as the text has them (see _json)
+            except JSONDecodeError:
                 if not self._encoder.repairs_arguments:
                     return call
                 repaired = self._encoder.repair_arguments(arguments) or "{}"
@@ -999,7 +1002,7 @@ class Normalizer:
                     "repair_arguments", f"call {call_id!r}: arguments were not valid JSON (cut off?); sent as "
                     f"{repaired}", [index], {"id": call_id, "arguments": arguments},  # the original
                 ))
-                return {**call, "function": {**function, "arguments": orjson.loads(repaired)}}
+                return {**call, "function": {**function, "arguments": json_loads(repaired)}}
             if isinstance(value, dict):
                 self._turn_notes.append(Note("decode_arguments", f"call {call_id!r}: arguments sent as an object",
                                              [index], {"id": call_id, "arguments": arguments}))
@@ -1448,7 +1451,7 @@ def _shape_error(message: Any, index: int) -> InvalidMessage:
 def _jsonable(value: Any) -> Any:
     # What the report keeps of something that is not JSON (it must still serialise).
     try:
-        orjson.dumps(value)
+        json_dumps(value)  # (an integer past 64 bits is JSON: see _json)
         return value
     except (TypeError, RecursionError):
         try:
@@ -1460,7 +1463,7 @@ def _jsonable(value: Any) -> Any:
 
 def _encode_arguments(arguments: Any, index: int, position: int) -> str:
     try:
-        return orjson.dumps(arguments, option=orjson.OPT_NON_STR_KEYS).decode()
+        return json_dumps(arguments, orjson.OPT_NON_STR_KEYS).decode()  # (integers past 64 bits too)
     except (TypeError, RecursionError) as exc:  # orjson.JSONEncodeError is a TypeError
         raise InvalidMessage(
             f"arguments of call {position} cannot be encoded as JSON ({exc})",

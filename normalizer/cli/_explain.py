@@ -32,6 +32,7 @@ import orjson
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError
+from .._json import dumps
 from .._report import Repair, Report, new_report
 from ..formats import Position, read_conversations
 from ..profiles._profiles import Profile
@@ -89,13 +90,13 @@ def _core_only(profile: Profile, options: dict[str, Any], messages: list[dict[st
 def _closest(message: Any, candidates: list[Any], near: int) -> tuple[int, Any] | None:
     """The candidate most like ``message`` (same role, within a few places of ``near``), if
     it is alike enough to be the same message before a change."""
-    target = orjson.dumps(message, default=str).decode()
+    target = dumps(message, 0, str).decode()
     best: tuple[float, int, Any] | None = None
     for k in range(max(near - 4, 0), min(near + 5, len(candidates))):
         other = candidates[k]
         if not isinstance(other, dict) or other.get("role") != getattr(message, "get", lambda _: None)("role"):
             continue
-        ratio = difflib.SequenceMatcher(None, target, orjson.dumps(other, default=str).decode()).ratio()
+        ratio = difflib.SequenceMatcher(None, target, dumps(other, 0, str).decode()).ratio()
         if best is None or ratio > best[0]:
             best = (ratio, k, other)
     return (best[1], best[2]) if best is not None and best[0] >= 0.75 else None
@@ -171,7 +172,7 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
     def lines_of(message: Any) -> list[str]:
         # The message is data: JSON escapes C0 controls, printable() the rest (DEL, C1, bidi).
         data = _shorten(message, max_chars)
-        return printable(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode()).splitlines()
+        return printable(dumps(data, orjson.OPT_INDENT_2, str).decode()).splitlines()  # (integers past 64 bits too)
 
     styles = {"-": "red", "+": "green", " ": "", "": "dim"}
 

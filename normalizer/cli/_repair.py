@@ -50,6 +50,7 @@ from ._streams import WRITTEN
 from ._text import error_text
 from .._core import Normalizer
 from .._errors import InputError, UsageError
+from .._json import JSONDecodeError, dumps, loads
 from ..profiles._profiles import PROFILES, Profile, get_profile
 from .._report import Report, Repair, new_report
 from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder
@@ -304,7 +305,7 @@ def _pump(src: _Input, out: _Output, job: Job, settings: Settings, tracker: Trac
         data = record.model_dump(mode="json")
         if conv_index[0] is not None:
             data["conversation"] = conv_index[0]
-        spool.write(orjson.dumps(data, default=str, option=_LINE))
+        spool.write(dumps(data, _LINE, str))  # (a dropped value's integers past 64 bits too)
 
     # Without --report the records go nowhere: no listener, so the core only counts its
     # repairs and never builds a record (or its sentence) to throw away.
@@ -402,17 +403,27 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
         conv_index[0] = conv.index if multi else None
         core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0, on_record=on_record)
         feed = core.feed
-        message = encoder.message
+        message, again = encoder.message, encoder.again
         try:
             buf += encoder.begin(conv.extra)
             # The hot path: nothing per message but feed, the encoder and a length check.
             for m in conv.messages:
                 for repaired in feed(m):
-                    buf += message(repaired)
+                    try:
+                        buf += message(repaired)
+                    except orjson.JSONEncodeError:
+                        if again is None:
+                            raise
+                        buf += again(repaired)  # an integer past 64 bits (see Encoder.again)
                 if len(buf) >= FLUSH_BYTES:
                     flush_point()
             for repaired in core.close():
-                buf += message(repaired)
+                try:
+                    buf += message(repaired)
+                except orjson.JSONEncodeError:
+                    if again is None:
+                        raise
+                    buf += again(repaired)
             buf += encoder.end()
             if len(buf) >= FLUSH_BYTES:
                 flush_point()
@@ -593,8 +604,8 @@ class _FirstRecords:
             if not raw.strip():
                 continue
             try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+                value = loads(raw)  # as the reader parses it (see .._json)
+            except JSONDecodeError:
                 return _Verdict(None)
             self._deep = self._deep or raw.count(b"[") + raw.count(b"{") > DEFAULT_MAX_DEPTH
             name, decisive = told = guess(value)

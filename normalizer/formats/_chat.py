@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from .._json import JSONDecodeError, loads
 from .._report import Report
 from ._common import Turn, count, describe, dumps, invalid, merge_extra, note_extra
 
@@ -132,8 +131,8 @@ class _Pairing:
 
 def _parallel_results(text: str, n: int, line: int | None) -> list[str] | None:
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        value = loads(text)
+    except JSONDecodeError:
         return None
     if not (isinstance(value, list) and len(value) == n and all(isinstance(v, dict) and "content" in v and "name" in v for v in value)):
         return None
@@ -144,8 +143,8 @@ def _parse_call(value: Any, line: int | None, where: str) -> list[tuple[str, str
     """(name, arguments JSON) of a ShareGPT function_call / LLaMA-Factory tool_call value."""
     if isinstance(value, str):
         try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as exc:
+            value = loads(value)
+        except JSONDecodeError as exc:
             raise invalid(f"{where} is not JSON ({exc})", line=line, hint='Expected {"name": ..., "arguments": {...}}') from None
     items = value if isinstance(value, list) else [value]
     calls = []
@@ -162,8 +161,8 @@ def _tools(value: Any, report: Report | None) -> Any:
     is a list of ``{"type": "function", "function": schema}``. Anything else is kept as is."""
     if isinstance(value, str):
         try:
-            parsed = orjson.loads(value)
-        except orjson.JSONDecodeError:
+            parsed = loads(value)
+        except JSONDecodeError:
             return value
         if not isinstance(parsed, list):
             return value

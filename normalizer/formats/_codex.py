@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-import orjson
-
+from .._json import JSONDecodeError, loads
 from .._report import Report
 from ._common import count, describe, invalid, note_extra, with_source
 from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
@@ -102,7 +101,7 @@ class CodexPlanner:
     """
 
     def __init__(self, *, source: str = "<input>", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
-        # Lines keep their newline (a memchr a line): a substring test and orjson ignore it.
+        # Lines keep their newline (a memchr a line): a substring test and the parser ignore it.
         self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
         self._plan = CodexPlan()
         self._turn_starts: list[int] = []
@@ -127,8 +126,8 @@ class CodexPlanner:
         if b"compacted" not in raw and b"user" not in raw and b"thread_rolled_back" not in raw:
             return
         try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            rec = loads(raw)  # (as the main pass parses it)
+        except JSONDecodeError:
             return  # the main pass reports it, with its position
         if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
             return

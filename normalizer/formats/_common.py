@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import orjson
 
 from .._errors import InvalidMessage
+from .._json import dumps as exact_dumps
 from .._report import Report
 
 __all__ = [
@@ -42,14 +43,14 @@ class Converter(Protocol):
 
 
 def dumps(value: Any, *, line: int | None = None, what: str = "value") -> str:
-    """Compact JSON text (orjson), as tool-call arguments and stringified outputs use.
+    """Compact JSON text (orjson's, integers past 64 bits as their digits: ``.._json``), as
+    tool-call arguments and stringified outputs use.
 
-    orjson refuses integers past 64 bits (a JSON document may hold them) and nesting deeper
-    than 254; the first fall back to the standard library, the second (and anything else
-    that cannot be written) become an :class:`InvalidMessage` naming ``what`` and the line.
+    orjson refuses nesting deeper than 254: that falls back to the standard library; what
+    neither can write becomes an :class:`InvalidMessage` naming ``what`` and the line.
     """
     try:
-        return orjson.dumps(value).decode()
+        return exact_dumps(value).decode()
     except TypeError:  # orjson.JSONEncodeError
         pass
     return _slow_dumps(value, line=line, what=what, sort_keys=False)
@@ -58,7 +59,7 @@ def dumps(value: Any, *, line: int | None = None, what: str = "value") -> str:
 def canonical(value: Any, *, line: int | None = None, what: str = "value") -> bytes:
     """Key-sorted JSON bytes of a value, to compare values (duplicate detection)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        return exact_dumps(value, orjson.OPT_SORT_KEYS)
     except TypeError:  # orjson.JSONEncodeError
         pass
     return _slow_dumps(value, line=line, what=what, sort_keys=True).encode()

@@ -15,7 +15,10 @@ returns and write it in blocks of :data:`FLUSH_BYTES`. A run is::
 
 ``message`` is an attribute, not a method, so that the chat JSONL encoder's is orjson's
 own ``dumps`` (through ``functools.partial``): the per-message path of the CLI pays one C
-call, no Python frame. An encoder that holds ``multi`` is one conversation per record
+call, no Python frame. orjson refuses an integer past 64 bits, which a message read from a
+file may hold (``.._json``): the pumps then write that message with the encoder's ``again``.
+The other encoders write through ``.._json.dumps`` (or try orjson first, per message),
+which writes it as its digits. An encoder that holds ``multi`` is one conversation per record
 (fine-tuning JSONL); the others hold one conversation, and a second is refused by whoever
 pumps them.
 
@@ -33,6 +36,7 @@ from typing import Any, ClassVar, Literal
 import orjson
 
 from .._errors import InputError, InvalidMessage, UsageError
+from .._json import MAX_INT_DIGITS, JSONDecodeError, dumps, loads
 from ._common import SOURCE_KEY
 
 __all__ = [
@@ -68,6 +72,10 @@ class Encoder:
     multi: ClassVar[bool] = False
     #: One message to bytes (``b""`` while the encoder holds it).
     message: Callable[[Message], bytes]
+    #: ``message`` again, for a message whose integer past 64 bits made it raise orjson's
+    #: error: set by an encoder whose ``message`` is orjson's own ``dumps``; None when
+    #: ``message`` writes such integers itself (the error is then another, to report).
+    again: Callable[[Message], bytes] | None = None
 
     def start(self) -> bytes:
         return b""
@@ -89,6 +97,7 @@ class JsonlEncoder(Encoder):
 
     def __init__(self) -> None:
         self.message = functools.partial(orjson.dumps, option=_LINE)
+        self.again = functools.partial(dumps, option=_LINE)
 
 
 # -- JSON documents ---------------------------------------------------------------------------------
@@ -135,13 +144,18 @@ class _Layout:
         pairs = [_pair(k, v) for k, v in values.items() if k not in extra]
         self._placed.update(k for k in values if k not in extra)
         pairs += self._pairs()
-        pairs.append(orjson.dumps(self.key) + b":[")
+        pairs.append(dumps(self.key) + b":[")
         return b"{" + b",".join(pairs)
 
     def record(self, value: Any) -> bytes:
+        option = _LINE if self.container == "lines" else 0
+        try:
+            data = orjson.dumps(value, option=option)
+        except orjson.JSONEncodeError:  # an integer past 64 bits (see .._json), or its error again
+            data = dumps(value, option)
         if self.container == "lines":
-            return orjson.dumps(value, option=_LINE)
-        data = self._separator + orjson.dumps(value)
+            return data
+        data = self._separator + data
         self._separator = b",\n"
         return data
 
@@ -180,7 +194,7 @@ class _Layout:
 
 
 def _pair(key: str, value: Any) -> bytes:
-    return orjson.dumps(key) + b":" + orjson.dumps(value)
+    return dumps(key) + b":" + dumps(value)
 
 
 class JsonArrayEncoder(Encoder):
@@ -252,7 +266,11 @@ class FinetuneEncoder(Encoder):
         return b'{"messages":['
 
     def _message(self, message: Message) -> bytes:
-        data = self._separator + orjson.dumps(message)
+        try:
+            data = orjson.dumps(message)
+        except orjson.JSONEncodeError:  # an integer past 64 bits (see .._json), or its error again
+            data = dumps(message)
+        data = self._separator + data
         self._separator = b","
         return data
 
@@ -489,21 +507,21 @@ def _assistant_item(message: Message) -> dict[str, Any] | None:
 def _call_item(call: Mapping[str, Any]) -> dict[str, Any]:
     name, arguments = _arguments(call)
     if not isinstance(arguments, str):
-        arguments = "{}" if arguments is None else orjson.dumps(arguments).decode()
+        arguments = "{}" if arguments is None else dumps(arguments).decode()
     kind = call.get("item_type")
     item: dict[str, Any]
     if kind == "custom_tool_call":
         # The reader wrapped the free-form input as {"input": ...}; unwrap it.
         try:
-            wrapped = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
+            wrapped = loads(arguments)
+        except JSONDecodeError:
             wrapped = None
         value = wrapped["input"] if isinstance(wrapped, dict) and set(wrapped) == {"input"} else arguments
         item = {"type": "custom_tool_call", "call_id": call.get("id"), "name": name, "input": value}
     elif kind == "local_shell_call":
         try:
-            action = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
+            action = loads(arguments)  # (its integers as they were, as the arguments' text has them)
+        except JSONDecodeError:
             action = arguments
         item = {"type": "local_shell_call", "call_id": call.get("id"), "action": action}
     else:
@@ -728,8 +746,8 @@ def _tool_uses(message: Message) -> list[dict[str, Any]]:
         name, arguments = _arguments(call)
         if isinstance(arguments, str):
             try:
-                value = orjson.loads(arguments) if arguments.strip() else {}
-            except orjson.JSONDecodeError:
+                value = loads(arguments) if arguments.strip() else {}  # (integers as they were)
+            except JSONDecodeError:
                 value = None
         else:
             value = {} if arguments is None else arguments
@@ -765,12 +783,13 @@ def encode_conversation(messages: Iterable[Message], extra: Mapping[str, Any] | 
         for key, value in extra.items():
             if key != "messages":
                 record[key] = value
-    return orjson.dumps(record, option=_LINE)
+    return dumps(record, option=_LINE)
 
 
 def unwritable(exc: Exception, index: int) -> InvalidMessage:
     """orjson's refusal of item ``index`` (a message, or a conversation) as an input error."""
     return InvalidMessage(
         f"cannot be written as JSON ({exc})", index=index,
-        hint="a string holds a lone surrogate, or a value is nested too deeply; fix or drop it before writing",
+        hint="a string holds a lone surrogate, a value is nested too deeply, or an integer has more than "
+        f"{MAX_INT_DIGITS:,} digits; fix or drop it before writing",
     )

@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from .._report import Report
 from ._claude import AnthropicConverter
 from ._encode import AnthropicEncoder, Encoder, ResponsesEncoder
@@ -83,7 +82,7 @@ def to_anthropic(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """
     encoder = AnthropicEncoder(container="object")
     data = b"".join([encoder.start(), encoder.begin({}), *map(encoder.message, messages), encoder.end(), encoder.finish()])
-    request: dict[str, Any] = orjson.loads(data)
+    request: dict[str, Any] = loads(data)  # (integers past 64 bits as the encoder wrote them)
     return {key: request[key] for key in ("system", "messages") if request.get(key) is not None}
 
 
@@ -91,4 +90,4 @@ def _records(encoder: Encoder, messages: Iterable[Mapping[str, Any]]) -> list[An
     """What a one-record-per-line encoder writes, as the records themselves."""
     data = b"".join([encoder.start(), encoder.begin({}), *map(encoder.message, messages), encoder.end(), encoder.finish()])
     # orjson writes a newline inside a string as \n: every raw newline ends a record.
-    return [orjson.loads(line) for line in data.splitlines()]
+    return [loads(line) for line in data.splitlines()]

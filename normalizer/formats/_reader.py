@@ -53,9 +53,10 @@ an empty file is an empty history. A converter says it did not know a record by 
 record is refused) or by counting it in its ``unrecognised`` attribute (unknown line types
 and items, which it leaves out).
 
-The hot path is a chat JSONL line once the format is known: ``orjson.loads``, two C-speed
-counts that clear it of deep nesting, one shape test and two appends, all inside the loop
-over a chunk's lines (:meth:`Reader._jsonl`). The shape test is the one
+The hot path is a chat JSONL line once the format is known: jiter's parse (not orjson's,
+which turns integers past 64 bits into floats: see ``.._json``), two C-speed counts that
+clear it of deep nesting, one shape test and two appends, all inside the loop over a
+chunk's lines (:meth:`Reader._jsonl`). The shape test is the one
 :class:`~._chat.ChatConverter` makes, whose ``feed`` returns such a record unchanged;
 anything else goes to the converter itself, which says what is wrong with it.
 """
@@ -69,6 +70,7 @@ from typing import Any, Final, Literal, NamedTuple, Union
 import orjson
 
 from .._errors import InputError, UsageError
+from .._json import JSONDecodeError, from_json, refused
 from .._messages import as_message
 from .._report import Report
 from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
@@ -194,6 +196,7 @@ class Head(NamedTuple):
 Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
 
 _NO_PLACE: Final = None  # an in-memory record's place: nowhere in a file
+_REFUSED: Final = object()  # what _unparsed gives for a line it refused (and skipped)
 
 
 class Reader:
@@ -403,7 +406,7 @@ class Reader:
         """The events of JSONL lines; ``line``: the number of the line before the first."""
         out: list[Event] = []
         append = out.append
-        loads = orjson.loads
+        loads = from_json  # jiter: integers past 64 bits exact, which orjson makes floats (see _json)
         max_depth = self.limits.max_depth
         gate = 2 * max_depth  # a line shorter than this cannot hold max_depth + 1 brackets
         chat = self._plain_chat
@@ -412,11 +415,13 @@ class Reader:
         for raw in pieces:
             line += 1
             try:
-                value = loads(raw)  # the line keeps its newline: whitespace to orjson
-            except orjson.JSONDecodeError:
-                if raw and not raw.isspace():  # a blank line carries nothing (isspace: no copy)
-                    self._refuse_line(self._not_json(raw, line), raw, line)
-                continue
+                value = loads(raw, allow_inf_nan=False)  # the line keeps its newline: whitespace to it
+            except ValueError:
+                if not raw or raw.isspace():  # a blank line carries nothing (isspace: no copy)
+                    continue
+                value = self._unparsed(raw, line)
+                if value is _REFUSED:
+                    continue
             # Nesting costs a bracket a level. A line too short to hold max_depth + 1 of them,
             # or holding one at most (two memchr scans: no "[", no "{" past the first byte),
             # is cleared as it is; the rest have their parsed value walked. A chat message has
@@ -648,6 +653,15 @@ class Reader:
             exc.located(source=self.source)
         else:
             exc.located(source=self.source, line=position.line, column=position.column)
+
+    def _unparsed(self, raw: bytes, line: int) -> Any:
+        """A JSONL line jiter refused: refused (raised, or skipped: :data:`_REFUSED`) with
+        orjson's reason, or its value when orjson reads it (see ``_json.refused``)."""
+        try:
+            return refused(raw)
+        except JSONDecodeError:
+            self._refuse_line(self._not_json(raw, line), raw, line)
+            return _REFUSED
 
     def _not_json(self, raw: bytes, line: int) -> InputError:
         """Why orjson refused a JSONL line, said of the line without its newline (orjson would

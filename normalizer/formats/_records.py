@@ -49,14 +49,17 @@ document. A UTF-8 byte order mark is skipped.
 from __future__ import annotations
 
 import codecs
+import math
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from io import BytesIO
 from typing import Any, Final, Literal, NamedTuple, Union
 
 import orjson
 
 from .._errors import InputError, InvalidMessage, LimitExceeded
+from .._json import MAX_INT_DIGITS, JSONDecodeError, loads
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -77,6 +80,8 @@ __all__ = [
     "column_of",
     "too_deep",
     "lone_surrogate",
+    "too_many_digits",
+    "past_double",
     "nesting_at",
     "sniff",
     "Sniffer",
@@ -269,6 +274,14 @@ def line_error(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: in
     at = nesting_at(raw, max_depth) if "depth" in exc.msg else None
     if at is not None:  # past orjson's own limit (1024): the same error as past ours
         return too_deep(max_depth, source=source, line=line, column=column_of(raw, at))
+    if "infinity" in exc.msg:  # "number is infinity when parsed as double": see .._json
+        # An integer of more than MAX_INT_DIGITS digits (what jiter refuses, and orjson
+        # says of any past 308), or orjson's first complaint of a line refused for another
+        # reason, a float beyond a double.
+        long = _LONG_DIGITS.search(raw)
+        if long is not None:
+            return too_many_digits(source=source, line=line, column=column_of(raw, long.start()))
+        return past_double(source=source, line=line, column=exc.colno)
     # One line is one document, so orjson's column (in characters) is the line's column.
     return InvalidMessage(
         f"not JSON: {exc.msg}",
@@ -277,6 +290,11 @@ def line_error(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: in
         column=exc.colno,
         hint="Each line of a JSONL file must be one complete JSON value",
     )
+
+
+# An integer of more digits than Python reads (a run of digits, in a string or not: only
+# looked for once the parser has failed on one).
+_LONG_DIGITS: Final = re.compile(rb"-?[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
 
 
 def column_of(raw: bytes, offset: int) -> int:
@@ -291,6 +309,25 @@ def too_deep(max_depth: int, **where: Any) -> LimitExceeded:
         limit="max_depth",
         value=max_depth,
         hint="A chat message is about 10 levels deep; raise max_depth if this data is genuine",
+        **where,
+    )
+
+
+def too_many_digits(**where: Any) -> InvalidMessage:
+    """The one wording of a refused integer too long to read (JSONL lines and documents)."""
+    return InvalidMessage(
+        f"an integer of more than {MAX_INT_DIGITS:,} digits: more than Python reads as a number",
+        hint="Write a number that long as a string",
+        **where,
+    )
+
+
+def past_double(**where: Any) -> InvalidMessage:
+    """The one wording of a refused number beyond the range of a double (a float past about
+    1.8e308: infinity), which no float can hold (see ``.._json``)."""
+    return InvalidMessage(
+        "a number beyond the range of a double (about 1.8e308): no float holds it",
+        hint="Write it as a string",
         **where,
     )
 
@@ -343,6 +380,13 @@ def _ijson() -> Any:
     return ijson
 
 
+def _parser_errors(ijson: Any) -> tuple[type[Exception], ...]:
+    """What ijson's parser raises on bad input: its own errors, bad UTF-8, and an integer of
+    more than :data:`MAX_INT_DIGITS` digits (Python's limit, which its C backend meets
+    turning the digits into an int, and reports as a SystemError around the ValueError)."""
+    return (ijson.JSONError, UnicodeDecodeError, ValueError, SystemError)
+
+
 # -- sniffing ---------------------------------------------------------------------------------
 
 
@@ -364,8 +408,8 @@ def sniff(head: bytes, at_eof: bool, *, single: bool = False) -> Literal["jsonl"
         return "more"
     first = text if end < 0 else text[:end]
     try:
-        value = orjson.loads(first)
-    except orjson.JSONDecodeError as exc:
+        value = loads(first)  # (as the reader parses a line)
+    except JSONDecodeError as exc:
         # Cut short at the end of the line: an object that continues on the next lines.
         if exc.pos >= len(first.decode("utf-8", "replace").rstrip()) and end >= 0:
             return "document"
@@ -449,6 +493,24 @@ class _TooDeep(Exception):
     """Raised by the walker at the first bracket past ``max_depth``; the reader positions it."""
 
 
+class _PastDouble(Exception):
+    """Raised by the walker at a number beyond the range of a double (``place``: its event;
+    None in the first pass, which places nothing)."""
+
+    def __init__(self, place: DocPlace | None) -> None:
+        self.place = place
+
+
+def _float(number: Decimal, place: DocPlace | None) -> float:
+    """A document's number that is not an integer, as the float orjson would parse it to
+    (the nearest double: ``float`` of the Decimal ijson gives, exact, is that); refused
+    when it is beyond the range of a double (infinity, which orjson refuses too)."""
+    value = float(number)
+    if math.isinf(value):
+        raise _PastDouble(place)
+    return value
+
+
 class DocWalker:
     """ijson's prefix-free (``basic_parse``) events in, records and meta values out (sans-I/O),
     building one value at a time.
@@ -509,13 +571,20 @@ class DocWalker:
                         if depth > max_depth:
                             raise _TooDeep
                         value = {} if ev == "start_map" else []
+                        top = open_[-1]
+                        if type(top) is dict:
+                            top[key] = value
+                        else:
+                            top.append(value)
+                        open_.append(value)
+                        continue
+                    if type(value) is Decimal:  # a number that is not an integer (see DocReader)
+                        value = _float(value, DocPlace(where, n))
                     top = open_[-1]
                     if type(top) is dict:
                         top[key] = value
                     else:
                         top.append(value)
-                    if type(value) is dict or type(value) is list:
-                        open_.append(value)
                     continue
                 if ev == "start_map" or ev == "start_array":
                     depth += 1
@@ -566,7 +635,7 @@ class DocWalker:
         if ev == "start_map" or ev == "start_array":
             self._open.append({} if ev == "start_map" else [])
         else:
-            out.append(self._done(value))
+            out.append(self._done(_float(value, place) if type(value) is Decimal else value))
 
     def _done(self, value: Any) -> Record | Meta:
         place = self._began
@@ -1112,9 +1181,13 @@ class DocReader:
         self.max_record_bytes = max_record_bytes
         self.walker = DocWalker(max_depth)
         ijson = _ijson()
-        self._errors = (ijson.JSONError, UnicodeDecodeError)  # what the parser raises on bad input
+        self._errors = _parser_errors(ijson)
         self._events = ijson.sendable_list()
-        self._coro = ijson.basic_parse_coro(self._events, use_float=True)
+        # Numbers as ijson's C backend reads them without use_float: an integer exact (with
+        # use_float, past 64 bits it is an "integer overflow" error that stops the document),
+        # anything else a Decimal, made a float by the walker (_float). Floats are rare in a
+        # chat history, and the walker's test for one replaces the one it made for a container.
+        self._coro = ijson.basic_parse_coro(self._events, use_float=False)
         self._surrogates = _SurrogateScan()
         self._where = _Where()
         self._mark = 0  # offset from which the value now being read began to be consumed
@@ -1199,7 +1272,19 @@ class DocReader:
                 **self._where.at(piece, bad),  # type: ignore[arg-type]
                 hint="Session files are UTF-8; re-encode the file",
             )
+        if isinstance(exc, (ValueError, SystemError)):
+            return too_many_digits(source=self.source, **self._long_number(piece))
         return _doc_error(exc, self.source, self.walker, self._where.at(piece, 0))
+
+    def _long_number(self, piece: bytes) -> dict[str, int]:
+        """Where the integer of too many digits that the parser failed on begins: the token
+        the slice's start cuts, when ``piece`` goes on with one, else the first such run of
+        digits in it (else, not found: the slice's start)."""
+        state = self._where
+        if self._carried is not None and not state.in_string and piece[:1].isdigit():
+            return dict(self._carried.position()._asdict())
+        found = _LONG_DIGITS.search(piece)
+        return state.at(piece, found.start() if found else 0)
 
     def _drain(self, piece: bytes, where: _Slice) -> list[Record | Meta]:
         depth = self.walker.depth
@@ -1209,6 +1294,9 @@ class DocReader:
             state = self._where
             at = nesting_at(piece, self.walker.max_depth, depth, state.in_string, state.escaped)
             raise too_deep(self.walker.max_depth, source=self.source, **state.at(piece, at or 0)) from None
+        except _PastDouble as exc:
+            position = exc.place.resolve() if exc.place is not None else None
+            raise past_double(source=self.source, **(position._asdict() if position else {})) from None
         finally:
             del self._events[:]
 
@@ -1263,9 +1351,9 @@ class KeysScanner:
         self._wanted = {prefix + key for prefix in CONTAINER_PREFIXES for key in keys}
         self._max_depth = max_depth
         ijson = _ijson()
-        self._errors = (ijson.JSONError, UnicodeDecodeError)  # what the parser raises on bad input
+        self._errors = _parser_errors(ijson)
         self._events = ijson.sendable_list()
-        self._coro = ijson.basic_parse_coro(self._events, use_float=True)
+        self._coro = ijson.basic_parse_coro(self._events, use_float=False)  # (as DocReader's)
         self._names: list[str] = []  # keys of the open objects that could hold a wanted key
         self._depth = 0  # containers open
         self._blocked = 0  # of them: arrays, or objects too deep to hold a wanted key
@@ -1340,6 +1428,8 @@ class KeysScanner:
                             self._failed = True
                             return
                         value = {} if ev == "start_map" else []
+                    elif type(value) is Decimal:
+                        value = _float(value, None)
                     top = open_[-1]
                     if type(top) is dict:
                         top[self._value_key] = value
@@ -1365,7 +1455,7 @@ class KeysScanner:
                         if ev == "start_map" or ev == "start_array":
                             open_.append({} if ev == "start_map" else [])
                         else:
-                            self.found[path] = value
+                            self.found[path] = _float(value, None) if type(value) is Decimal else value
                         continue
                 if ev == "start_map" or ev == "start_array":
                     self._depth += 1
@@ -1377,5 +1467,7 @@ class KeysScanner:
                         self._blocked += 1
                     else:
                         self._names.append(self._key or "")
+        except _PastDouble:
+            self._failed = True  # the main pass refuses it, at its place
         finally:
             del self._events[:]

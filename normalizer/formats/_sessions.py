@@ -86,9 +86,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-import orjson
-
 from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
+from .._json import JSONDecodeError, dumps, loads
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report, new_report
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
@@ -173,7 +172,7 @@ class _Line:
         re-point the line or to copy a call's envelope into its synthetic result)."""
         if not self.forgotten:
             return self.value
-        return orjson.loads(self.body[len(BOM):] if self.body.startswith(BOM) else self.body)
+        return loads(self.body[len(BOM):] if self.body.startswith(BOM) else self.body)
 
 
 @dataclass(slots=True)
@@ -553,8 +552,8 @@ class SessionRepairer:
         self._n_in += 1
         text = body[3:] if number == 1 and body.startswith(BOM) else body
         try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
+            value = loads(text)  # integers past 64 bits exact, as the line holds them (see .._json)
+        except JSONDecodeError as exc:
             if not text.strip():
                 value = None  # a blank line: carried through as it is
             else:
@@ -837,7 +836,7 @@ class SessionRepairer:
         self.report.add(next(iter(bad.values())), f"line {line.number}: tool_result block(s) for {', '.join(bad)} {what}; removed from the line, kept here",
                         line=line.number, dropped=dropped)
         line.value, line.forgotten = value, False
-        line.body = orjson.dumps(value)
+        line.body = dumps(value)
         line.info.results = [r for r in line.info.results if r not in bad]
         return True
 
@@ -849,7 +848,7 @@ class SessionRepairer:
             info = _Info(kind="results", results=[call.id])
             if self._dialect.name == "claude-code":
                 info.chain, info.uuid, info.parent = True, value["uuid"], value["parentUuid"]
-            line = _Line(orjson.dumps(value), b"\n", value, call.line.number, info)
+            line = _Line(dumps(value), b"\n", value, call.line.number, info)
             line.linear = info.chain and info.parent is None  # hangs from the line before it
             line.synthetic = call
             line.record = ("stub_missing_result", f"call {call.id} (line {call.line.number}) was not answered; a synthetic {'tool_result' if info.chain else call.kind + '_output'} line was added")
@@ -934,7 +933,7 @@ class SessionRepairer:
             if new != info.parent:
                 if line.synthetic is not None:
                     line.value["parentUuid"] = new
-                    line.body = orjson.dumps(line.value)
+                    line.body = dumps(line.value)
                 else:
                     old = info.parent
                     line.body = _repoint(line.body, line.parsed(), new)
@@ -965,16 +964,16 @@ class SessionRepairer:
 def _repoint(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
     """The line's bytes with only its ``parentUuid`` changed: spliced in place when the old
     value stands once (Claude Code writes it first), else the line written anew."""
-    old = b'"parentUuid":' + orjson.dumps(value.get("parentUuid"))
-    new = b'"parentUuid":' + orjson.dumps(parent)
+    old = b'"parentUuid":' + dumps(value.get("parentUuid"))
+    new = b'"parentUuid":' + dumps(parent)
     if body.count(old) == 1:
         candidate = body.replace(old, new)
         try:
-            if orjson.loads(candidate) == {**value, "parentUuid": parent}:
+            if loads(candidate) == {**value, "parentUuid": parent}:
                 return candidate
-        except orjson.JSONDecodeError:
+        except JSONDecodeError:
             pass
-    return orjson.dumps({**value, "parentUuid": parent})
+    return dumps({**value, "parentUuid": parent})
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:

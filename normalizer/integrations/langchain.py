@@ -33,6 +33,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 from langchain_core.messages.utils import convert_to_messages, convert_to_openai_messages
 from typing_extensions import Unpack
 
+from .._json import dumps
 from .._types import ProfileArg, RepairOptions
 from ._common import AUTO, LOGGER, AutoProfile, OnReport, log_report, repair_chat, resolve_profile
 
@@ -155,7 +156,7 @@ def _carried_over(built: BaseMessage, original: BaseMessage) -> BaseMessage:
 
 def _key(message: dict[str, Any]) -> bytes:
     """A chat message's identity for "left as it was" (the repair copies, so not ``is``)."""
-    return orjson.dumps(message, option=orjson.OPT_SORT_KEYS, default=repr)
+    return dumps(message, orjson.OPT_SORT_KEYS, repr)  # (integers past 64 bits too: see .._json)
 
 
 def _any_messages(messages: list[BaseMessage]) -> list[AnyMessage]:

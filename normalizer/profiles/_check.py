@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal, cast
 
-import orjson
 from pydantic import BaseModel, ConfigDict
 
 from .._content import (
@@ -36,6 +35,7 @@ from .._content import (
 )
 from .._defaults import DEFAULT_MAX_SEEN_IDS
 from .._errors import InvalidMessage, UsageError
+from .._json import JSONDecodeError, loads
 from .._messages import is_plain, validate_message
 from ._encode import known_reasoning
 from ._profiles import Profile, get_profile
@@ -391,8 +391,8 @@ class Checker:
                     emit(out, "tool.arguments_object", index)
                     if parse and arguments.strip():
                         try:
-                            orjson.loads(arguments)
-                        except orjson.JSONDecodeError:
+                            loads(arguments)  # (orjson refuses an integer of 309 digits or more: valid JSON)
+                        except JSONDecodeError:
                             emit(out, "tool.arguments_valid_json", index, name=fname)
             if isinstance(call_id, str) and call_id:
                 if call_id in block:

@@ -74,8 +74,6 @@ import hashlib
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-import orjson
-
 from .._content import (
     ANTHROPIC_ID,
     NAME_PATTERN,
@@ -95,6 +93,7 @@ from .._content import (
     part_kind,
     text_of,
 )
+from .._json import JSONDecodeError, loads
 from .._note import Note
 from ._rules import RULES
 
@@ -453,9 +452,9 @@ class Encoder:
         JSON text closed where it was cut off (see :func:`close_json`), else ``"{}"``; None
         when they parse already."""
         try:
-            orjson.loads(arguments)
+            loads(arguments)  # (not orjson's: it refuses an integer of 309 digits or more, valid JSON)
             return None
-        except orjson.JSONDecodeError:
+        except JSONDecodeError:
             pass
         closed = close_json(arguments)
         return closed if closed is not None else "{}"
@@ -533,8 +532,8 @@ def close_json(text: str) -> str | None:
     for candidate in candidates:
         closed = candidate + "".join(reversed(stack))
         try:
-            value = orjson.loads(closed)
-        except orjson.JSONDecodeError:
+            value = loads(closed)
+        except JSONDecodeError:
             continue
         if isinstance(value, dict):
             return closed
