@@ -13,6 +13,14 @@ lines of context, the line numbers those of the encoded lines). It streams: equa
 let go as soon as they are compared, and the lines in between two changes are compared in
 windows (:class:`_Differ`), so memory stays about a window's worth of lines, whatever the
 input's size. ``--check`` stops reading a file at its first difference.
+
+One compared line is at most :data:`MAX_LINE_BYTES` (the readers' ``max_line_bytes``, 64 MiB)
+as it is built (:class:`_Lines`); a fine-tuning line is a whole conversation, and so can be
+longer than any line read. A longer line is not compared: the file is an error (``error:
+FILE: encoded line N (repaired) is longer than ... bytes (max_line_bytes), too long to
+compare``, exit 1, counted with the files that could not be read), what was said of it
+before that line stands, and the next file is compared. ``--to jsonl`` compares such a file
+a message a line.
 """
 
 from __future__ import annotations
@@ -29,9 +37,10 @@ from ._repair import _ONE_CONVERSATION, Settings, _locate, core_options
 from ._streams import WRITTEN
 from ._text import error_text, printable, say
 from .._core import Normalizer
-from .._errors import InputError
+from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
 from ..formats import ENCODERS, FORMATS, read_conversations
+from ..formats._records import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["CompareResult", "compare_file", "run_compare"]
 
@@ -43,28 +52,79 @@ WINDOW = 256
 #: Past this, a window is settled even in the middle of a change (a file that differs
 #: everywhere); a hunk may then be split in two, never lost.
 HARD_WINDOW = 1024
+#: Longest compared line, in bytes, newline not counted: the readers' ``max_line_bytes``. A
+#: line is held whole to be compared (and printed), so this, not the window, bounds it; one
+#: longer makes the file an error (see the module docstring). Read when a file is compared.
+MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES
 
 
 class _Changed(Exception):
     """--check: the first difference is enough."""
 
 
-class _Lines:
-    """Encoded bytes in, complete lines out."""
+class _TooLong(Exception):
+    """A compared line outgrew :data:`MAX_LINE_BYTES` (``side``: as read or repaired;
+    ``line``: its number in that side's encoded lines, from 1)."""
 
-    def __init__(self) -> None:
-        self.pending = b""
+    def __init__(self, side: str, line: int, limit: int) -> None:
+        super().__init__(side, line, limit)
+        self.side = side
+        self.line = line
+        self.limit = limit
+
+
+class _Lines:
+    """Encoded bytes in, complete lines out; a line longer than ``limit`` raises
+    :class:`_TooLong` as soon as it is that long.
+
+    The unfinished line is held as the pieces it came in, not as one ``bytes``: fine-tuning
+    JSONL writes a conversation as one line, a message at a time, and re-joining and
+    re-splitting the whole line at every message made a conversation cost the square of its
+    length. Each piece is searched for a newline once; a line is joined once, when it ends.
+    """
+
+    def __init__(self, side: str) -> None:
+        self.side = side
+        self.limit = MAX_LINE_BYTES  # (read here, not at import: a test may lower it)
+        self.pending: list[bytes] = []  # the unfinished line, in pieces
+        self.pending_bytes = 0
+        self.count = 0  # complete lines handed out so far (this side's line numbers)
         self.lines: list[bytes] = []
 
     def add(self, data: bytes) -> None:
-        if data:
-            *complete, self.pending = (self.pending + data).split(b"\n")
-            self.lines.extend(complete)
+        if b"\n" not in data:  # (a message of a fine-tuning line: the common case there)
+            self._hold(data)
+            return
+        complete = data.split(b"\n")
+        rest = complete.pop()
+        if self.pending:
+            if self.pending_bytes + len(complete[0]) > self.limit:
+                raise _TooLong(self.side, self.count + 1, self.limit)
+            self.pending.append(complete[0])
+            complete[0] = b"".join(self.pending)
+            self.pending, self.pending_bytes = [], 0
+        if max(map(len, complete)) > self.limit:  # one C-speed pass; the loop is rare
+            for n, line in enumerate(complete):
+                if len(line) > self.limit:
+                    raise _TooLong(self.side, self.count + n + 1, self.limit)
+        self.count += len(complete)
+        self.lines.extend(complete)
+        self._hold(rest)
 
     def close(self) -> None:
         if self.pending:
-            self.lines.append(self.pending)
-            self.pending = b""
+            self.lines.append(b"".join(self.pending))
+            self.count += 1
+            self.pending, self.pending_bytes = [], 0
+
+    def _hold(self, piece: bytes) -> None:
+        if not piece:
+            return
+        # Refused before it is held: the line never takes more than the limit.
+        if self.pending_bytes + len(piece) > self.limit:
+            raise _TooLong(self.side, self.count + 1, self.limit)
+        self.pending.append(piece)
+        self.pending_bytes += len(piece)
 
 
 def _range(start: int, length: int) -> str:
@@ -83,10 +143,11 @@ class _Differ:
     def __init__(self, name: str, write: Callable[[str], None] | None) -> None:
         self.name = name
         self.write = write  # None: --check (stop at the first difference)
-        self.a = _Lines()
-        self.b = _Lines()
+        self.a = _Lines("as read")
+        self.b = _Lines("repaired")
         self.a0 = 0  # global line number of a.lines[0]
         self.b0 = 0
+        self._same = 0  # a.lines[:_same] == b.lines[:_same], known from an earlier _trim
         self.changed = False
         self._header = False
         self._next = WINDOW  # held lines at which to try to settle next
@@ -107,9 +168,12 @@ class _Differ:
 
     def _trim(self) -> None:
         # Equal lines at the head are done with, but for the context a later change needs.
+        # Lines are compared once: the context kept is known equal, and comparing it again at
+        # every message would cost a conversation's length per message when a line is a
+        # conversation (fine-tuning JSONL).
         a, b = self.a.lines, self.b.lines
         n = min(len(a), len(b))
-        same = 0
+        same = self._same
         while same < n and a[same] == b[same]:
             same += 1
         drop = same - CONTEXT
@@ -117,6 +181,8 @@ class _Differ:
             del a[:drop], b[:drop]
             self.a0 += drop
             self.b0 += drop
+            same -= drop
+        self._same = same
 
     def _settle(self, *, final: bool) -> None:
         a, b = self.a.lines, self.b.lines
@@ -142,6 +208,7 @@ class _Differ:
         del a[:cut_a], b[:cut_b]
         self.a0 += cut_a
         self.b0 += cut_b
+        self._same = 0  # (the heads left may no longer face each other)
 
     def _hunk(self, group: list[tuple[str, int, int, int, int]], left: list[str], right: list[str]) -> None:
         assert self.write is not None
@@ -173,6 +240,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     result = CompareResult(job.name)
     differ = _Differ(job.name, write)
     reader_report = new_report(max_records=0)
+    kind = settings.to
     try:
         source: Any = sys.stdin.buffer if job.input == "-" else job.input
         conversations = read_conversations(source, settings.fmt, report=reader_report,
@@ -216,6 +284,8 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
         result.changed = differ.changed or bool(reader_report.counts.get("skip_invalid"))
     except _Changed:
         result.changed = True
+    except _TooLong as exc:
+        result.error = error_text(_too_long(exc, job.name, kind))
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
             exc.located(source=job.name)
@@ -225,6 +295,18 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
             raise
         result.error = f"{job.name}: cannot read: {exc.strerror or exc}. Check the path and its permissions"
     return result
+
+
+def _too_long(exc: _TooLong, name: str, kind: str) -> LimitExceeded:
+    """The error a line too long to compare makes of its file. Its line number is the
+    diff's (an encoded line), not the file's, so it is said in words, not as FILE:LINE."""
+    return LimitExceeded(
+        f"encoded line {exc.line} ({exc.side}) is longer than {exc.limit} bytes (max_line_bytes), "
+        "too long to compare",
+        limit="max_line_bytes", value=exc.limit, source=name,
+        hint=("A fine-tuning line is a whole conversation: compare this file with --to jsonl (a message "
+              "a line)" if kind == "finetune" else None),
+    )
 
 
 _COLOURS = {"---": "1", "+++": "1", "@@": "36", "-": "31", "+": "32"}
