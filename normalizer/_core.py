@@ -93,7 +93,7 @@ class Normalizer:
         '_index', '_keeps_opaque', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
         '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
         '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields', '_results',
-        '_rewrites_ids', '_shapes', '_single_call', '_split', '_stage_close',
+        '_rewrites_ids', '_shapes', '_single_call', '_speaker', '_split', '_stage_close',
         '_tool_only_null', '_turn', '_turn_folds', '_turn_inputs', '_turn_notes',
         '_turn_opaque', '_turn_owned', '_unanswered', '_user', '_user_bytes', '_user_folds',
         '_user_inputs', '_user_notes', '_user_owned', '_validate', 'options', 'profile',
@@ -127,6 +127,11 @@ class Normalizer:
         )
         self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
         self._single_call = encoder.single_call  # a turn with parallel calls is emitted as call/result rounds
+        # Speakers as the output names them (None: as the input does, the names kept as they are):
+        # names the provider does not know (Mistral) or that are sanitized tell no one apart
+        # once written, and a second pass would merge what they kept apart.
+        self._speaker: Callable[[Message, str], Any] | None = (
+            encoder.speaker if encoder.renames_speakers else None)
         self._tool_only_null = encoder.tool_only == "null"  # the core's own: None stays None
         # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
         self._apart = encoder.apart or not opts.merge_text_then_calls
@@ -415,7 +420,8 @@ class Normalizer:
 
     def continues_user(self, message: Message) -> bool:
         """The held user message and this one are the same speaker."""
-        return self._user is not None and self._user.get("name") == message.get("name")
+        user = self._user
+        return user is not None and self._same_speaker(user, message, "user")
 
     def turn_has_calls(self, message: Message | None) -> bool:
         """The held turn has tool calls, so what follows waits for their results."""
@@ -428,7 +434,7 @@ class Normalizer:
             turn is None
             or self._turn_opaque
             or (self._keeps_opaque and is_opaque(message))
-            or turn.get("name") != message.get("name")
+            or not self._same_speaker(turn, message, "assistant")
         ):
             return False
         if self._apart and not self._calls and message.get("tool_calls"):
@@ -713,7 +719,7 @@ class Normalizer:
             )
             return
         parked = self._parked
-        if parked and parked[0][0].get("name") != message.get("name"):
+        if parked and not self._same_speaker(parked[0][0], message, "assistant"):
             self._drop_parked()  # a third speaker's reasoning: the parked one's speaker did not come
         parked = self._parked
         parked.append((message, index))
@@ -830,8 +836,16 @@ class Normalizer:
             message is not None
             and message.get("role") == "assistant"
             and not (self._keeps_opaque and is_opaque(message))
-            and message.get("name") == self._parked[0][0].get("name")
+            and self._same_speaker(message, self._parked[0][0], "assistant")
         )
+
+    def _same_speaker(self, a: Message, b: Message, role: str) -> bool:
+        # Equal names are one speaker however the output writes them; different ones are two
+        # unless the output writes them alike (sanitized alike, or both removed).
+        if a.get("name") == b.get("name"):
+            return True
+        speaker = self._speaker
+        return speaker is not None and bool(speaker(a, role) == speaker(b, role))
 
     def end_turn_at_eof(self, message: Message | None = None) -> None:
         """As end_turn, with the ``trailing_calls`` policy for unanswered calls -- if they

@@ -165,8 +165,8 @@ class Encoder:
     __slots__ = ('_content', '_developer_to_system', '_exempt', '_fields', '_flatten', '_known', '_names',
         '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
         '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
-        'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'repairs_arguments',
-        'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only')
+        'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'renames_speakers',
+        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only')
 
     def __init__(self, profile: Profile) -> None:
         p = self.profile = profile
@@ -221,11 +221,28 @@ class Encoder:
         self._fields: FieldTable = _table(tables)
         # Per event: the fields that pass fields.unknown (the known ones and the exempt ones).
         self._known = _known_by_event(tables, self._exempt)  # (shared by every encoder alike: read only)
+        #: The output names a user's or an assistant's speaker otherwise than the input does:
+        #: sanitized (content.name_pattern), or not at all (the provider knows no ``name`` there:
+        #: fields.unknown, Mistral). The core then tells speakers apart by :meth:`speaker`.
+        self.renames_speakers = self._names or (self._unknown and not (
+            "name" in self._known["user"] and "name" in self._known["assistant"]))
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
                        or self._unknown)
 
     # ------------------------------------------------------------------ one message
+
+    def speaker(self, message: Message, role: str) -> Any:
+        """Who speaks ``message`` (a user or an assistant message) as the provider will read
+        it: its ``name`` as :meth:`shape` writes it -- sanitized where it must match
+        ``NAME_PATTERN``, None where the provider knows no ``name`` (it is removed). Messages
+        the output cannot tell apart are one speaker's: a second pass would merge them."""
+        name = message.get("name")
+        if name is None or (self._unknown and "name" not in self._known[role]):
+            return None
+        if self._names and isinstance(name, str) and not NAME_PATTERN.match(name):
+            return NOT_ID_CHAR.sub("_", name) or "_"
+        return name
 
     def shape(self, message: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
         """``message`` (of the event ``role``) in the provider's shape: a copy if anything

@@ -288,9 +288,8 @@ class ProfileStage:
             held = self._held
             # The core never emits two same-speaker users, or two same-speaker assistant
             # fragments, side by side: if they meet here, the stage removed or converted
-            # what stood between them, or the encoder removed the names that told them
-            # apart (Mistral knows no ``name`` on them: MI-14), and they merge as the core
-            # merges them on the next pass (which sees no names): one pass is a fixed point.
+            # what stood between them, and they merge as the core would have merged them.
+            # (Speakers are told apart by the names the output carries: Encoder.speaker.)
             # The text half of a Mistral split merges into a text-only assistant before it
             # too (the core keeps text and calls apart for Mistral, so "text" then "text +
             # calls" reaches the stage as two messages); the calls half never merges.
@@ -361,8 +360,7 @@ class ProfileStage:
         a.pop("prefix", None)  # only the final assistant may be a prefix; close() decides
         role = m["role"]
         why = (f"{self.profile.name} requires user and assistant to alternate" if self._alternate
-               else "what kept them apart is gone (a message between them was removed or became a user "
-                     "message, or their names were removed)")
+               else "what stood between them was removed or became a user message")
         merging.notes.extend(notes)
         merging.notes.append(Note(
             f"merge_{role}_alternate" if self._alternate else f"merge_{role}",

@@ -314,7 +314,7 @@ def test_named_histories_are_accepted_after_repair(profile: str, history: list[M
 @pytest.mark.parametrize("profile", MISTRAL)
 def test_two_speakers_side_by_side_merge_once_their_names_are_removed(profile: str) -> None:
     # Kept apart by their names, then the names go: a second pass (which sees none) would
-    # merge them, so the first does (the stage merges what the core emitted apart).
+    # merge them, so the first does (the core tells speakers apart as the output names them).
     history = [
         {"role": "user", "content": "q"},
         {"role": "assistant", "content": "I think A.", "name": "planner"},
@@ -327,12 +327,12 @@ def test_two_speakers_side_by_side_merge_once_their_names_are_removed(profile: s
                    {"role": "assistant", "content": "I think A.\nI think B."},
                    {"role": "user", "content": "u1\nu2"}]
     assert records == [
-        ("drop_unknown_fields", 1, [1], {"name": "planner"}),
-        ("drop_unknown_fields", 1, [2], {"name": "critic"}),
-        ("merge_assistant", 1, [], None),
-        ("drop_unknown_fields", 2, [3], {"name": "alice"}),
-        ("drop_unknown_fields", 2, [4], {"name": "bob"}),
-        ("merge_user", 2, [], None),
+        ("merge_assistant", 1, [1, 2], None),
+        ("merge_conflict", 1, [1, 2], {"name": "planner"}),
+        ("drop_unknown_fields", 1, [1, 2], {"name": "critic"}),
+        ("merge_user", 2, [3, 4], None),
+        ("merge_conflict", 2, [3, 4], {"name": "alice"}),
+        ("drop_unknown_fields", 2, [3, 4], {"name": "bob"}),
     ]
     again, second = _repair(out, profile)
     assert again == out and second == []
@@ -353,3 +353,41 @@ def test_a_speakers_text_merges_but_the_calls_stay_apart() -> None:
         ("user", "q", False), ("assistant", "A says.\nB looks.", False), ("assistant", None, True),
         ("tool", "r", False)]
     assert _repair(out, "mistral")[0] == out
+
+
+@pytest.mark.parametrize("profile", MISTRAL)
+def test_two_speakers_calls_are_one_turn_once_their_names_are_removed(profile: str) -> None:
+    # Two named speakers' calls, then both results: the provider sees one turn of two calls
+    # answered in order. Told apart by names it never sees, the first call would end its turn
+    # unanswered (a stub) and its real result would be dropped as an orphan.
+    history = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "name": "A", "tool_calls": [CALL]},
+        {"role": "assistant", "content": None, "name": "B",
+         "tool_calls": [{"id": "bcdefghij", "type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": ID, "content": "r1"},
+        {"role": "tool", "tool_call_id": "bcdefghij", "content": "r2"},
+    ]
+    out, records = _repair(history, profile)
+    [turn] = [m for m in out if m.get("tool_calls")]
+    ids = [c["id"] for c in turn["tool_calls"]]
+    assert [c["function"]["name"] for c in turn["tool_calls"]] == ["f", "g"]
+    assert out[-2:] == [{"role": "tool", "tool_call_id": ids[0], "content": "r1"},
+                        {"role": "tool", "tool_call_id": ids[1], "content": "r2"}]
+    kinds = [r[0] for r in records]
+    assert "stub_missing_result" not in kinds and "drop_orphan_result" not in kinds
+    assert ("merge_conflict", 1, [1, 2], {"name": "A"}) in records
+    assert ("drop_unknown_fields", 1, [1, 2], {"name": "B"}) in records
+    assert _repair(out, profile)[0] == out
+
+
+@pytest.mark.parametrize("profile", ["openai", "strict"])
+def test_names_sanitized_alike_are_one_speaker(profile: str) -> None:
+    # "a b" and "a_b" are both sent as "a_b": one speaker to the provider, and to a second pass.
+    history = [{"role": "user", "content": "x", "name": "a b"}, {"role": "user", "content": "y", "name": "a_b"},
+               {"role": "assistant", "content": "ok", "name": "p q"}, {"role": "assistant", "content": "ok2", "name": "p_q"}]
+    out, records = _repair(history, profile)
+    assert [(m["role"], m["content"], m["name"]) for m in out[:2]] == [("user", "x\ny", "a_b"),
+                                                                      ("assistant", "ok\nok2", "p_q")]
+    assert ("merge_conflict", 0, [0, 1], {"name": "a b"}) in records
+    assert _repair(out, profile)[0] == out
