@@ -996,9 +996,11 @@ class Normalizer:
         return {**message, "tool_calls": calls}
 
     def _arguments_as_object(self, call: Any, function: Any, arguments: Any, call_id: str, index: int) -> Any:
-        """A profile that sends arguments as an object (Ollama's native API): a JSON string
-        holding an object is decoded; blank arguments become ``{}``; anything else (an
-        object already, or a string that is not a JSON object) is left as it is."""
+        """A profile that sends arguments as an object (Ollama's native API, the Qwen3.5
+        template): a JSON string holding an object is decoded; blank arguments become ``{}``;
+        arguments that are no object (a JSON array, number, string or null, as text or as a
+        value) become ``{}`` too, the original kept in the record: the provider refuses
+        anything but a mapping (JT-5a, JT-5b). An object already is left as it is."""
         if isinstance(arguments, dict):
             return call
         if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
@@ -1021,7 +1023,11 @@ class Normalizer:
                 self._turn_notes.append(Note("decode_arguments", f"call {call_id!r}: arguments sent as an object",
                                              [index], {"id": call_id, "arguments": arguments}))
                 return {**call, "function": {**function, "arguments": value}}
-        return call
+        elif not isinstance(arguments, (int, float, list)):
+            return call  # not JSON at all (validate=False input): nothing to decide from
+        self._turn_notes.append(Note("default_arguments", f"call {call_id!r}: arguments {arguments!r} are no object; "
+                                     "sent as {}", [index], {"id": call_id, "arguments": arguments}))
+        return {**call, "function": {**function, "arguments": {}}}
 
     def _fresh_id(self, base: str) -> str:
         # Deterministic: the same input always gets the same ids (idempotence): the first

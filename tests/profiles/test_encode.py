@@ -221,6 +221,25 @@ def test_object_arguments_are_decoded_once_for_ollama() -> None:
     assert list(normalizer.repair(out, profile="ollama")) == out
 
 
+@pytest.mark.parametrize("profile", ["ollama", "qwen3.5"])
+@pytest.mark.parametrize("arguments", ["[1]", "null", "42", '"ls -la"', [1]])
+def test_arguments_that_are_no_object_are_sent_as_an_empty_one(profile: str, arguments: Any) -> None:
+    # Valid JSON, but not a mapping: Ollama's decoder ("cannot unmarshal ... into
+    # ToolCallFunctionArguments") and the Qwen3.5 template refuse it; left as it was, the
+    # profile's own check failed its output. Sent as {}, the original kept in the record.
+    history = [{"role": "user", "content": "go"},
+               {"role": "assistant", "content": None, "tool_calls": [_call("c", "sh", arguments)]},
+               {"role": "tool", "tool_call_id": "c", "content": "ok"}]
+    out, report = _repair(history, profile=profile)
+    assert out[1]["tool_calls"][0]["function"]["arguments"] == {}
+    [record] = [r for r in report.records if r.kind == "default_arguments"]
+    assert record.detail == f"call 'c': arguments {arguments!r} are no object; sent as {{}}"
+    assert record.dropped == {"id": "c", "arguments": arguments}
+    assert check(out, profile=profile) == []
+    again, second = _repair(out, profile=profile)
+    assert again == out and second.records == []
+
+
 # -- found in review: parts, opaque turns, single text element
 
 
