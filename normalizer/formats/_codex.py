@@ -24,23 +24,37 @@ what a ``compacted`` line or a ``thread_rolled_back`` event removes, as Codex do
 
 Without a plan (stdin), these lines are recorded in the report (``compaction_not_applied``,
 ``rollback_not_applied``) and the history is kept as written.
+
+The plan holds where each user turn still standing began and the line ranges rollbacks
+left out (merged as they come), at most :data:`MAX_ROLLBACK_TURNS` of them together.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
+from .._errors import LimitExceeded
 from .._json import JSONDecodeError, loads
 from .._report import Report
 from ._common import count, describe, invalid, note_extra, with_source
 from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
 from ._responses import ResponsesConverter
 
-__all__ = ["CodexConverter", "CodexPlan", "CodexPlanner", "plan_codex", "CODEX_LINE_TYPES"]
+__all__ = ["CodexConverter", "CodexPlan", "CodexPlanner", "plan_codex", "CODEX_LINE_TYPES", "MAX_ROLLBACK_TURNS"]
+
+#: The most user turns and rolled-back line ranges the Codex planner remembers together:
+#: where each user turn still standing began (8 bytes each, to know what a later
+#: ``thread_rolled_back`` removes), and each range of lines a rollback left out that no
+#: later range merged with (about 140 bytes each, held for the whole main pass). A rollback
+#: turns the turns it removes into one range at most, so the count only grows with a
+#: ``user_message`` event, and the event past it is refused at its line. No real rollout
+#: comes near it (1,000,000 ranges are about 140 MB).
+MAX_ROLLBACK_TURNS: Final = 1_000_000
 
 #: Line types Codex has written (protocol.rs, history/lib.rs). Used by format detection.
 CODEX_LINE_TYPES = frozenset({
@@ -57,7 +71,9 @@ class CodexPlan:
     compaction_line: int | None = None
     compaction_replaces: bool = False
     # Sorted, merged [start, end) line ranges left out by rollbacks (disjoint, so each
-    # range starts after the previous one ends: :meth:`keeps` relies on it).
+    # range starts after the previous one ends: :meth:`keeps` relies on it). A range may
+    # reach over the ``thread_rolled_back`` line that ends the one before it (never asked
+    # about: it is no item), so that rollback after rollback is one range.
     rolled_back: list[tuple[int, int]] = field(default_factory=list)
 
     def keeps(self, line: int | None, item: Any) -> bool:
@@ -96,16 +112,25 @@ class CodexPlanner:
 
     The readers' first pass: they read the file again from its start and feed it here,
     then give :meth:`close`'s plan to the reader (``Reader.set_plan``). Constant memory,
-    except one int per user turn (where each turn began, needed to know what a rollback
-    removes).
+    except where each user turn still standing began (8 bytes each, needed to know what a
+    rollback removes) and the ranges rollbacks left out (merged as they come: contained,
+    overlapping or adjacent ones are one), at most :data:`MAX_ROLLBACK_TURNS` of them
+    together.
+
+    Raises:
+        LimitExceeded: the ``user_message`` event that would take the turns and ranges
+            remembered past :data:`MAX_ROLLBACK_TURNS`, at its line.
     """
 
     def __init__(self, *, source: str = "<input>", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         # Lines keep their newline (a memchr a line): a substring test and the parser ignore it.
         self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
+        self._source = source
         self._plan = CodexPlan()
-        self._turn_starts: list[int] = []
+        # Where each user turn still standing began (line numbers, increasing).
+        self._turn_starts = array("q")
         self._last_user_item: int | None = None
+        # The ranges left out so far: sorted, disjoint, merged on append (see _roll_back).
         self._ranges: list[tuple[int, int]] = []
 
     def feed(self, chunk: bytes) -> None:
@@ -138,23 +163,46 @@ class CodexPlanner:
         elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
             self._last_user_item = line
         elif kind == "event_msg" and payload.get("type") == "user_message":
+            # Only this grows what is remembered: a rollback turns n turns into one range.
+            if len(self._turn_starts) + len(self._ranges) >= MAX_ROLLBACK_TURNS:
+                raise LimitExceeded(
+                    f"more than {MAX_ROLLBACK_TURNS} user turns and rolled-back line ranges would be "
+                    "remembered to apply this rollout's rollbacks (thread_rolled_back), each kept to "
+                    "the end of the file", limit="MAX_ROLLBACK_TURNS", value=MAX_ROLLBACK_TURNS,
+                    source=self._source, line=line,
+                    hint="No real rollout has this many; check that the file is one rollout, not several joined",
+                )
             # The response_item user message just before this event starts the turn.
             self._turn_starts.append(self._last_user_item if self._last_user_item is not None else line)
         elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
             n = payload.get("num_turns")
             if isinstance(n, int) and not isinstance(n, bool) and n > 0 and self._turn_starts:
                 n = min(n, len(self._turn_starts))
-                self._ranges.append((self._turn_starts[-n], line))
+                self._roll_back(self._turn_starts[-n], line)
                 del self._turn_starts[-n:]
+
+    def _roll_back(self, start: int, line: int) -> None:
+        """Leave out ``[start, line)``, merged into the ranges so far (sorted and disjoint).
+
+        Each range ends at its rollback's line, so every range so far ends before this one
+        does: the ones starting at or after ``start`` are inside it (a rollback reaching
+        further back than the one before), and only the last of the others may touch it.
+        That one is merged into it when it overlaps it, or ends at ``start`` or the line
+        before (that line is then the earlier ``thread_rolled_back`` itself, which no item
+        is ever asked about): rollback after rollback, the usual way a turn is asked again,
+        is one range, not one per rollback. The result is what sorting and merging every
+        range at the end gave, less those one-line gaps.
+        """
+        ranges = self._ranges
+        while ranges and ranges[-1][0] >= start:
+            ranges.pop()
+        if ranges and ranges[-1][1] + 1 >= start:
+            start = ranges.pop()[0]
+        ranges.append((start, line))
 
     def result(self) -> CodexPlan:
         plan = self._plan
-        plan.rolled_back = []
-        for start, end in sorted(self._ranges):
-            if plan.rolled_back and start <= plan.rolled_back[-1][1]:
-                plan.rolled_back[-1] = (plan.rolled_back[-1][0], max(end, plan.rolled_back[-1][1]))
-            else:
-                plan.rolled_back.append((start, end))
+        plan.rolled_back = list(self._ranges)  # sorted and disjoint already (_roll_back)
         return plan
 
 

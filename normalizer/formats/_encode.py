@@ -35,8 +35,9 @@ from typing import Any, ClassVar, Literal
 
 import orjson
 
-from .._errors import InputError, InvalidMessage, UsageError
+from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
 from .._json import MAX_INT_DIGITS, JSONDecodeError, dumps, loads
+from ..profiles import _stage  # MAX_LEADING_SYSTEMS: one limit, read where it is checked
 from ._common import SOURCE_KEY
 
 __all__ = [
@@ -576,7 +577,10 @@ class AnthropicEncoder(Encoder):
     list alone (``"array"``, ``"lines"``: a system message is then written in the list).
 
     * Leading system (and developer) messages become the top-level ``system``: one string,
-      or text blocks when there are several or the content has parts. A later one stays a
+      or text blocks when there are several or the content has parts. They are held until
+      the first other message, at most :data:`~normalizer.profiles._stage.MAX_LEADING_SYSTEMS`
+      of them (the profile stage's limit): the one past it is refused, a
+      :class:`~normalizer.LimitExceeded` naming its index. A later one stays a
       ``{"role": "system"}`` message where it was (newer Claude models accept one after a
       user turn; ``--profile anthropic`` turns it into user text for the others).
     * An assistant message is one message of blocks: its ``thinking_blocks`` whole and first
@@ -601,6 +605,7 @@ class AnthropicEncoder(Encoder):
         self._layout = _Layout(container, "messages", skip=("system",))
         self._extra: Mapping[str, Any] = {}
         self._system: list[Any] = []  # leading system contents (object: hoisted when it opens)
+        self._skipped = 0  # assistant messages left out (before it opens: for an error's index)
         self._pending: dict[str, Any] | None = None  # the message the next one may join
         self._thinking = False  # the pending message has thinking blocks
         self._server_calls: set[Any] = set()  # ids of the calls Anthropic ran (server tools)
@@ -620,6 +625,7 @@ class AnthropicEncoder(Encoder):
         if self._layout.opened:
             return b""
         system = _system_value(self._system)
+        self._system = []  # written: not held for the rest of the conversation
         return self._layout.open({"system": system} if system is not None else {}, self._extra)
 
     def _message(self, message: Message) -> bytes:
@@ -627,7 +633,17 @@ class AnthropicEncoder(Encoder):
         if role in ("system", "developer"):
             content = _blocks_or_text(message.get("content"))
             if self._layout.container == "object" and not self._layout.opened and self._pending is None:
-                self._system.append(content)
+                held = self._system
+                limit = _stage.MAX_LEADING_SYSTEMS
+                if len(held) >= limit:
+                    # Every message before it was held or left out: its index is theirs counted.
+                    raise LimitExceeded(
+                        f"more than {limit} leading system messages are held to write them as the "
+                        "request's 'system'", limit="MAX_LEADING_SYSTEMS", value=limit,
+                        index=len(held) + self._skipped,
+                        hint="no real history has that many; is the input a history?",
+                    )
+                held.append(content)
                 return b""
             return self._flush() + self._write({"role": "system", "content": content})
         if role == "assistant":
@@ -636,6 +652,7 @@ class AnthropicEncoder(Encoder):
             self._server_calls = {b["id"] for b in uses if b["type"] != "tool_use"}
             blocks = [*thinking, *_content_blocks(message.get("content")), *uses]
             if not blocks:
+                self._skipped += 1
                 return b""  # nothing to send
             return self._join("assistant", blocks, bool(thinking))
         if role == "tool" and message.get("tool_call_id") in self._server_calls:
