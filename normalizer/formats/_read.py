@@ -27,6 +27,7 @@ from typing import IO, Any, Union
 
 from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
+from ._claude import _value_size
 from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
     CHUNK_BYTES,
@@ -134,14 +135,21 @@ def _start(f: Any) -> int | None:
 class _StreamState:
     """What the consumer of a reader's events keeps, and what it does with the rare ones."""
 
-    __slots__ = ("at", "source", "expand", "twin", "extra", "sides", "side_bytes", "max_side_bytes", "conversations")
+    __slots__ = (
+        "at", "source", "expand", "twin", "extra", "extra_bytes", "sides", "side_bytes", "max_side_bytes", "conversations",
+    )
 
     def __init__(self, *, expand: bool, twin: str, max_side_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
         self.at: Place | None = None  # the place of the last message handed out
         self.source = "<input>"
         self.expand = expand  # a conversation event gives its messages (the message readers)
         self.twin = twin  # the function to read a multi-conversation file with
+        # A document's other keys, for its conversation (the conversation readers; the message
+        # readers hand no conversation out, and keep none): held until the document ends, all
+        # of them, so together bounded by max_record_bytes (max_side_bytes), by their keys and
+        # strings' length (_held_size).
         self.extra: dict[str, Any] = {}
+        self.extra_bytes = 0
         self.sides: deque[list[dict[str, Any]]] = deque()
         # The finished sub-agent transcripts wait for the main conversation to end, all of
         # them: together bounded by the limit each one has (max_record_bytes), by their size
@@ -171,7 +179,11 @@ class _StreamState:
                 )
             return event.messages
         if isinstance(event, Meta):
-            self.extra[event.key] = event.value
+            if not self.expand:
+                self.extra_bytes += len(event.key) + _held_size(event.value)
+                if self.extra_bytes > self.max_side_bytes:
+                    raise self._too_many_keys(event)
+                self.extra[event.key] = event.value
             return ()
         if isinstance(event, Sidechain):
             # Given out after the main conversation, by the conversation readers; the message
@@ -198,12 +210,39 @@ class _StreamState:
             "without keep_sidechains (its sub-agent lines are then left out)",
         )
 
+    def _too_many_keys(self, event: Meta) -> LimitExceeded:
+        # Placed where the key's value began.
+        limit = self.max_side_bytes
+        position = position_of(event.place)
+        return LimitExceeded(
+            f"with the value of {event.key!r}, the JSON document's other keys, held for its conversation's "
+            f"extra, would hold more than {limit} bytes together",
+            limit="max_record_bytes", value=limit, source=self.source,
+            line=position.line if position else None, column=position.column if position else None,
+            hint="A document's keys beside its messages are held until it ends, for the conversation: raise "
+            "max_record_bytes if they really are that large, or read its messages alone (read_messages)",
+        )
+
     def main(self, messages: Any) -> Conversation:
         """The conversation of a whole-file session (its ``extra`` fills as keys are read)."""
         return Conversation(messages, self.extra, 0, None)
 
     def sidechains(self) -> list[Conversation]:
         return [Conversation(side, {"sidechain": True}, i + 1, None) for i, side in enumerate(self.sides)]
+
+
+def _held_size(value: Any) -> int:
+    """What a key's value adds to a conversation's ``extra``: its keys and strings by their
+    length, any other value as its JSON (as a held tool result counts, ``_claude``), not
+    copied to be measured. (Nesting is bounded by max_depth where it is read.)"""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if kind is dict:
+        return sum(len(k) if type(k) is str else 0 for k in value) + sum(map(_held_size, value.values()))
+    if kind is list:
+        return sum(map(_held_size, value))
+    return _value_size(value)
 
 
 # -- the sync pump ----------------------------------------------------------------------------

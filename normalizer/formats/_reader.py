@@ -69,7 +69,7 @@ from typing import Any, Final, Literal, NamedTuple, Union
 
 import orjson
 
-from .._errors import InputError, UsageError
+from .._errors import InputError, LimitExceeded, UsageError
 from .._json import JSONDecodeError, from_json, refused
 from .._messages import as_message
 from .._report import Report
@@ -269,6 +269,9 @@ class Reader:
         self._lines: LineSplitter | None = None
         self._doc: DocReader | None = None
         self._pending: list[Record | Meta] = []  # records waiting for the format or a plan
+        # The Records among them, kept as they come: detection looks at these, and a
+        # document's keys (Meta) do not make it look again (one look per record, not per key).
+        self._waiting: list[Record] = []
         self._guesses: dict[int, tuple[str | None, bool]] = {}  # guess() of waiting records, by number
         # JSONL records given to a converter, for a conversation's index (the chat fast path
         # skips the count: a chat file is one conversation); a document's walker counts its own.
@@ -479,7 +482,35 @@ class Reader:
         if self._holding and self._doc is not None and self._doc.consumed - self._hold_start > self.limits.max_record_bytes:
             self._release()  # held long enough: the records go out, a later system key cannot go first
             out += self._go_on()
+        elif (
+            self._converter is None and self._pending and not self.wants_plan and not self._holding
+            and self._doc is not None and self._doc.open_bytes > self.limits.max_record_bytes
+        ):
+            self._undecided(out)
         return out
+
+    def _undecided(self, out: list[Event]) -> None:
+        """A document read past ``max_record_bytes`` (from its first byte, while it is still
+        open) with its format still unknown: what waits for it (its keys, a few records) is
+        held no longer. Decided from the records read, if any; refused if none came (the keys
+        alone, held until one does, would be unbounded). Once the document has ended, all is
+        known and decided at the close (an object with no stream array is one record, bounded
+        as one by the DocReader)."""
+        if not self._waiting:
+            assert self._doc is not None
+            limit = self.limits.max_record_bytes
+            raise LimitExceeded(
+                f"the JSON document's keys before its first record take more than {limit} bytes, and its "
+                f"format is not known until a record tells it: they would all be held until then",
+                limit="max_record_bytes",
+                value=limit,
+                source=self.source,
+                **self._doc.here(),
+                hint="Name the format (format=..., on the command line --from) or raise max_record_bytes",
+            )
+        self._detect(final=True)
+        if self._converter is not None and not self.wants_plan:
+            self._replay(out)
 
     def _late_keys_possible(self) -> bool:
         """At a document's first record: a system key could still come after the records (an
@@ -512,9 +543,10 @@ class Reader:
             self._take(rec, out)
             return
         self._pending.append(rec)
-        if self._converter is None and not waiting:
-            decisive = isinstance(rec, Record) and self._guess(rec)[1]
-            self._detect(final=False, decisive=decisive)
+        if type(rec) is Record:
+            self._waiting.append(rec)
+            if self._converter is None and not waiting:  # only a record can settle the format
+                self._detect(final=False, decisive=self._guess(rec)[1])
         if self._converter is not None and not self.wants_plan and not self._holding:
             self._replay(out)
 
@@ -527,7 +559,7 @@ class Reader:
         return told
 
     def _detect(self, *, final: bool, decisive: bool = False) -> None:
-        records = [r for r in self._pending if isinstance(r, Record)]
+        records = self._waiting
         if not (decisive or final or len(records) >= DETECT_RECORDS):
             return
         keys = {_own_key(r.key) for r in self._pending if type(r) is Meta}
@@ -563,6 +595,7 @@ class Reader:
 
     def _replay(self, out: list[Event]) -> None:
         pending, self._pending = self._pending, []
+        self._waiting = []
         for rec in pending:
             self._take(rec, out)
 

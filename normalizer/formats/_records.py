@@ -527,7 +527,11 @@ class DocWalker:
         self.stream: str | None = None  # path of the array being streamed
         self.streamed = False
         self.stream_path: str | None = None  # the path of the record array, once it began
-        self.top: dict[str, Any] = {}  # a document with no stream array is one record
+        # A document with no stream array is one record: its top-level values, kept until the
+        # stream array begins (then they are no record, and let go) or the document ends.
+        # DocReader bounds them as one record (drop_top: past max_record_bytes, not kept).
+        self.top: dict[str, Any] = {}
+        self.top_over = False  # top took more than max_record_bytes: it cannot be one record
         self.target: str | None = None  # what is being built: None a stream item, else a meta key
         # The value being built: its open containers, innermost last (empty: none is), and
         # the key of the innermost object's next value. Built here, in walk()'s loop, rather
@@ -609,6 +613,7 @@ class DocWalker:
                 if ev == "start_array" and (path in _STREAMS or (path == "" and not self.top)):
                     self.stream = self.stream_path = path
                     self.streamed = True
+                    self.top = {}  # no longer a record: its keys are only Meta values now
                     continue
                 if ev == "start_map" and path in _DESCEND:
                     self._maps.append(path)
@@ -643,9 +648,14 @@ class DocWalker:
         if self.target is None:
             self.index += 1
             return Record(value, place, self.index - 1)
-        if "." not in self.target:
+        if "." not in self.target and not self.streamed and not self.top_over:
             self.top[self.target] = value
         return Meta(self.target, value, place)
+
+    def drop_top(self) -> None:
+        """The top-level values took more than a record may: let them go (see DocReader)."""
+        self.top_over = True
+        self.top = {}
 
     def end(self) -> list[Record | Meta]:
         """At the end of the document: an object with no stream array is itself one record."""
@@ -1193,6 +1203,10 @@ class DocReader:
         self._mark = 0  # offset from which the value now being read began to be consumed
         self._carried: _Cut | None = None  # where the token the last slice cut began
         self._token = _OpenToken()  # that token, and the slices of it held back from ijson
+        # Whitespace before the document's first byte and after its last one so far: an object
+        # with no stream array is one record, of the bytes from its "{" to its "}".
+        self._lead: int | None = None
+        self._trail = 0
 
     @property
     def consumed(self) -> int:
@@ -1215,10 +1229,14 @@ class DocReader:
         except self._errors as exc:
             raise self._parse_error(exc, b"") from None
         out = self._drain(b"", _Slice(b"", self._where, self._carried))
-        return out + self.walker.end()
+        walker = self.walker
+        if not walker.streamed and (walker.top_over or (walker.top and self._object_bytes() > self.max_record_bytes)):
+            raise self._object_too_big()
+        return out + walker.end()
 
     def _slice(self, piece: bytes) -> list[Record | Meta]:
         self._check_surrogates(piece)
+        self._spaces(piece)
         state = self._where
         if self._token.goes_on(piece, state.in_string, state.escaped):
             return self._hold(piece)
@@ -1242,6 +1260,7 @@ class DocReader:
         the token would still be cut by its end (``_carried`` stays): all else is as for a
         pushed slice, its size counted against the record's."""
         state = self._where
+        self._spaces(piece)
         ripe = self._token.hold(piece, state.in_string, state.escaped)
         if ripe is not None:
             try:
@@ -1253,12 +1272,61 @@ class DocReader:
         return []
 
     def _count(self, out: list[Record | Meta], piece: bytes) -> None:
-        """Count a slice (``piece``, giving ``out``) against the size of the value being read."""
+        """Count a slice (``piece``, giving ``out``) against the size of the value being read,
+        and, until a stream array begins, the document's own object (one record if none does)."""
         end = self._where.offset
         if out:
             self._mark = end  # a value ended in this slice: the next one starts counting here
         elif end - self._mark > self.max_record_bytes:
             raise self._too_big(piece)
+        walker = self.walker
+        if not walker.streamed and not walker.top_over and walker.depth > 0:
+            # The object is still open: its "}" is past what was read, so it is longer than
+            # this. Past the limit its values are let go (drop_top); refused at the end if no
+            # stream array came (close), since one may still come.
+            if end - (self._lead or 0) >= self.max_record_bytes:
+                walker.drop_top()
+
+    def _spaces(self, piece: bytes) -> None:
+        """Note the whitespace around the document (for :meth:`_object_bytes`)."""
+        if not piece:
+            return
+        if self._lead is None:
+            text = piece.lstrip(b" \t\r\n")
+            if text:
+                self._lead = self._where.offset + len(piece) - len(text)
+        trail = len(piece) - len(piece.rstrip(b" \t\r\n"))
+        self._trail = self._trail + trail if trail == len(piece) else trail
+
+    @property
+    def open_bytes(self) -> int:
+        """Bytes of the document's value read so far, while it is open (0 once it has ended):
+        from its first byte (whitespace before it left out)."""
+        if self.walker.depth == 0:
+            return 0
+        return self._where.offset - (self._lead or 0)
+
+    def _object_bytes(self) -> int:
+        """Bytes of the document's value, from its first byte to its last (at the end)."""
+        return self._where.offset - (self._lead or 0) - self._trail
+
+    def here(self) -> dict[str, int]:
+        """Where the document has been read to (``line``, ``column``), for an error."""
+        return self._where.at(b"", 0)
+
+    def _object_too_big(self) -> LimitExceeded:
+        """The document's object, with no stream array, is one record: past max_record_bytes."""
+        first = self.walker._first
+        position = first.resolve() if first is not None else None
+        return LimitExceeded(
+            f"record 0 of the JSON document (the object itself: it has no messages or input array) "
+            f"is larger than {self.max_record_bytes} bytes",
+            limit="max_record_bytes",
+            value=self.max_record_bytes,
+            source=self.source,
+            **(position._asdict() if position is not None else {}),
+            hint="Raise max_record_bytes if the record is genuine (or convert the file to JSONL)",
+        )
 
     def _parse_error(self, exc: Exception, piece: bytes) -> InputError:
         # ijson fails on a lone low surrogate (and on bad UTF-8) that the scan may still hold
