@@ -403,7 +403,7 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
         conv_index[0] = conv.index if multi else None
         core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0, on_record=on_record)
         feed = core.feed
-        message, again = encoder.message, encoder.again
+        message, refused = encoder.message, encoder.refused
         try:
             buf += encoder.begin(conv.extra)
             # The hot path: nothing per message but feed, the encoder and a length check.
@@ -411,19 +411,15 @@ def _pump_records(src: _Input, out: _Output, job: Job, settings: Settings, track
                 for repaired in feed(m):
                     try:
                         buf += message(repaired)
-                    except orjson.JSONEncodeError:
-                        if again is None:
-                            raise
-                        buf += again(repaired)  # an integer past 64 bits (see Encoder.again)
+                    except orjson.JSONEncodeError as exc:
+                        buf += refused(repaired, exc)  # an integer past 64 bits (see Encoder.again)
                 if len(buf) >= FLUSH_BYTES:
                     flush_point()
             for repaired in core.close():
                 try:
                     buf += message(repaired)
-                except orjson.JSONEncodeError:
-                    if again is None:
-                        raise
-                    buf += again(repaired)
+                except orjson.JSONEncodeError as exc:
+                    buf += refused(repaired, exc)
             buf += encoder.end()
             if len(buf) >= FLUSH_BYTES:
                 flush_point()

@@ -78,6 +78,13 @@ class Encoder:
     #: ``message`` writes such integers itself (the error is then another, to report).
     again: Callable[[Message], bytes] | None = None
 
+    def refused(self, message: Message, error: orjson.JSONEncodeError) -> bytes:
+        """``message``, which :attr:`message` refused with ``error``, written with
+        :attr:`again` (an integer past 64 bits); ``error`` raised when there is none."""
+        if self.again is None:
+            raise error
+        return self.again(message)
+
     def start(self) -> bytes:
         return b""
 

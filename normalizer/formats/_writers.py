@@ -65,17 +65,15 @@ def _pump(f: Any, conversations: Pairs, encoder: Encoder, per_message: bool) -> 
     the conversations."""
     messages_done = conversations_done = 0
     buf = bytearray(encoder.start())
-    message, again = encoder.message, encoder.again
+    message, refused = encoder.message, encoder.refused
     try:
         for messages, extra in conversations:
             buf += encoder.begin(extra)
             for m in messages:
                 try:
                     buf += message(m)
-                except orjson.JSONEncodeError:
-                    if again is None:
-                        raise
-                    buf += again(m)  # an integer past 64 bits (see Encoder.again)
+                except orjson.JSONEncodeError as exc:
+                    buf += refused(m, exc)  # an integer past 64 bits (see Encoder.again)
                 messages_done += 1
                 if len(buf) >= FLUSH_BYTES:
                     f.write(bytes(buf))
@@ -168,17 +166,15 @@ async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, An
     """The async twin of :func:`_pump` (a conversation's messages may be an async iterable)."""
     messages_done = conversations_done = 0
     buf = bytearray(encoder.start())
-    message, again = encoder.message, encoder.again
+    message, refused = encoder.message, encoder.refused
     try:
         async for messages, extra in conversations:
             buf += encoder.begin(extra)
             async for m in _aiter(messages):
                 try:
                     buf += message(m)
-                except orjson.JSONEncodeError:
-                    if again is None:
-                        raise
-                    buf += again(m)  # an integer past 64 bits (see Encoder.again)
+                except orjson.JSONEncodeError as exc:
+                    buf += refused(m, exc)  # an integer past 64 bits (see Encoder.again)
                 messages_done += 1
                 if len(buf) >= FLUSH_BYTES:
                     await f.write(bytes(buf))
