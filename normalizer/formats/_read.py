@@ -136,18 +136,18 @@ class _StreamState:
     """What the consumer of a reader's events keeps, and what it does with the rare ones."""
 
     __slots__ = (
-        "at", "source", "expand", "twin", "extra", "extra_bytes", "sides", "side_bytes", "max_side_bytes", "conversations",
+        "at", "source", "expand", "twin", "extra", "extra_bytes", "sides", "side_bytes", "max_record_bytes", "conversations",
     )
 
-    def __init__(self, *, expand: bool, twin: str, max_side_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
+    def __init__(self, *, expand: bool, twin: str, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
         self.at: Place | None = None  # the place of the last message handed out
         self.source = "<input>"
         self.expand = expand  # a conversation event gives its messages (the message readers)
         self.twin = twin  # the function to read a multi-conversation file with
         # A document's other keys, for its conversation (the conversation readers; the message
         # readers hand no conversation out, and keep none): held until the document ends, all
-        # of them, so together bounded by max_record_bytes (max_side_bytes), by their keys and
-        # strings' length (_held_size).
+        # of them, so together bounded by max_record_bytes, by their keys and strings' length
+        # (_held_size).
         self.extra: dict[str, Any] = {}
         self.extra_bytes = 0
         self.sides: deque[list[dict[str, Any]]] = deque()
@@ -155,7 +155,7 @@ class _StreamState:
         # them: together bounded by the limit each one has (max_record_bytes), by their size
         # as it counted them.
         self.side_bytes = 0
-        self.max_side_bytes = max_side_bytes
+        self.max_record_bytes = max_record_bytes
         self.conversations = 0
 
     @property
@@ -181,7 +181,7 @@ class _StreamState:
         if isinstance(event, Meta):
             if not self.expand:
                 self.extra_bytes += len(event.key) + _held_size(event.value)
-                if self.extra_bytes > self.max_side_bytes:
+                if self.extra_bytes > self.max_record_bytes:
                     raise self._too_many_keys(event)
                 self.extra[event.key] = event.value
             return ()
@@ -191,7 +191,7 @@ class _StreamState:
             # held every transcript of the file to the end, for nobody).
             if not self.expand:
                 self.side_bytes += event.size
-                if self.side_bytes > self.max_side_bytes:
+                if self.side_bytes > self.max_record_bytes:
                     raise self._too_many_sides(event)
                 self.sides.append(event.messages)
             return ()
@@ -200,7 +200,7 @@ class _StreamState:
     def _too_many_sides(self, event: Sidechain) -> LimitExceeded:
         # Placed at the line the transcript began on: where the reader was when it finished
         # depends on how the file was cut into chunks.
-        limit = self.max_side_bytes
+        limit = self.max_record_bytes
         return LimitExceeded(
             f"with this sub-agent (isSidechain) transcript, the ones held until the main conversation ends "
             f"would hold more than {limit} bytes of JSON in their messages together",
@@ -212,7 +212,7 @@ class _StreamState:
 
     def _too_many_keys(self, event: Meta) -> LimitExceeded:
         # Placed where the key's value began.
-        limit = self.max_side_bytes
+        limit = self.max_record_bytes
         position = position_of(event.place)
         return LimitExceeded(
             f"with the value of {event.key!r}, the JSON document's other keys, held for its conversation's "
@@ -331,7 +331,7 @@ class _Stream:
         #: Skips and conversion notes; ``report.format`` is the format read.
         self.report = reader.report
         self._reader = reader
-        self._state = _StreamState(expand=expand, twin=twin, max_side_bytes=reader.limits.max_record_bytes)
+        self._state = _StreamState(expand=expand, twin=twin, max_record_bytes=reader.limits.max_record_bytes)
 
     @property
     def format(self) -> str | None:

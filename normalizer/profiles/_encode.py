@@ -241,7 +241,7 @@ class Encoder:
         if name is None or (self._unknown and "name" not in self._known[role]):
             return None
         if self._names and isinstance(name, str) and not NAME_PATTERN.match(name):
-            return NOT_ID_CHAR.sub("_", name) or "_"
+            return _sanitized(name)
         return name
 
     def shape(self, message: Message, role: str, inputs: list[int], notes: list[Note]) -> Message:
@@ -264,7 +264,7 @@ class Encoder:
         if self._names and role != "tool" and "name" in m:
             name = m["name"]
             if isinstance(name, str) and not NAME_PATTERN.match(name):
-                fixed = NOT_ID_CHAR.sub("_", name) or "_"
+                fixed = _sanitized(name)
                 notes.append(Note("sanitize_name", f"name {repr(name)} became {repr(fixed)} (allowed: letters, digits, _ "
                                   "and -)", inputs, {"name": name}))
                 m = {**m, "name": fixed}
@@ -505,6 +505,12 @@ class Encoder:
                 candidate = f"{base}_{k}"
             return candidate
         return old
+
+
+def _sanitized(name: str) -> str:
+    """A ``name`` that does not match ``NAME_PATTERN``, as the provider is sent it (the one
+    rule for :meth:`Encoder.shape`, which writes it, and :meth:`Encoder.speaker`)."""
+    return NOT_ID_CHAR.sub("_", name) or "_"
 
 
 def close_json(text: str) -> str | None:
