@@ -15,6 +15,8 @@ from normalizer.formats._writers import awrite_finetune, awrite_json_array, awri
 from normalizer.formats._records import LineSplitter, count_newlines
 from normalizer.formats import aread_conversations, aread_messages, detect_format, read_conversations, read_messages
 
+from realdata import sample_files
+
 CHAT = [
     {"role": "user", "content": "hi"},
     {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
@@ -244,7 +246,7 @@ def test_detect_format() -> None:
 
 @pytest.mark.anyio
 async def test_async_read_matches_sync(samples: Path) -> None:
-    for path in sorted(samples.rglob("*.json*")):
+    for path in sample_files("", "**/*.json*"):
         if "training" in str(path):
             sync = [list(c.messages) for c in read_conversations(path)]
             got = [c.messages async for c in aread_conversations(path)]

@@ -20,7 +20,7 @@ import normalizer
 from normalizer import Report
 from normalizer.formats import read_conversations, read_messages
 
-from realdata import SAMPLES, needs_samples
+from realdata import SAMPLES, needs_samples, sample_files
 
 pytestmark = needs_samples
 CODEX = sorted((SAMPLES / "codex_rollout").glob("*.jsonl"))
@@ -324,7 +324,7 @@ def test_llamafactory_v1_sample() -> None:
 
 
 def test_every_sample_converts() -> None:
-    files = [p for p in SAMPLES.rglob("*") if p.suffix in (".json", ".jsonl") and "real" not in p.relative_to(SAMPLES).parts]
+    files = [p for p in sample_files("", "**/*") if p.suffix in (".json", ".jsonl") and "real" not in p.relative_to(SAMPLES).parts]
     assert len(files) == 8
     for path in files:
         total = sum(len(list(c.messages)) for c in read_conversations(path))

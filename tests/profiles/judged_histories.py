@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from provider_code import TEMPLATE_NAMES, TOOL_FREE_TEMPLATES  # noqa: E402
-from realdata import HAVE_SAMPLES, PEER_CASES, SAMPLES  # noqa: E402
+from realdata import HAVE_SAMPLES, PEER_CASES, SAMPLES, sample_files  # noqa: E402
 
 Messages = list[dict[str, Any]]
 
@@ -39,7 +39,7 @@ def sample_histories() -> list[tuple[str, Messages]]:
     if not HAVE_SAMPLES:
         return []
     out: list[tuple[str, Messages]] = []
-    for path in sorted(SAMPLES.rglob("*.json*")):
+    for path in sample_files("", "**/*.json*"):
         for n, conversation in enumerate(read_conversations(path)):
             messages = [dict(m) for m in conversation.messages]
             if messages:
