@@ -1,12 +1,15 @@
 """``chatnorm repair --check`` and ``--diff``: would the repair change anything, and what.
 
 The question ``ruff format --check`` answers, for chat histories. Each input is read and
-repaired as ``repair`` would, nothing is written, and two streams of lines are compared:
-the messages read, and the messages the repair writes, both encoded by the output format's
-encoder (chat JSONL: a message per line; fine-tuning JSONL: a conversation per line). So a
-difference is a change of the data, never of its spacing, and a session format read into
-chat messages (Codex, Claude Code...) is compared as those messages. A line left out by
-``--on-invalid skip`` counts as a change (the reader drops it before either side).
+repaired as ``repair`` would, nothing is written, and two streams of lines are compared.
+A Claude Code session or a Codex rollout that ``repair`` writes in its own format (the same
+decision, ``_repair._session_format``: ``--to auto`` or ``--to claude-code|codex``) is
+compared as the file's own bytes against the bytes the session repair writes: ``--check``
+says "would repair" exactly when ``repair`` would write something else. Any other input is
+compared as the messages read and the messages the repair writes, both encoded by the
+output format's encoder (chat JSONL: a message per line; fine-tuning JSONL: a conversation
+per line). So a difference is a change of the data, never of its spacing. A line left out
+by ``--on-invalid skip`` counts as a change (the reader drops it before either side).
 
 ``--diff`` prints a unified diff (``--- FILE`` / ``+++ FILE (repaired)``, hunks with three
 lines of context, the line numbers those of the encoded lines). It streams: equal lines are
@@ -33,14 +36,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._files import Job
-from ._repair import _ONE_CONVERSATION, Settings, _locate, core_options
+from ._repair import _ONE_CONVERSATION, Settings, _Input, _locate, _session_format, core_options
 from ._streams import WRITTEN
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
-from ..formats import ENCODERS, FORMATS, read_conversations
-from ..formats._records import DEFAULT_MAX_LINE_BYTES
+from ..formats import ENCODERS, FORMATS, ConversationStream
+from ..formats._reader import Reader
+from ..formats._records import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["CompareResult", "compare_file", "run_compare"]
 
@@ -241,10 +245,20 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     differ = _Differ(job.name, write)
     reader_report = new_report(max_records=0)
     kind = settings.to
+    raw: Any = None
     try:
-        source: Any = sys.stdin.buffer if job.input == "-" else job.input
-        conversations = read_conversations(source, settings.fmt, report=reader_report,
-                                           on_invalid=settings.on_invalid)  # type: ignore[arg-type]
+        raw = sys.stdin.buffer if job.input == "-" else open(job.input, "rb")  # noqa: SIM115 - closed below
+        source = _Input(raw, job.name, None)
+        session, head = _session_format(source, job, settings)
+        if session is not None:
+            kind = session
+            _compare_session(source, job, settings, session, differ)
+            differ.close()
+            result.changed = differ.changed
+            return result
+        # The reader told what the peek found (head), as repair's is.
+        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
+        conversations = ConversationStream(source, reader)
         before = after = None
         multi = False
         core: Normalizer | None = None
@@ -294,7 +308,27 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
         if isinstance(exc, BrokenPipeError):
             raise
         result.error = f"{job.name}: cannot read: {exc.strerror or exc}. Check the path and its permissions"
+    finally:
+        if raw is not None and job.input != "-":
+            raw.close()
     return result
+
+
+def _compare_session(source: _Input, job: Job, settings: Settings, fmt: str, differ: _Differ) -> None:
+    """The file's own bytes against what the session repair writes for it (``repair``'s
+    ``_pump_session``, with the same options): a line at a time on both sides, so the
+    comparison streams as the repair does."""
+    from ..formats._sessions import SessionRepairer  # only for session files, as in repair
+
+    repairer = SessionRepairer(fmt, report=new_report(max_records=0), on_invalid=settings.on_invalid,
+                               source=job.name, **settings.session_options)
+    while True:
+        chunk = source.read(CHUNK_BYTES)
+        differ.a.add(chunk)
+        differ.b.add(repairer.feed(chunk) if chunk else repairer.close())
+        differ.step()
+        if not chunk:
+            break
 
 
 def _too_long(exc: _TooLong, name: str, kind: str) -> LimitExceeded:

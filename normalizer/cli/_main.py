@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import click
 import orjson
@@ -62,7 +62,15 @@ def _profile_names() -> list[str]:
     return sorted(n for n in typing.get_args(ProfileName) if ":" not in n)
 
 
-class _Profile(click.ParamType["Profile", Any]):
+if TYPE_CHECKING:
+    # click 8.5 made ParamType generic (value and return types); subscripting it at run time
+    # fails on every earlier click that the floor in pyproject.toml admits.
+    _ParamType: TypeAlias = click.ParamType["Profile", Any]
+else:
+    _ParamType = click.ParamType
+
+
+class _Profile(_ParamType):
     """A built-in profile name, or a path to a TOML/JSON profile file: resolved here, once
     per run (a file is read once), and passed down as the ``Profile`` itself."""
 
@@ -79,7 +87,9 @@ class _Profile(click.ParamType["Profile", Any]):
             self.fail(str(exc), param, ctx)
 
 
-_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+# "--help" first: click before 8.4 names the first one in "Try ... for help" (8.4 names
+# "--help" whatever the order); the help lists them shortest first either way.
+_CONTEXT = {"help_option_names": ["--help", "-h"], "max_content_width": 100}
 
 
 @click.group(context_settings=_CONTEXT)

@@ -196,3 +196,58 @@ def test_check_says_each_file_as_it_comes_and_keeps_no_result(tmp_path: Path, mo
         "assistant, tool",
         "2 files would be repaired, 1 file already clean, 1 could not be read [profile default]",
     ]
+
+
+# -- a session is compared as repair writes it: in its own format ----------------------------------
+
+
+def _session_samples() -> list[Path]:
+    from realdata import sample_files
+
+    return [*sample_files("", "**/claude_code/*.jsonl"), *sample_files("", "**/codex*/*.jsonl")]
+
+
+@needs_samples
+@pytest.mark.parametrize("path", _session_samples(), ids=lambda p: p.name[:40])
+def test_check_and_diff_answer_for_what_repair_writes_on_every_session_sample(path: Path):
+    """A Claude Code session or Codex rollout is written back in its own format by
+    ``repair``: ``--check`` says "would repair" exactly when that output differs from the
+    file, and ``--diff`` is empty exactly then (they compared chat encodings before, and
+    called 8 of the 11 real files changed though repair wrote them byte for byte)."""
+    written = run("repair", "-q", path)
+    assert written.returncode == 0, written.stderr
+    changes = written.stdout != path.read_bytes()
+    check = run("repair", "--check", "-q", path)
+    diff = run("repair", "--diff", "-q", path)
+    assert (check.returncode, diff.returncode) == (int(changes), int(changes))
+    assert (diff.stdout == b"") == (not changes)
+
+
+def test_diff_of_a_session_is_its_own_lines_and_the_stub_repair_adds(tmp_path: Path):
+    rollout = EXAMPLE.parent / "codex-rollout.jsonl"
+    source = lines(rollout.read_bytes())
+    repaired = lines(run("repair", "-q", rollout).stdout)
+    assert repaired[:-1] == source  # repair adds one stub line at the end, nothing else
+    result = run("repair", "--diff", rollout)
+    assert result.returncode == 1
+    name = str(rollout)
+    assert lines(result.stdout) == [
+        f"--- {name}", f"+++ {name} (repaired)", f"@@ -{len(source) - 2},3 +{len(source) - 2},4 @@",
+        *(" " + line for line in source[-3:]), "+" + repaired[-1],
+    ]
+
+
+@pytest.mark.parametrize(("to", "example"), [("claude-code", "claude-session.jsonl"), ("codex", "codex-rollout.jsonl")])
+def test_check_and_diff_take_a_session_format_as_to(to: str, example: str):
+    """``--to claude-code`` / ``--to codex`` with ``--check`` and ``--diff`` (a KeyError
+    traceback before): the same comparison as without, since repair writes the same file."""
+    path = EXAMPLE.parent / example
+    assert run("repair", "--to", to, "-q", path).stdout == run("repair", "-q", path).stdout
+    check = run("repair", "--check", "--to", to, path)
+    assert (check.returncode, lines(check.stdout)) == (1, [f"would repair: {path}"])
+    assert b"Traceback" not in check.stderr
+    diff = run("repair", "--diff", "--to", to, path)
+    assert (diff.returncode, diff.stdout) == (1, run("repair", "--diff", path).stdout)
+    wrong = run("repair", "--check", "--to", "codex" if to == "claude-code" else "claude-code", path)
+    assert wrong.returncode == 1 and b"Traceback" not in wrong.stderr
+    assert lines(wrong.stderr)[0].startswith(f"error: {path}: no record of this file was recognised as ")
