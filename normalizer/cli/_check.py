@@ -113,11 +113,22 @@ class _FileFindings:
         self.errors = 0
         self.warnings = 0
 
-    def add(self, top: list[Finding], causes: Causes) -> None:
-        for old, root in causes.replaced:  # a listed finding now folded under a new root
+    def take(self, violations: list[Finding], causes: Causes, selection: Selection, *, at_end: bool = False) -> None:
+        """Fold one message's violations under their root causes, then keep what the
+        selection shows: a violation selected itself or folded under a root cause that is
+        (a root is made only when its own code is selected: ``_enabled``)."""
+        top = causes.place(violations, at_end=at_end)
+        self.count([v for v in violations if v.cause is not None or selection(v.code, v.key)])
+        for old, root in causes.replaced:  # a finding placed earlier, now folded under a new root
             if old in self.kept:
                 self.kept[self.kept.index(old)] = root
+            elif not selection(old.code, old.key):  # not shown until now: the root is a new problem
+                self.count([old])
+                top.append(root)
         causes.replaced.clear()
+        self.add([f for f in top if isinstance(f, Root) or selection(f.code, f.key)])
+
+    def add(self, top: list[Finding]) -> None:
         for finding in top:
             self.problems += 1
             self.fixable += finding.fixable
@@ -137,11 +148,14 @@ class _FileFindings:
 
 
 def _filter(findings: list[Finding], settings: CheckSettings, training: bool, at_end: bool) -> list[Finding]:
+    """The violations that may be shown: not ignored, and not a serving rule held against
+    training data. One not selected still goes on to the root causes, which may fold it
+    under a selected one (``_FileFindings.take`` drops it otherwise)."""
     kept = []
     for f in findings:
         if training and (f.key in SERVING_ONLY_KEYS or (at_end and f.key == "tool.unanswered_call")):
             continue  # a serving rule, or a call left open at the end of a training example
-        if settings.selection(f.code, f.key):
+        if not settings.selection.ignored(f.code, f.key):
             kept.append(f)
     return kept
 
@@ -154,7 +168,9 @@ def check_file(path: str, settings: CheckSettings, output: Output, summary: Summ
     name = "<stdin>" if path == "-" else path
     report = new_report(max_records=0)
     found = _FileFindings(settings.max_per_file)
-    enabled = {code: not settings.selection.ignored(code, key) for code, (key, _) in CAUSES.items()}
+    # A root cause is made only when selected: --select OA-1 shows the OA-1 violations on
+    # their own, never under an NZ-1 line that was not asked for.
+    enabled = {code: settings.selection(code, key) for code, (key, _) in CAUSES.items()}
     merges_text = bool(settings.profile.core_options().get("merge_text_then_calls", True))
     incomplete = False
     messages_before = summary.messages
@@ -173,13 +189,11 @@ def check_file(path: str, settings: CheckSettings, output: Output, summary: Summ
                 places.fed()
                 causes.message(message, places.position(places.index))
                 findings = _filter(places.placed(checker.feed(message)), settings, training, False)
-                found.count(findings)
-                found.add(causes.place(findings), causes)
+                found.take(findings, causes, settings.selection)
                 places.after(message)
             closing = [v for v in checker.close() if v.key != _INCOMPLETE_KEY]
             findings = _filter(places.placed(closing), settings, training, True)
-            found.count(findings)
-            found.add(causes.place(findings, at_end=True), causes)
+            found.take(findings, causes, settings.selection, at_end=True)
             incomplete = incomplete or checker.incomplete
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):

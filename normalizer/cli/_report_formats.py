@@ -2,8 +2,8 @@
 
 * ``text`` (default): one line per finding, ``FILE:LINE:COL: message N: CODE [key] text``,
   a root cause's consequences indented under it; colour on a terminal.
-* ``concise``: one line per problem, ``FILE:LINE:COL: CODE text`` (a root cause says how
-  many violations it folds).
+* ``concise``: one line per violation, ``FILE:LINE:COL: CODE text``, a violation folded
+  under a root cause ending in ``[NZ-1 turn.split]`` (so the lines are the violations counted).
 * ``json``: a JSON list, one finding a line: ``code``, ``key``, ``message``, ``file``,
   ``line``, ``column``, ``fixable``, ``severity``, ``message_index``, ``conversation``,
   ``provider`` and ``cause`` (the root cause a violation is folded under, or null). Root
@@ -83,8 +83,10 @@ class Output:
         self.fixable_codes: dict[str, bool] = {}
 
     def count(self, findings: list[Finding]) -> None:
+        """Count the violations by code (a root cause counts its violations, not itself:
+        the rows of ``--statistics`` add up to the summary's violations)."""
         for finding in findings:
-            for one in [finding, *finding.consequences]:
+            for one in finding.consequences if isinstance(finding, Root) else [finding]:
                 self.counts[one.code] += 1
                 self.fixable_codes[one.code] = one.fixable
 
@@ -125,11 +127,16 @@ def _summary_lines(summary: Summary) -> list[str]:
         text += f" in {summary.bad_files:,} of {summary.files:,} file(s)"
         if summary.warnings:
             text += f" ({summary.warnings:,} warning{'s' if summary.warnings != 1 else ''})"
+    elif summary.failed:  # a file not read was not found clean
+        text = (f"no violations in the {summary.files - summary.failed:,} other file(s), "
+                f"{summary.messages:,} messages")
     else:
         text = f"no violations: {summary.files:,} file(s), {summary.messages:,} messages"
     text += f" [profile {summary.profile}{', training data' if summary.training else ''}]"
-    if summary.failed:
+    if summary.failed and summary.violations:
         text += f"; {summary.failed:,} file(s) could not be read"
+    elif summary.failed:
+        text = f"{summary.failed:,} file(s) could not be read; {text}"
     if summary.incomplete:
         text += f"; check incomplete for {summary.incomplete:,} file(s) (--max-seen-ids)"
     lines = [text]
@@ -151,12 +158,9 @@ class _TextOutput(Output):
         code_style = "1;31" if finding.severity == "error" else "1;33"
         if self.concise:
             where = finding.file if finding.line is None else f"{finding.file}:{finding.line}:{finding.column or 1}"
-            text = _text(finding)
-            if isinstance(finding, Root):
-                n = len(finding.consequences)
-                text += f" [{n} violation{'s' if n != 1 else ''}]"
+            cause = f" [{finding.cause.code} {finding.cause.key}]" if finding.cause is not None else ""
             return (f"{self._style(printable(where), '1')}: {self._style(finding.code, code_style)} "
-                    f"{printable(text)}")
+                    f"{printable(_text(finding))}{self._style(cause, '2')}")
         severity = "" if finding.severity == "error" or isinstance(finding, Root) else " (warning)"
         return (f"{indent}{self._style(printable(_where(finding)), '1')}: "
                 f"{self._style(finding.code, code_style)}{severity} "
@@ -168,9 +172,11 @@ class _TextOutput(Output):
             return
         lines = []
         for finding in findings:
+            if self.concise:  # a line a violation, each naming its root cause
+                lines += [self._line(one) for one in (finding.consequences if isinstance(finding, Root) else [finding])]
+                continue
             lines.append(self._line(finding))
-            if not self.concise:
-                lines += [self._line(one, "    ") for one in finding.consequences]
+            lines += [self._line(one, "    ") for one in finding.consequences]
         if omitted:
             lines.append(printable(f"{name}: ... and {omitted:,} more problem(s) (--max-per-file)"))
         if lines:

@@ -101,7 +101,7 @@ def test_check_of_unreadable_input_fails(tmp_path: Path):
     assert missing.returncode == 1
     assert missing.stderr.decode().splitlines() == [
         f"error: {tmp_path / 'missing.jsonl'}: no such file or folder. Check the path",
-        "no violations: 1 file(s), 0 messages [profile default]; 1 file(s) could not be read",
+        "1 file(s) could not be read; no violations in the 0 other file(s), 0 messages [profile default]",
     ]
 
 
