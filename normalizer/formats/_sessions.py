@@ -90,6 +90,7 @@ from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
 from .._json import JSONDecodeError, dumps, loads
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report, new_report
+from . import _chain
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
 from ._read import open_source
 from ._depth import deeper_than
@@ -466,6 +467,10 @@ class SessionRepairer:
         # _AFTER_USER, or the message.id of the assistant turn whose first line began the hold
         self._held_key: Any = _AFTER_USER
         self._moved: list[_Line] = []  # late results, to be written before the held lines
+        self._held_prev: str | None = None  # the chain line written last when the wait began
+        # A late result moved up off a held line -> (that line, the result's line number):
+        # the lines after it that hang from it hang from that line instead (_chain.splice).
+        self._spliced: dict[str, tuple[str | None, int]] = {}
         self._stamp: Any = None  # the timestamp of the last line read
         self._orig_prev: str | None = None  # the chain line before, as read
         self._out_prev: str | None = None  # the chain line before, as written
@@ -483,8 +488,9 @@ class SessionRepairer:
         self._named: set[str] = set()
         # The uuids of the last lines written, in two generations of _RECENT_LINES at most
         # (the older let go when the newer fills): from _RECENT_LINES to twice that many.
-        self._recent: dict[str, None] = {}
-        self._older: dict[str, None] = {}
+        # (each with its parentUuid as written)
+        self._recent: dict[str, str | None] = {}
+        self._older: dict[str, str | None] = {}
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
         self._closed = False
@@ -681,6 +687,7 @@ class SessionRepairer:
         (``key`` is its message.id). One budget for the turn: its lines of calls, then what
         it holds while it waits."""
         self._held, self._held_bytes, self._held_stamp, self._held_key = [line], turn.call_bytes + len(line.body), self._stamp, key
+        self._held_prev = self._out_prev
         line.forget()
         turn.accepting = False
         if self._held_bytes > self.max_held_bytes:
@@ -773,19 +780,27 @@ class SessionRepairer:
         if held is None:
             return
         turn, self._turn = self._turn, None
+        spliced = _chain.splice(held, self._moved) if self._dialect is not None and self._dialect.chained else []
         for line in self._moved:
             self._emit(line)
+        written = bool(self._moved)
         self._moved = []
         if turn is not None:
             for stub in self._stubs(turn, self._held_stamp):
                 self._emit(stub)
+                written = True
         if self._held_key is _AFTER_USER:
+            first = held[0].info
+            if written and first.chain and turn is not None and (first.parent == self._held_prev or any(
+                    first.parent == c.line.info.uuid for c in turn.calls.values())):
+                held[0].linear = True  # the user's message hangs from the results put before it
             for line in held:
                 self._step_held(line)
         else:
             self._held_key = _AFTER_USER
             for line in held:
                 self._step(line)
+        self._splice(spliced)
 
     def _step_held(self, line: _Line) -> None:
         # A held line after the wait: results in it answer nothing any more.
@@ -856,17 +871,28 @@ class SessionRepairer:
             turn.answered.add(call.id)
         return stubs
 
-    def _remove(self, removed: str, parent: str | None, number: int) -> None:
-        """Note a removed chain line: its children will hang from the line ``parent`` stands
-        for. Stored resolved, so that a chain of removed lines (orphan results one after the
-        other) costs one step per line, not one per line before it."""
-        if len(self._removed) >= MAX_REMOVED_LINES and removed not in self._removed:
+    def _splice(self, spliced: list[tuple[str, str, int]]) -> None:
+        """Note late results moved up off the held lines they hung from (see
+        :func:`._chain.splice`), once the held lines are written; bounded with the removed
+        lines, and kept to the end as they are."""
+        for moved, above, number in spliced:
+            self._bound(number)
+            self._spliced[moved] = (self._surviving(above), number)
+
+    def _bound(self, number: int, removed: str | None = None) -> None:
+        if len(self._removed) + len(self._spliced) >= MAX_REMOVED_LINES and (removed is None or removed not in self._removed):
             raise LimitExceeded(
                 f"more than {MAX_REMOVED_LINES} lines of this session's chain would be removed (tool results "
                 "that answer no call), each remembered to the end of the file for the lines that hang from it",
                 limit="MAX_REMOVED_LINES", value=MAX_REMOVED_LINES, source=self.source, line=number,
                 hint="No real session has this many; check that the file is one session, not several joined",
             )
+
+    def _remove(self, removed: str, parent: str | None, number: int) -> None:
+        """Note a removed chain line: its children will hang from the line ``parent`` stands
+        for. Stored resolved, so that a chain of removed lines (orphan results one after the
+        other) costs one step per line, not one per line before it."""
+        self._bound(number, removed)
         new = self._surviving(parent)
         # Its own chain leads back to it (a line that is its own parent, or a loop of removed
         # lines): nothing above it survives, and pointing at itself would be a loop to walk.
@@ -875,6 +901,21 @@ class SessionRepairer:
     def _known(self, parent: str | None) -> bool:
         """``parent`` is one of the recent lines written (None: no line)."""
         return parent is None or parent in self._recent or parent in self._older
+
+    def _between(self, parent: str | None) -> bool:
+        """The lines written since ``parent`` (the line before this one in the file) went in
+        between them: the line written last descends from it, or it is not written (removed,
+        or further on). Else ``parent`` is written on a chain of its own that the line written
+        last does not lead to (a result written before the result it hangs from, which moved
+        up): re-pointed, the line would cut ``parent`` off the chain."""
+        at = self._out_prev
+        if at == parent or parent is None or not (parent in self._recent or parent in self._older):
+            return True
+        for _ in range(len(self._recent) + len(self._older)):
+            at = self._recent[at] if at in self._recent else self._older.get(at) if at is not None else None
+            if at is None or at == parent:
+                return at == parent
+        return False
 
     def _name_ahead(self, parent: str, number: int) -> None:
         """Note a parent that a line written names, not known to be written before it (see
@@ -922,7 +963,10 @@ class SessionRepairer:
         if info.chain:
             new = info.parent
             named = self._named
-            if line.linear and not (named and info.uuid in named and self._known(new)):
+            moved = self._spliced.get(new) if self._spliced and new is not None else None
+            if moved is not None and line.number > moved[1]:
+                new = self._surviving(moved[0])  # it hung from a result that moved up: see _chain.splice
+            elif line.linear and not (named and info.uuid in named and self._known(new)) and self._between(new):
                 new = self._out_prev
             else:
                 # (a line that a line already written hangs from keeps its parent, when that is
@@ -948,7 +992,7 @@ class SessionRepairer:
             if self._named:
                 self._named.discard(info.uuid)
             recent = self._recent
-            recent[info.uuid] = None
+            recent[info.uuid] = info.parent
             if len(recent) >= _RECENT_LINES:
                 self._older, self._recent = recent, {}
         if line.record is not None:
