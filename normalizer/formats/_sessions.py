@@ -125,8 +125,9 @@ MAX_WRITABLE_DEPTH: Final = 254
 # What a line is to the pairing rules.
 Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
 
-#: Synthetic Claude Code lines get a uuid derived from the session and the call (uuid5 in
-#: this namespace): fresh, and the same for the same repair (the output is reproducible).
+#: Synthetic Claude Code lines get a uuid derived from the call's tool_use line and the call
+#: (uuid5 in this namespace): fresh, one per call line (an id left open in two turns gets
+#: two), and the same for the same repair (the output is reproducible).
 _NAMESPACE = uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f")
 
 
@@ -295,7 +296,7 @@ class _ClaudeCode(_Dialect):
         line["type"] = "user"
         line["message"] = {"role": "user", "content": [
             {"tool_use_id": call.id, "type": "tool_result", "content": text, "is_error": True}]}
-        line["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{source.get('sessionId')}/{call.id}"))
+        line["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{source.get('uuid')}/{call.id}"))
         if timestamp is not None:
             line["timestamp"] = timestamp
         line["toolUseResult"] = f"Error: {text}"

@@ -74,14 +74,16 @@ def cc_result(u: str, parent: str | None, call_id: str, version: str = "2.0.64")
     return cc_user(u, parent, [{"tool_use_id": call_id, "type": "tool_result", "content": "a.txt"}], version)
 
 
-def stub_uuid(call_id: str) -> str:
-    return str(uuid.uuid5(uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f"), f"s-1/{call_id}"))
+def stub_uuid(call_line: str, call_id: str) -> str:
+    return str(uuid.uuid5(uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f"), f"{call_line}/{call_id}"))
 
 
-def cc_stub(parent: str | None, call_id: str, timestamp: str, version: str = "2.0.64", tree: bool = False) -> dict[str, Any]:
+def cc_stub(parent: str | None, call_id: str, timestamp: str, version: str = "2.0.64", tree: bool = False,
+            call_line: str | None = None) -> dict[str, Any]:
+    """A synthetic result; ``call_line`` is the uuid of its tool_use line (``parent`` unless given)."""
     line = {"parentUuid": parent, **ENV, "version": version, "type": "user", "message": {"role": "user", "content": [
         {"tool_use_id": call_id, "type": "tool_result", "content": STUB, "is_error": True}]},
-        "uuid": stub_uuid(call_id), "timestamp": timestamp, "toolUseResult": f"Error: {STUB}"}
+        "uuid": stub_uuid(call_line or str(parent), call_id), "timestamp": timestamp, "toolUseResult": f"Error: {STUB}"}
     if tree:
         line["sourceToolAssistantUUID"] = parent
     return line
@@ -109,6 +111,20 @@ def test_from_version_2_1_a_synthetic_result_hangs_from_its_tool_use_line() -> N
                  cc_result("u4", "u2", "t1", v))
     out, _ = repaired(data)
     assert out == data + dumps(cc_stub("u3", "t2", "2026-01-01T00:00:04.000Z", v, tree=True))
+
+
+def test_a_call_id_left_open_in_two_turns_gets_two_synthetic_results_of_their_own() -> None:
+    # Both used to get uuid5(sessionId/call id): two lines of one uuid, the chain a loop and
+    # the first turn unreachable. Now each stub's uuid comes from its tool_use line's.
+    data = dumps(cc_user("u1", None, "hi"), cc_call("a1", "u1", "t1", msg="m1"), cc_user("u2", "a1", "go on"),
+                 cc_call("a2", "u2", "t1", msg="m2"), cc_user("u3", "a2", "and?"))
+    out, report = repaired(data)
+    s1, s2 = cc_stub("a1", "t1", "2026-01-01T00:00:01.000Z"), cc_stub("a2", "t1", "2026-01-01T00:00:02.000Z")
+    assert s1["uuid"] != s2["uuid"]
+    assert out == dumps(cc_user("u1", None, "hi"), cc_call("a1", "u1", "t1", msg="m1"), s1, cc_user("u2", s1["uuid"], "go on"),
+                        cc_call("a2", "u2", "t1", msg="m2"), s2, cc_user("u3", s2["uuid"], "and?"))
+    assert [x["uuid"] for x in main_chain(lines_of(out))] == ["u1", "a1", s1["uuid"], "u2", "a2", s2["uuid"], "u3"]
+    assert_resumable(out, data)
 
 
 def test_a_prompt_after_an_interrupted_tool_use_is_re_pointed_at_the_synthetic_result() -> None:
