@@ -245,13 +245,16 @@ class _ClaudeCode(_Dialect):
         kind = value.get("type")
         message = value.get("message")
         side = bool(value.get("isSidechain"))
-        if self.side is None and kind in ("user", "assistant") and isinstance(message, dict):
+        # A line of results only, before the thread is known, answers nothing (it is removed):
+        # the thread is the next line's, the first of the file once it is gone (a fixed point).
+        early = self.side is None and kind == "user" and isinstance(message, dict) and _results_only(message.get("content"))
+        if self.side is None and kind in ("user", "assistant") and isinstance(message, dict) and not early:
             self.side = side  # a sub-agent file is all sidechain: its thread is the sidechain
         line_uuid = value.get("uuid")
         if isinstance(line_uuid, str):
             parent = value.get("parentUuid")
             info.uuid, info.parent = line_uuid, parent if isinstance(parent, str) else None
-        if side != self.side:
+        if side != self.side and not early:
             return info  # another thread (an inline sidechain), or not known yet: untouched
         info.chain = info.uuid is not None
         if kind == "system" and value.get("subtype") == "compact_boundary":
@@ -308,6 +311,10 @@ class _ClaudeCode(_Dialect):
         message = value["message"]
         content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids)]
         return {**value, "message": {**message, "content": content}}
+
+
+def _results_only(content: Any) -> bool:
+    return isinstance(content, list) and bool(content) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def _version(value: Any) -> tuple[int, int]:
@@ -959,6 +966,18 @@ class SessionRepairer:
 
     # -- writing --------------------------------------------------------------------------------
 
+    def _repoint(self, line: _Line, new: str | None) -> None:
+        info = line.info
+        if line.synthetic is not None:
+            line.value["parentUuid"] = new
+            line.body = dumps(line.value)
+        else:
+            old = info.parent
+            line.body = _repoint_body(line.body, line.parsed(), new)
+            self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
+                            line=line.number, output=self._n_out, dropped={"parentUuid": old})
+        info.parent = new
+
     def _emit(self, line: _Line) -> None:
         info = line.info
         if info.chain:
@@ -976,16 +995,10 @@ class SessionRepairer:
                 if new is not None and line.synthetic is None and not (line.back and new == info.parent) and not self._known(new):
                     self._name_ahead(new, line.number)
             if new != info.parent:
-                if line.synthetic is not None:
-                    line.value["parentUuid"] = new
-                    line.body = dumps(line.value)
-                else:
-                    old = info.parent
-                    line.body = _repoint(line.body, line.parsed(), new)
-                    self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
-                                    line=line.number, output=self._n_out, dropped={"parentUuid": old})
-                info.parent = new
+                self._repoint(line, new)
             self._out_prev = info.uuid
+        elif info.parent is not None and info.parent in self._removed:
+            self._repoint(line, self._surviving(info.parent))  # (a line of another thread: it hung from a line removed)
         elif info.parent is not None and not self._known(info.parent):
             self._name_ahead(info.parent, line.number)  # (a line of no thread yet, or of another: untouched)
         if info.uuid is not None:
@@ -1006,7 +1019,7 @@ class SessionRepairer:
         self._n_out += 1
 
 
-def _repoint(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
+def _repoint_body(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
     """The line's bytes with only its ``parentUuid`` changed: spliced in place when the old
     value stands once (Claude Code writes it first), else the line written anew."""
     old = b'"parentUuid":' + dumps(value.get("parentUuid"))

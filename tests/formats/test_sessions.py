@@ -592,6 +592,33 @@ def test_what_is_not_the_conversation_passes_through_untouched() -> None:
     assert out == data and not report.changed  # the boundary ended the turn: nothing before it is sent
 
 
+@pytest.mark.parametrize("head", [False, True])
+def test_orphans_before_an_inline_sidechain_repair_to_a_fixed_point(head: bool) -> None:
+    # Claude Code 1.0: two orphan results, then an inline sidechain line hanging from the
+    # second. The results were removed and the sidechain line left naming one of them; and,
+    # first in the file then, the second repair took the sidechain for the thread and added
+    # a stub. Now it hangs from what the removed line hung from, and a results-only line
+    # before the thread is known does not decide it: one repair is a fixed point.
+    v = "1.0.30"
+    before = [cc_user("u1", None, "hi", v), cc_text("a1", "u1", "ok", v, "m1")] if head else []
+    o1, o2 = cc_result("o1", "a1" if head else None, "gone1", v), cc_result("o2", "o1", "gone2", v)
+    side = {**cc_call("s1", "o2", "ts1", v, "ms"), "isSidechain": True}
+    data = dumps(*before, o1, o2, side)
+    out, report = repaired(data)
+    s1 = {**side, "parentUuid": "a1" if head else None}
+    n = len(before)
+    drops = [("drop_orphan_result", n + 1, None, orjson.dumps(o1).decode()), ("drop_orphan_result", n + 2, None, orjson.dumps(o2).decode()),
+             ("repoint_parent", n + 3, n, {"parentUuid": "o2"})]
+    if head:  # the sidechain is another thread: its call is not the thread's
+        assert out == dumps(*before, s1)
+        assert records(report) == drops
+    else:  # the sidechain is the file's only thread, as a sub-agent file is
+        stub = {**cc_stub("s1", "ts1", "2026-01-01T00:00:01.000Z", v), "isSidechain": True}
+        assert out == dumps(s1, stub)
+        assert records(report) == [*drops, ("stub_missing_result", 3, 1, None)]
+    assert_resumable(out, data)
+
+
 def test_trailing_calls_keep_and_orphan_results_error() -> None:
     data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"))
     assert repaired(data, trailing_calls="keep")[0] == data
