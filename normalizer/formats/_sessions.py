@@ -501,6 +501,8 @@ class SessionRepairer:
         self._older: dict[str, str | None] = {}
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
+        #: The number of the file's last line if it was torn (no newline, not JSON: removed).
+        self.torn: int | None = None
         self._closed = False
         if fmt != "auto":
             self._choose(fmt)
@@ -572,6 +574,14 @@ class SessionRepairer:
                 value = None  # a blank line: carried through as it is
             else:
                 error = line_error(text, exc, source=self.source, line=number, max_depth=self.max_depth)
+                if not end and self._n_in > 1:
+                    # The last line, with no newline, after others: torn (a killed writer leaves
+                    # one). The tools skip it on resume: so does the repair, into the report.
+                    self.torn = number
+                    self.report.add("drop_torn_line", f"{error} (the last line, with no newline: torn, its writer stopped "
+                                    "mid-line); removed, as the tool skips it on resume, and kept here whole",
+                                    line=number, dropped=body.decode("utf-8", "backslashreplace"))
+                    return
                 if self.on_invalid != "skip":
                     raise error from None
                 self.report.add("skip_invalid", str(error), line=number, dropped=body.decode("utf-8", "backslashreplace"))

@@ -632,12 +632,66 @@ def test_trailing_calls_keep_and_orphan_results_error() -> None:
 
 
 def test_a_line_that_is_not_json_is_refused_or_removed() -> None:
-    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + b'{"parentUuid": "u2", "type": "us'
+    data = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")) + b'{"parentUuid": "u2", "type": "us\n'
     with pytest.raises(InvalidMessage, match=r"^<input>:3:33: not JSON: unexpected end of data"):
         repaired(data)
     out, report = repaired(data, on_invalid="skip")
     assert out == dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
     assert [(r.kind, r.line, r.dropped) for r in report.records][0] == ("skip_invalid", 3, '{"parentUuid": "u2", "type": "us')
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_a_torn_last_line_is_left_out_as_the_tool_does_on_resume(fmt: str) -> None:
+    # A writer killed mid-line leaves a last line with no newline that is not JSON: Codex
+    # (and Claude Code) skip it on resume. It used to be an error (exit 1 on --in-place).
+    if fmt == "codex":
+        head, torn = dumps(META, USER, CALL, OUT), orjson.dumps(cx("response_item", {"type": "message", "role": "assistant"}))[:-30]
+        expected = head
+    else:
+        head, torn = dumps(cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1")), orjson.dumps(cc_result("u3", "u2", "t1"))[:-40]
+        expected = head + dumps(cc_stub("u2", "t1", "2026-01-01T00:00:02.000Z"))
+    repairer = SessionRepairer()
+    out = repairer.feed(head + torn) + repairer.close()
+    assert out == expected and out.endswith(b"\n")
+    n = len(head.splitlines()) + 1
+    assert repairer.torn == n
+    assert records(repairer.report)[0] == ("drop_torn_line", n, None, torn.decode())
+    assert repairer.report.records[0].detail.startswith(f"<input>:{n}:")
+    assert repairer.report.records[0].detail.endswith(
+        "(the last line, with no newline: torn, its writer stopped mid-line); removed, as the tool skips it on resume, and kept here whole")
+    again, report = repaired(out)
+    assert again == out and not report.changed
+    # the reader skips it too (chatnorm check, repair --check, --to jsonl)
+    stream = read_messages(io.BytesIO(head + torn))
+    list(stream)
+    assert stream.report.counts.get("drop_torn_line") == 1
+    # anywhere else, or with its newline, or the file's only line, it is still an error
+    for bad in (head + torn + b"\n", head + torn + b"\n" + head.splitlines(keepends=True)[-1], torn):
+        with pytest.raises(InvalidMessage, match="not JSON"):
+            repaired(bad)
+
+
+def test_the_command_line_warns_of_a_torn_last_line_and_keeps_it_in_the_backup(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "rollout.jsonl"
+    original = (root / "examples" / "codex-rollout.jsonl").read_bytes()[:-100]  # head -c -100
+    src.write_bytes(original)
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "200"}
+    result = subprocess.run([sys.executable, "-m", "normalizer", "repair", "--in-place", "--backup", src],
+                            capture_output=True, timeout=60, env=env)
+    err = result.stderr.decode().splitlines()
+    assert result.returncode == 0, err
+    assert err[0] == (f"warning: {src}:6: the last line is torn (no newline, not JSON: its writer stopped mid-line); left "
+                      "out, as the tool skips it on resume, and kept whole in the report")
+    assert err[1] == f"{src}: 6 in, 5 out; drop_torn_line 1"
+    assert src.read_bytes() == original[: original.rindex(b"\n") + 1]  # ends on its last whole line
+    assert Path(f"{src}.bak").read_bytes() == original
+    check = subprocess.run([sys.executable, "-m", "normalizer", "repair", "--check", f"{src}.bak"], capture_output=True, timeout=60, env=env)
+    assert check.returncode == 1 and b"would repair" in check.stdout + check.stderr
 
 
 def test_a_last_line_without_a_newline_gets_one_when_a_line_follows_it() -> None:
