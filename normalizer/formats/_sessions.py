@@ -346,6 +346,7 @@ class _Codex(_Dialect):
                 info.calls.append((call_id, kind))
         elif kind == "reasoning" or (kind == "message" and payload.get("role") == "assistant"):
             info.kind = "assistant"
+            info.key = _REPLY if kind == "message" else None
         elif kind == "message":
             info.kind = "user"
         elif isinstance(kind, str) and kind.endswith("_output") and isinstance(payload.get("call_id"), str):
@@ -382,6 +383,11 @@ _HOLD_UNRECOGNISED = 1 << 20
 #: What ``_held_key`` is while the lines held came after a user message (not after the first
 #: line of the next assistant turn, whose ``message.id`` it is then).
 _AFTER_USER: Final = object()
+
+#: Codex: what ``_held_key`` is while the lines held came after an assistant message written
+#: between a call and its output (the output moves up to its call); and that message's key.
+_AFTER_REPLY: Final = object()
+_REPLY: Final = "message"
 
 
 class SessionRepairer:
@@ -664,14 +670,20 @@ class SessionRepairer:
             assert self._dialect is not None
             if turn is None or not self._dialect.continues(turn, info):
                 if turn is not None:
-                    if turn.waits() and self._dialect.chained:
+                    if turn.waits():
                         # The turn is over, but a line of the next one may have been written
-                        # before the results it follows: hold the next turn's lines.
-                        self._hold(line, turn, info.key)
+                        # before the results it follows: hold the next turn's lines (Codex:
+                        # all of them, until the user's next message).
+                        self._hold(line, turn, info.key if self._dialect.chained else _AFTER_REPLY)
                         return
                     for stub in self._stubs(turn, self._stamp):
                         self._emit(stub)
                 turn = self._turn = _Turn(info.key)
+            elif info.key is _REPLY and turn.waits():
+                # Codex: the assistant's message came between a call and its output (a rollout
+                # is in its conversation's order): hold it, for the output to move up.
+                self._hold(line, turn, _AFTER_REPLY)
+                return
             before = len(turn.calls)
             for call_id, call_kind in info.calls:
                 turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
@@ -731,6 +743,8 @@ class SessionRepairer:
             return
         if after_user:
             ends = info.kind in ("calls", "assistant", "reset")  # the next turn starts
+        elif self._held_key is _AFTER_REPLY:
+            ends = info.kind in ("reset", "user")  # (the lines of the turn are held: its outputs may follow)
         else:
             # The turn held ends: a line of another turn, a user message (read by the rules
             # after the held lines: results on it answer that turn's calls), a boundary.
@@ -777,6 +791,8 @@ class SessionRepairer:
             assert self._held is not None
             if self._held_key is _AFTER_USER:
                 first, after = "the user's message they came after", "the user's next message"
+            elif self._held_key is _AFTER_REPLY:
+                first, after = "the assistant's message they came after", "the assistant's message"
             else:
                 first, after = "the first line of the next assistant turn, which they came after", "the next assistant turn began"
             raise LimitExceeded(
@@ -816,8 +832,9 @@ class SessionRepairer:
                 self._step_held(line)
         else:
             self._held_key = _AFTER_USER
+            step = self._step if self._dialect is not None and self._dialect.chained else self._dispatch  # (a wait may begin)
             for line in held:
-                self._step(line)
+                step(line)
         self._splice(spliced)
 
     def _step_held(self, line: _Line) -> None:

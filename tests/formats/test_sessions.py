@@ -383,16 +383,39 @@ def test_a_line_of_no_thread_yet_that_hangs_from_a_later_result_keeps_it() -> No
     assert out == data and not report.changed
 
 
-def test_a_rollout_s_output_after_the_next_assistant_item_answers_nothing() -> None:
-    # A Codex rollout is in its conversation's order (no chain): the next assistant item
-    # after a result ends the turn, and an output after it is removed (the wait above is
-    # Claude Code's).
+def test_a_rollout_s_output_after_the_next_assistant_item_moves_up_to_its_call() -> None:
+    # It was removed as an orphan, and its call answered with a synthetic output: the real
+    # result lost, where Codex itself would have kept it. Codex does not move an output; a
+    # rollout's lines are its conversation's order, so the output moves up as a whole line.
     reply = cx("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]})
     late = cx("response_item", {"type": "custom_tool_call_output", "call_id": "call_2", "output": "done"})
     data = dumps(META, USER, CALL, PATCH, OUT, reply, late)
     out, report = repaired(data)
-    assert out == dumps(META, USER, CALL, PATCH, OUT, cx_stub("call_2", "2025-11-13T01:00:00.000Z", "custom_tool_call_output"), reply)
-    assert records(report) == [("stub_missing_result", 4, 5, None), ("drop_orphan_result", 7, None, orjson.dumps(late).decode())]
+    assert out == dumps(META, USER, CALL, PATCH, OUT, late, reply)
+    assert records(report) == [("move_result", 7, 5, None)]
+    assert report.records[0].detail == "result(s) call_2 moved up to their call, before line 6"
+    again, second = repaired(out)
+    assert again == out and not second.changed
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_rollout_s_output_after_the_assistant_s_message_moves_up_to_its_call(parallel: bool) -> None:
+    # function_call, message (assistant), function_call_output, user: the output moves up to
+    # right after its call (as a whole line); Codex does not move it itself. A call of the
+    # batch that is never answered gets its synthetic output there too.
+    reply = cx("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "running it"}]})
+    calls = [CALL, PATCH] if parallel else [CALL]
+    data = dumps(META, USER, *calls, reply, OUT, USER)
+    out, report = repaired(data)
+    stubs = [cx_stub("call_2", "2025-11-13T01:00:02.000Z", "custom_tool_call_output")] if parallel else []
+    assert out == dumps(META, USER, *calls, OUT, *stubs, reply, USER)
+    n = len(calls)
+    assert records(report) == [("move_result", n + 4, n + 2, None)] + ([("stub_missing_result", 4, 5, None)] if parallel else [])
+    again, second = repaired(out)
+    assert again == out and not second.changed
+    request = io.BytesIO()
+    normalizer.write_anthropic(list(read_messages(io.BytesIO(out))), request)
+    assert anthropic_violations(orjson.loads(request.getvalue())["messages"]) == []
 
 
 def test_the_parents_named_ahead_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
