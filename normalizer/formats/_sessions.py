@@ -14,13 +14,15 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   ends (before the line that starts the next turn, or at the end of the file): for Claude
   Code a ``user`` line with a ``tool_result`` block (``is_error: true``, the stub text; the
   envelope -- ``sessionId``, ``cwd``, ``version``, ``gitBranch``... -- of the ``tool_use``
-  line, a fresh ``uuid``, the timestamp of the line before it, ``toolUseResult``); for Codex
-  a ``response_item`` ``function_call_output`` (``custom_tool_call_output`` for a custom
-  call). Results that come after the user's next message move up to their call **as whole
-  lines**; so do, in a Claude Code session, results written after the first lines of the
-  next assistant turn (Claude Code can write a line before the result it hangs from: the
-  file's order is not the chain's). A result that answers no call of its turn, or answers
-  one twice, is removed; the whole line is kept in the report.
+  line, a fresh ``uuid`` derived from the ``tool_use`` line's and the call's, the timestamp
+  of the line before it, ``toolUseResult``); for Codex a ``response_item``
+  ``function_call_output`` (``custom_tool_call_output`` for a custom call). Results that
+  come after the user's next message move up to their call **as whole lines**; so do
+  results written after the first lines of the next assistant turn (Claude Code can write a
+  line before the result it hangs from: the file's order is not the chain's), and a Codex
+  output written after the assistant's next item (Codex does not move it). A result that
+  answers no call of its turn, or answers one twice, is removed; the whole line is kept in
+  the report.
 * **The ``parentUuid`` chain stays whole** (Claude Code rebuilds a conversation by walking
   it from the last line). A line whose parent was the line before it in the file keeps
   pointing at the line before it after an insertion, a move or a removal: those lines, and
@@ -31,7 +33,16 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   ``sourceToolAssistantUUID``) from version 2.1 on, from the line before it before that.
   A result line that a line already written names as its parent is never removed (nor
   refused by ``orphan_results='error'``): it is on the chain Claude Code walks, whatever the
-  file's order, and removing it would cut the history above it off.
+  file's order, and removing it would cut the history above it off. A result that moves up
+  takes its place on the chain too (:func:`._chain.splice`): one that hung from the user's
+  message it came after hangs from its call, the message from the result, and what hung
+  from the result from the message, so the chain from the last line carries every message
+  it carried (a line re-pointed at the line written before it only if that one descends
+  from its old parent). A line of another thread (an inline sidechain) that hung from a
+  removed line hangs from what that line hung from.
+* **A torn last line** (no newline, not JSON: a writer killed mid-line) is removed, as the
+  tools skip it on resume, and kept whole in the report (``drop_torn_line``; :attr:`torn`
+  says which line). A line that is not JSON anywhere else is ``on_invalid``'s.
 * **A line nested deeper than** ``max_depth`` is refused like a line that is not JSON
   (``on_invalid``), as the readers refuse it: the repair may have to write it anew.
 
@@ -47,15 +58,19 @@ up; then the held lines are written after the moved results and the synthetic on
 Claude Code session the next assistant turn holds them too: its lines (those of its
 ``message.id``, and the lines between them) are held until a line of another one, a user
 message or a compaction boundary, and are then read again by the same rules, after the
-moved results and the synthetic ones (a Codex rollout is in its conversation's order: an
-output after the next assistant item answers nothing). A
+moved results and the synthetic ones. A Codex rollout is in its conversation's order, but
+an output may come after the assistant's next item: an assistant message while the turn's
+calls are open, or the next turn's first item, holds the lines the same way, until the
+outputs come, the user's next message or a compaction. A
 compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
 with nothing added: what came before it is no longer sent. Memory holds one line, one
 turn's lines of calls and, while the turn waits, its held lines and the results moving up
 (all together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go
 (it is parsed again in the rare case it is needed); and the uuid of every removed Claude
 Code line, with the one its children hang from instead (at most :data:`MAX_REMOVED_LINES`);
-the uuids of the last lines written (1,024 to 2,048 of them); and the parents named by lines
+and of every result moved up off a line held, with the line its later children hang from
+instead (with the removed lines, at most :data:`MAX_REMOVED_LINES`); the uuids of the last
+lines written, with their parents (1,024 to 2,048 of them); and the parents named by lines
 written that are not among those (nor a result's own ``tool_use`` line): a line written
 later, or a branch from far back, each kept until a line of its uuid is written, so that it
 is not removed (at most :data:`MAX_PARENTS_AHEAD`). The work per line does not depend on how
@@ -388,6 +403,8 @@ _AFTER_USER: Final = object()
 #: between a call and its output (the output moves up to its call); and that message's key.
 _AFTER_REPLY: Final = object()
 _REPLY: Final = "message"
+#: ... and then after a user message: the next assistant item ends the wait.
+_AFTER_REPLY_USER: Final = object()
 
 
 class SessionRepairer:
@@ -743,8 +760,12 @@ class SessionRepairer:
             return
         if after_user:
             ends = info.kind in ("calls", "assistant", "reset")  # the next turn starts
-        elif self._held_key is _AFTER_REPLY:
-            ends = info.kind in ("reset", "user")  # (the lines of the turn are held: its outputs may follow)
+        elif self._held_key is _AFTER_REPLY or self._held_key is _AFTER_REPLY_USER:
+            # (the turn's lines are held: its outputs may follow, up to the next turn after
+            # the user's next message, as they may after a user message)
+            ends = info.kind == "reset" or (self._held_key is _AFTER_REPLY_USER and info.kind in ("calls", "assistant"))
+            if info.kind == "user":
+                self._held_key = _AFTER_REPLY_USER
         else:
             # The turn held ends: a line of another turn, a user message (read by the rules
             # after the held lines: results on it answer that turn's calls), a boundary.
@@ -791,8 +812,8 @@ class SessionRepairer:
             assert self._held is not None
             if self._held_key is _AFTER_USER:
                 first, after = "the user's message they came after", "the user's next message"
-            elif self._held_key is _AFTER_REPLY:
-                first, after = "the assistant's message they came after", "the assistant's message"
+            elif self._held_key is _AFTER_REPLY or self._held_key is _AFTER_REPLY_USER:
+                first, after = "the assistant's item they came after", "the assistant's next item"
             else:
                 first, after = "the first line of the next assistant turn, which they came after", "the next assistant turn began"
             raise LimitExceeded(

@@ -418,6 +418,15 @@ def test_a_rollout_s_output_after_the_assistant_s_message_moves_up_to_its_call(p
     assert anthropic_violations(orjson.loads(request.getvalue())["messages"]) == []
 
 
+def test_a_rollout_s_output_after_the_assistant_s_message_and_the_user_s_moves_up_to_its_call() -> None:
+    # As after a user message alone: the wait lasts until the next turn after it.
+    reply = cx("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "running it"}]})
+    out, report = repaired(dumps(META, USER, CALL, reply, USER, OUT))
+    assert out == dumps(META, USER, CALL, OUT, reply, USER)
+    assert records(report) == [("move_result", 6, 3, None)]
+    assert repaired(out)[0] == out
+
+
 def test_the_parents_named_ahead_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each parent a written line names that is not known to be written is remembered until
     # it is: at most MAX_PARENTS_AHEAD of them; the one past it is refused at its line.
