@@ -115,9 +115,10 @@ from ._writers import _open
 
 __all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session", "MAX_REMOVED_LINES", "MAX_PARENTS_AHEAD"]
 
-#: The most chain lines one session may have removed (results that answer no call): each is
-#: remembered to the end of the file, its uuid and where its children go instead (about 120
-#: bytes: 1,000,000 of them are about 120 MB). No real session comes near it.
+#: The most chain lines one session may have removed (results that answer no call), with the
+#: results moved up off the line they hung from (see ``_chain.splice``): each is remembered
+#: to the end of the file, its uuid and where its children go instead (about 120 bytes:
+#: 1,000,000 of them are about 120 MB). No real session comes near it.
 MAX_REMOVED_LINES: Final = 1_000_000
 
 #: The most parents, named by Claude Code lines already written, that the repairer has not
