@@ -718,6 +718,12 @@ class SessionRepairer:
             if info.results:
                 self._answer(line, turn)  # a user line is never removed: it has other content
             if turn is not None and turn.waits():
+                if (self._named and info.uuid in self._named) or (info.uuid is not None and self._known(info.uuid)):
+                    # A line of the turn, written, hangs from it: it came before the turn on
+                    # the chain (the file's order is not the chain's), and ends nothing; nor
+                    # does a line written again (its uuid written already).
+                    self._emit(line)
+                    return
                 # The turn is over, but its results may still come: hold what follows.
                 self._hold(line, turn, _AFTER_USER)
                 return
