@@ -2,13 +2,17 @@
 
 Claude Code rebuilds a conversation by walking ``parentUuid`` from the last line; a line the
 walk does not reach is not sent on resume. When a late result moves up to its call it must
-take its place on that chain, not only in the file: see :func:`splice`.
+take its place on that chain, not only in the file (:func:`splice`); a line re-pointed at
+the line written before it must not cut its old parent off (:func:`between`); and a line
+re-pointed keeps every other byte (:func:`repointed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from .._json import JSONDecodeError, dumps, loads
 
 
 class _Info(Protocol):
@@ -59,3 +63,36 @@ def splice(held: Sequence[_Line], moved: Sequence[_Line]) -> list[tuple[str, str
         top[info.uuid] = above
         out.append((info.uuid, above, line.number))
     return out
+
+
+def between(at: str | None, parent: str | None, recent: Mapping[str, str | None], older: Mapping[str, str | None]) -> bool:
+    """Whether the lines written since ``parent`` (the line before this one in the file) went
+    in between them: ``at``, the line written last, descends from it (walked up ``recent``
+    and ``older``, the last lines written and their parents), or it is not written (removed,
+    or further on). Else ``parent`` is written on a chain of its own that ``at`` does not
+    lead to (a result written before the result it hangs from, which moved up): re-pointed
+    at ``at``, the line would cut ``parent`` off the chain."""
+    if at == parent or parent is None or not (parent in recent or parent in older):
+        return True
+    for _ in range(len(recent) + len(older)):
+        if at is None:
+            return False
+        at = recent[at] if at in recent else older.get(at)
+        if at == parent:
+            return True
+    return False
+
+
+def repointed(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
+    """The line's bytes with only its ``parentUuid`` changed: spliced in place when the old
+    value stands once (Claude Code writes it first), else the line written anew."""
+    old = b'"parentUuid":' + dumps(value.get("parentUuid"))
+    new = b'"parentUuid":' + dumps(parent)
+    if body.count(old) == 1:
+        candidate = body.replace(old, new)
+        try:
+            if loads(candidate) == {**value, "parentUuid": parent}:
+                return candidate
+        except JSONDecodeError:
+            pass
+    return dumps({**value, "parentUuid": parent})

@@ -965,21 +965,6 @@ class SessionRepairer:
         """``parent`` is one of the recent lines written (None: no line)."""
         return parent is None or parent in self._recent or parent in self._older
 
-    def _between(self, parent: str | None) -> bool:
-        """The lines written since ``parent`` (the line before this one in the file) went in
-        between them: the line written last descends from it, or it is not written (removed,
-        or further on). Else ``parent`` is written on a chain of its own that the line written
-        last does not lead to (a result written before the result it hangs from, which moved
-        up): re-pointed, the line would cut ``parent`` off the chain."""
-        at = self._out_prev
-        if at == parent or parent is None or not (parent in self._recent or parent in self._older):
-            return True
-        for _ in range(len(self._recent) + len(self._older)):
-            at = self._recent[at] if at in self._recent else self._older.get(at) if at is not None else None
-            if at is None or at == parent:
-                return at == parent
-        return False
-
     def _name_ahead(self, parent: str, number: int) -> None:
         """Note a parent that a line written names, not known to be written before it (see
         ``_named``)."""
@@ -1028,7 +1013,7 @@ class SessionRepairer:
             line.body = dumps(line.value)
         else:
             old = info.parent
-            line.body = _repoint_body(line.body, line.parsed(), new)
+            line.body = _chain.repointed(line.body, line.parsed(), new)
             self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
                             line=line.number, output=self._n_out, dropped={"parentUuid": old})
         info.parent = new
@@ -1041,7 +1026,7 @@ class SessionRepairer:
             moved = self._spliced.get(new) if self._spliced and new is not None else None
             if moved is not None and line.number > moved[1]:
                 new = self._surviving(moved[0])  # it hung from a result that moved up: see _chain.splice
-            elif line.linear and not (named and info.uuid in named and self._known(new)) and self._between(new):
+            elif line.linear and not (named and info.uuid in named and self._known(new)) and _chain.between(self._out_prev, new, self._recent, self._older):
                 new = self._out_prev
             else:
                 # (a line that a line already written hangs from keeps its parent, when that is
@@ -1072,21 +1057,6 @@ class SessionRepairer:
         self._out += line.body + line.end
         self._unterminated = line.end == b""
         self._n_out += 1
-
-
-def _repoint_body(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
-    """The line's bytes with only its ``parentUuid`` changed: spliced in place when the old
-    value stands once (Claude Code writes it first), else the line written anew."""
-    old = b'"parentUuid":' + dumps(value.get("parentUuid"))
-    new = b'"parentUuid":' + dumps(parent)
-    if body.count(old) == 1:
-        candidate = body.replace(old, new)
-        try:
-            if loads(candidate) == {**value, "parentUuid": parent}:
-                return candidate
-        except JSONDecodeError:
-            pass
-    return dumps({**value, "parentUuid": parent})
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:
