@@ -440,6 +440,19 @@ def test_a_rollout_s_output_after_the_assistant_s_message_and_the_user_s_moves_u
     assert repaired(out)[0] == out
 
 
+def test_a_rollout_s_wait_after_the_assistant_s_message_is_bounded_by_max_held_bytes() -> None:
+    reply = cx("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x" * 200}]})
+    data = dumps(META, USER, CALL, reply, OUT, USER)
+    room = sum(len(orjson.dumps(v)) for v in (CALL, reply, OUT))  # the call's line, the message held, the output moving up
+    assert repaired(data, max_held_bytes=room)[0] == dumps(META, USER, CALL, OUT, reply, USER)
+    with pytest.raises(LimitExceeded) as caught:
+        repaired(data, max_held_bytes=room - 1)
+    assert (caught.value.limit, caught.value.line) == ("max_held_bytes", 5)
+    assert str(caught.value).startswith(
+        "<input>:5: the late results moving up to their calls, with the lines of the calls and the lines held from line 4 on "
+        "(the assistant's item they came after), come to more than max_held_bytes")
+
+
 def test_the_parents_named_ahead_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each parent a written line names that is not known to be written is remembered until
     # it is: at most MAX_PARENTS_AHEAD of them; the one past it is refused at its line.
