@@ -403,7 +403,7 @@ _AFTER_USER: Final = object()
 #: Codex: what ``_held_key`` is while the lines held came after an assistant message written
 #: between a call and its output (the output moves up to its call); and that message's key.
 _AFTER_REPLY: Final = object()
-_REPLY: Final = "message"
+_REPLY: Final = object()
 #: ... and then after a user message: the next assistant item ends the wait.
 _AFTER_REPLY_USER: Final = object()
 
