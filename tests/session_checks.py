@@ -4,6 +4,7 @@ parentUuid chain of a Claude Code session, and where to cut a sample to break it
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +151,11 @@ def assert_chain_whole(lines: list[Any], before: list[Any] | None = None) -> Non
 def main_chain(lines: list[Any]) -> list[Any]:
     """The lines Claude Code sends on resume: from the thread's last line up its parentUuid
     chain (through compaction boundaries' logicalParentUuid), first line first; with the
-    lines of a parallel batch that the walk passes by, as Claude Code recovers them (the
-    other lines of an assistant message.id on the chain, and the results hanging from them:
-    from 2.1 a result hangs from its own tool_use line, and the walk passes one call only)."""
+    lines of a parallel batch that the walk passes by (the other lines of an assistant
+    message.id on the chain, and the results hanging from them), which Claude Code must
+    recover, as its own 2.1 files need it: a result hangs from its own tool_use line there,
+    and the walk passes one call of a batch only. (That recovery is assumed here, not
+    observed: the owner tests resume repaired files with the real CLI.)"""
     sides = [bool(v.get("isSidechain")) for v in lines if v.get("type") in ("user", "assistant")]
     if not sides:
         return []
@@ -177,7 +180,7 @@ def _message_id(value: Any) -> Any:
     return message.get("id") if value.get("type") == "assistant" and isinstance(message, dict) else None
 
 
-def assert_messages_kept(before: list[Any], after: list[Any], dropped: list[Any] = ()) -> None:  # type: ignore[assignment]
+def assert_messages_kept(before: list[Any], after: list[Any], dropped: Sequence[Any] = ()) -> None:
     """Every user and assistant message on the input's main chain is on the repaired file's
     main chain (a repair never makes Claude Code lose history on resume), but for the lines
     the repair removed (``dropped``: the report's whole lines)."""
@@ -185,9 +188,11 @@ def assert_messages_kept(before: list[Any], after: list[Any], dropped: list[Any]
     for d in dropped:
         if isinstance(d, str):
             try:
-                gone.add(orjson.loads(d).get("uuid"))
+                value = orjson.loads(d)
             except orjson.JSONDecodeError:
-                pass
+                continue
+            if isinstance(value, dict):
+                gone.add(value.get("uuid"))
     carried = {v["uuid"] for v in main_chain(after)}
     lost = [v["uuid"] for v in main_chain(before)
             if v.get("type") in ("user", "assistant") and v["uuid"] not in carried and v["uuid"] not in gone]
