@@ -295,7 +295,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
             differ.a.add(before.finish())
             differ.b.add(after.finish())
         differ.close()
-        result.changed = differ.changed or bool(reader_report.counts.get("skip_invalid"))
+        result.changed = differ.changed or bool(reader_report.counts.get("skip_invalid") or reader_report.counts.get("drop_torn_line"))
     except _Changed:
         result.changed = True
     except _TooLong as exc:

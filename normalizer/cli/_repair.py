@@ -47,7 +47,7 @@ from ._files import Job, keep_backup, open_output
 from ._progress import Tracker
 from ._progress import clear as clear_progress
 from ._streams import WRITTEN
-from ._text import error_text
+from ._text import error_text, say
 from .._core import Normalizer
 from .._errors import InputError, UsageError
 from .._json import JSONDecodeError, dumps, loads
@@ -653,6 +653,9 @@ def _pump_session(src: _Input, out: _Output, job: Job, settings: Settings, track
                 raise Interrupted(0)
         if not chunk:
             break
+    if repairer.torn is not None:
+        say(f"warning: {job.name}:{repairer.torn}: the last line is torn (no newline, not JSON: its writer stopped "
+            "mid-line); left out, as the tool skips it on resume, and kept whole in the report", err=True)
     result.format = repairer.format
     result.conversations = 1 if repairer.format is not None else 0
     result.messages_in, result.messages_out = report.messages_in, report.messages_out

@@ -77,7 +77,7 @@ from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
 from ._claude import AnthropicConverter, ClaudeCodeConverter, Sidechain
 from ._codex import CodexConverter, CodexPlan, CodexPlanner
 from ._depth import deeper_than
-from ._detect import DETECT_RECORDS, decide, guess, nothing_recognised
+from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
 from ._records import (
     BOM,
     CONTAINER_PREFIXES,
@@ -695,7 +695,14 @@ class Reader:
         try:
             return refused(raw)
         except JSONDecodeError:
-            self._refuse_line(self._not_json(raw, line), raw, line)
+            exc = self._not_json(raw, line)
+            if not raw.endswith(b"\n") and self.format in SESSION_FORMATS:
+                # A session's last line, torn (its writer killed mid-line): the tool skips it
+                # on resume, and so does the reader (recorded, whole; see formats._sessions).
+                self.report.add("drop_torn_line", f"{exc} (the last line, with no newline: torn); removed, as the tool "
+                                "skips it on resume, and kept here whole", line=line, dropped=raw.decode("utf-8", "backslashreplace"))
+                return _REFUSED
+            self._refuse_line(exc, raw, line)
             return _REFUSED
 
     def _not_json(self, raw: bytes, line: int) -> InputError:

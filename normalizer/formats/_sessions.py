@@ -14,13 +14,15 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   ends (before the line that starts the next turn, or at the end of the file): for Claude
   Code a ``user`` line with a ``tool_result`` block (``is_error: true``, the stub text; the
   envelope -- ``sessionId``, ``cwd``, ``version``, ``gitBranch``... -- of the ``tool_use``
-  line, a fresh ``uuid``, the timestamp of the line before it, ``toolUseResult``); for Codex
-  a ``response_item`` ``function_call_output`` (``custom_tool_call_output`` for a custom
-  call). Results that come after the user's next message move up to their call **as whole
-  lines**; so do, in a Claude Code session, results written after the first lines of the
-  next assistant turn (Claude Code can write a line before the result it hangs from: the
-  file's order is not the chain's). A result that answers no call of its turn, or answers
-  one twice, is removed; the whole line is kept in the report.
+  line, a fresh ``uuid`` derived from the ``tool_use`` line's and the call's, the timestamp
+  of the line before it, ``toolUseResult``); for Codex a ``response_item``
+  ``function_call_output`` (``custom_tool_call_output`` for a custom call). Results that
+  come after the user's next message move up to their call **as whole lines**; so do
+  results written after the first lines of the next assistant turn (Claude Code can write a
+  line before the result it hangs from: the file's order is not the chain's), and a Codex
+  output written after the assistant's next item (Codex does not move it). A result that
+  answers no call of its turn, or answers one twice, is removed; the whole line is kept in
+  the report.
 * **The ``parentUuid`` chain stays whole** (Claude Code rebuilds a conversation by walking
   it from the last line). A line whose parent was the line before it in the file keeps
   pointing at the line before it after an insertion, a move or a removal: those lines, and
@@ -31,7 +33,16 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   ``sourceToolAssistantUUID``) from version 2.1 on, from the line before it before that.
   A result line that a line already written names as its parent is never removed (nor
   refused by ``orphan_results='error'``): it is on the chain Claude Code walks, whatever the
-  file's order, and removing it would cut the history above it off.
+  file's order, and removing it would cut the history above it off. A result that moves up
+  takes its place on the chain too (:func:`._chain.splice`): one that hung from the user's
+  message it came after hangs from its call, the message from the result, and what hung
+  from the result from the message, so the chain from the last line carries every message
+  it carried (a line re-pointed at the line written before it only if that one descends
+  from its old parent). A line of another thread (an inline sidechain) that hung from a
+  removed line hangs from what that line hung from.
+* **A torn last line** (no newline, not JSON: a writer killed mid-line) is removed, as the
+  tools skip it on resume, and kept whole in the report (``drop_torn_line``; :attr:`torn`
+  says which line). A line that is not JSON anywhere else is ``on_invalid``'s.
 * **A line nested deeper than** ``max_depth`` is refused like a line that is not JSON
   (``on_invalid``), as the readers refuse it: the repair may have to write it anew.
 
@@ -47,15 +58,19 @@ up; then the held lines are written after the moved results and the synthetic on
 Claude Code session the next assistant turn holds them too: its lines (those of its
 ``message.id``, and the lines between them) are held until a line of another one, a user
 message or a compaction boundary, and are then read again by the same rules, after the
-moved results and the synthetic ones (a Codex rollout is in its conversation's order: an
-output after the next assistant item answers nothing). A
+moved results and the synthetic ones. A Codex rollout is in its conversation's order, but
+an output may come after the assistant's next item: an assistant message while the turn's
+calls are open, or the next turn's first item, holds the lines the same way, until the
+outputs come, the user's next message or a compaction. A
 compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
 with nothing added: what came before it is no longer sent. Memory holds one line, one
 turn's lines of calls and, while the turn waits, its held lines and the results moving up
 (all together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go
 (it is parsed again in the rare case it is needed); and the uuid of every removed Claude
 Code line, with the one its children hang from instead (at most :data:`MAX_REMOVED_LINES`);
-the uuids of the last lines written (1,024 to 2,048 of them); and the parents named by lines
+and of every result moved up off a line held, with the line its later children hang from
+instead (with the removed lines, at most :data:`MAX_REMOVED_LINES`); the uuids of the last
+lines written, with their parents (1,024 to 2,048 of them); and the parents named by lines
 written that are not among those (nor a result's own ``tool_use`` line): a line written
 later, or a branch from far back, each kept until a line of its uuid is written, so that it
 is not removed (at most :data:`MAX_PARENTS_AHEAD`). The work per line does not depend on how
@@ -90,6 +105,7 @@ from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
 from .._json import JSONDecodeError, dumps, loads
 from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
 from .._report import Report, new_report
+from . import _chain
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
 from ._read import open_source
 from ._depth import deeper_than
@@ -99,9 +115,10 @@ from ._writers import _open
 
 __all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session", "MAX_REMOVED_LINES", "MAX_PARENTS_AHEAD"]
 
-#: The most chain lines one session may have removed (results that answer no call): each is
-#: remembered to the end of the file, its uuid and where its children go instead (about 120
-#: bytes: 1,000,000 of them are about 120 MB). No real session comes near it.
+#: The most chain lines one session may have removed (results that answer no call), with the
+#: results moved up off the line they hung from (see ``_chain.splice``): each is remembered
+#: to the end of the file, its uuid and where its children go instead (about 120 bytes:
+#: 1,000,000 of them are about 120 MB). No real session comes near it.
 MAX_REMOVED_LINES: Final = 1_000_000
 
 #: The most parents, named by Claude Code lines already written, that the repairer has not
@@ -124,8 +141,9 @@ MAX_WRITABLE_DEPTH: Final = 254
 # What a line is to the pairing rules.
 Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
 
-#: Synthetic Claude Code lines get a uuid derived from the session and the call (uuid5 in
-#: this namespace): fresh, and the same for the same repair (the output is reproducible).
+#: Synthetic Claude Code lines get a uuid derived from the call's tool_use line and the call
+#: (uuid5 in this namespace): fresh, one per call line (an id left open in two turns gets
+#: two), and the same for the same repair (the output is reproducible).
 _NAMESPACE = uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f")
 
 
@@ -243,13 +261,16 @@ class _ClaudeCode(_Dialect):
         kind = value.get("type")
         message = value.get("message")
         side = bool(value.get("isSidechain"))
-        if self.side is None and kind in ("user", "assistant") and isinstance(message, dict):
+        # A line of results only, before the thread is known, answers nothing (it is removed):
+        # the thread is the next line's, the first of the file once it is gone (a fixed point).
+        early = self.side is None and kind == "user" and isinstance(message, dict) and _results_only(message.get("content"))
+        if self.side is None and kind in ("user", "assistant") and isinstance(message, dict) and not early:
             self.side = side  # a sub-agent file is all sidechain: its thread is the sidechain
         line_uuid = value.get("uuid")
         if isinstance(line_uuid, str):
             parent = value.get("parentUuid")
             info.uuid, info.parent = line_uuid, parent if isinstance(parent, str) else None
-        if side != self.side:
+        if side != self.side and not early:
             return info  # another thread (an inline sidechain), or not known yet: untouched
         info.chain = info.uuid is not None
         if kind == "system" and value.get("subtype") == "compact_boundary":
@@ -294,7 +315,7 @@ class _ClaudeCode(_Dialect):
         line["type"] = "user"
         line["message"] = {"role": "user", "content": [
             {"tool_use_id": call.id, "type": "tool_result", "content": text, "is_error": True}]}
-        line["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{source.get('sessionId')}/{call.id}"))
+        line["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{source.get('uuid')}/{call.id}"))
         if timestamp is not None:
             line["timestamp"] = timestamp
         line["toolUseResult"] = f"Error: {text}"
@@ -306,6 +327,10 @@ class _ClaudeCode(_Dialect):
         message = value["message"]
         content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids)]
         return {**value, "message": {**message, "content": content}}
+
+
+def _results_only(content: Any) -> bool:
+    return isinstance(content, list) and bool(content) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def _version(value: Any) -> tuple[int, int]:
@@ -337,6 +362,7 @@ class _Codex(_Dialect):
                 info.calls.append((call_id, kind))
         elif kind == "reasoning" or (kind == "message" and payload.get("role") == "assistant"):
             info.kind = "assistant"
+            info.key = _REPLY if kind == "message" else None
         elif kind == "message":
             info.kind = "user"
         elif isinstance(kind, str) and kind.endswith("_output") and isinstance(payload.get("call_id"), str):
@@ -373,6 +399,13 @@ _HOLD_UNRECOGNISED = 1 << 20
 #: What ``_held_key`` is while the lines held came after a user message (not after the first
 #: line of the next assistant turn, whose ``message.id`` it is then).
 _AFTER_USER: Final = object()
+
+#: Codex: what ``_held_key`` is while the lines held came after an assistant message written
+#: between a call and its output (the output moves up to its call); and that message's key.
+_AFTER_REPLY: Final = object()
+_REPLY: Final = object()
+#: ... and then after a user message: the next assistant item ends the wait.
+_AFTER_REPLY_USER: Final = object()
 
 
 class SessionRepairer:
@@ -466,6 +499,10 @@ class SessionRepairer:
         # _AFTER_USER, or the message.id of the assistant turn whose first line began the hold
         self._held_key: Any = _AFTER_USER
         self._moved: list[_Line] = []  # late results, to be written before the held lines
+        self._held_prev: str | None = None  # the chain line written last when the wait began
+        # A late result moved up off a held line -> (that line, the result's line number):
+        # the lines after it that hang from it hang from that line instead (_chain.splice).
+        self._spliced: dict[str, tuple[str | None, int]] = {}
         self._stamp: Any = None  # the timestamp of the last line read
         self._orig_prev: str | None = None  # the chain line before, as read
         self._out_prev: str | None = None  # the chain line before, as written
@@ -483,10 +520,13 @@ class SessionRepairer:
         self._named: set[str] = set()
         # The uuids of the last lines written, in two generations of _RECENT_LINES at most
         # (the older let go when the newer fills): from _RECENT_LINES to twice that many.
-        self._recent: dict[str, None] = {}
-        self._older: dict[str, None] = {}
+        # (each with its parentUuid as written)
+        self._recent: dict[str, str | None] = {}
+        self._older: dict[str, str | None] = {}
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
+        #: The number of the file's last line if it was torn (no newline, not JSON: removed).
+        self.torn: int | None = None
         self._closed = False
         if fmt != "auto":
             self._choose(fmt)
@@ -558,6 +598,14 @@ class SessionRepairer:
                 value = None  # a blank line: carried through as it is
             else:
                 error = line_error(text, exc, source=self.source, line=number, max_depth=self.max_depth)
+                if not end and self._n_in > 1:
+                    # The last line, with no newline, after others: torn (a killed writer leaves
+                    # one). The tools skip it on resume: so does the repair, into the report.
+                    self.torn = number
+                    self.report.add("drop_torn_line", f"{error} (the last line, with no newline: torn, its writer stopped "
+                                    "mid-line); removed, as the tool skips it on resume, and kept here whole",
+                                    line=number, dropped=body.decode("utf-8", "backslashreplace"))
+                    return
                 if self.on_invalid != "skip":
                     raise error from None
                 self.report.add("skip_invalid", str(error), line=number, dropped=body.decode("utf-8", "backslashreplace"))
@@ -640,14 +688,20 @@ class SessionRepairer:
             assert self._dialect is not None
             if turn is None or not self._dialect.continues(turn, info):
                 if turn is not None:
-                    if turn.waits() and self._dialect.chained:
+                    if turn.waits():
                         # The turn is over, but a line of the next one may have been written
-                        # before the results it follows: hold the next turn's lines.
-                        self._hold(line, turn, info.key)
+                        # before the results it follows: hold the next turn's lines (Codex:
+                        # all of them, until the user's next message).
+                        self._hold(line, turn, info.key if self._dialect.chained else _AFTER_REPLY)
                         return
                     for stub in self._stubs(turn, self._stamp):
                         self._emit(stub)
                 turn = self._turn = _Turn(info.key)
+            elif info.key is _REPLY and turn.waits():
+                # Codex: the assistant's message came between a call and its output (a rollout
+                # is in its conversation's order): hold it, for the output to move up.
+                self._hold(line, turn, _AFTER_REPLY)
+                return
             before = len(turn.calls)
             for call_id, call_kind in info.calls:
                 turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
@@ -664,6 +718,12 @@ class SessionRepairer:
             if info.results:
                 self._answer(line, turn)  # a user line is never removed: it has other content
             if turn is not None and turn.waits():
+                if (self._named and info.uuid in self._named) or (info.uuid is not None and self._known(info.uuid)):
+                    # A line of the turn, written, hangs from it: it came before the turn on
+                    # the chain (the file's order is not the chain's), and ends nothing; nor
+                    # does a line written again (its uuid written already).
+                    self._emit(line)
+                    return
                 # The turn is over, but its results may still come: hold what follows.
                 self._hold(line, turn, _AFTER_USER)
                 return
@@ -681,6 +741,7 @@ class SessionRepairer:
         (``key`` is its message.id). One budget for the turn: its lines of calls, then what
         it holds while it waits."""
         self._held, self._held_bytes, self._held_stamp, self._held_key = [line], turn.call_bytes + len(line.body), self._stamp, key
+        self._held_prev = self._out_prev
         line.forget()
         turn.accepting = False
         if self._held_bytes > self.max_held_bytes:
@@ -706,6 +767,12 @@ class SessionRepairer:
             return
         if after_user:
             ends = info.kind in ("calls", "assistant", "reset")  # the next turn starts
+        elif self._held_key is _AFTER_REPLY or self._held_key is _AFTER_REPLY_USER:
+            # (the turn's lines are held: its outputs may follow, up to the next turn after
+            # the user's next message, as they may after a user message)
+            ends = info.kind == "reset" or (self._held_key is _AFTER_REPLY_USER and info.kind in ("calls", "assistant"))
+            if info.kind == "user":
+                self._held_key = _AFTER_REPLY_USER
         else:
             # The turn held ends: a line of another turn, a user message (read by the rules
             # after the held lines: results on it answer that turn's calls), a boundary.
@@ -752,6 +819,8 @@ class SessionRepairer:
             assert self._held is not None
             if self._held_key is _AFTER_USER:
                 first, after = "the user's message they came after", "the user's next message"
+            elif self._held_key is _AFTER_REPLY or self._held_key is _AFTER_REPLY_USER:
+                first, after = "the assistant's item they came after", "the assistant's next item"
             else:
                 first, after = "the first line of the next assistant turn, which they came after", "the next assistant turn began"
             raise LimitExceeded(
@@ -773,19 +842,28 @@ class SessionRepairer:
         if held is None:
             return
         turn, self._turn = self._turn, None
+        spliced = _chain.splice(held, self._moved) if self._dialect is not None and self._dialect.chained else []
         for line in self._moved:
             self._emit(line)
+        written = bool(self._moved)
         self._moved = []
         if turn is not None:
             for stub in self._stubs(turn, self._held_stamp):
                 self._emit(stub)
+                written = True
         if self._held_key is _AFTER_USER:
+            first = held[0].info
+            if written and first.chain and turn is not None and (first.parent == self._held_prev or any(
+                    first.parent == c.line.info.uuid for c in turn.calls.values())):
+                held[0].linear = True  # the user's message hangs from the results put before it
             for line in held:
                 self._step_held(line)
         else:
             self._held_key = _AFTER_USER
+            step = self._step if self._dialect is not None and self._dialect.chained else self._dispatch  # (a wait may begin)
             for line in held:
-                self._step(line)
+                step(line)
+        self._splice(spliced)
 
     def _step_held(self, line: _Line) -> None:
         # A held line after the wait: results in it answer nothing any more.
@@ -856,17 +934,28 @@ class SessionRepairer:
             turn.answered.add(call.id)
         return stubs
 
-    def _remove(self, removed: str, parent: str | None, number: int) -> None:
-        """Note a removed chain line: its children will hang from the line ``parent`` stands
-        for. Stored resolved, so that a chain of removed lines (orphan results one after the
-        other) costs one step per line, not one per line before it."""
-        if len(self._removed) >= MAX_REMOVED_LINES and removed not in self._removed:
+    def _splice(self, spliced: list[tuple[str, str, int]]) -> None:
+        """Note late results moved up off the held lines they hung from (see
+        :func:`._chain.splice`), once the held lines are written; bounded with the removed
+        lines, and kept to the end as they are."""
+        for moved, above, number in spliced:
+            self._bound(number)
+            self._spliced[moved] = (self._surviving(above), number)
+
+    def _bound(self, number: int, removed: str | None = None) -> None:
+        if len(self._removed) + len(self._spliced) >= MAX_REMOVED_LINES and (removed is None or removed not in self._removed):
             raise LimitExceeded(
                 f"more than {MAX_REMOVED_LINES} lines of this session's chain would be removed (tool results "
                 "that answer no call), each remembered to the end of the file for the lines that hang from it",
                 limit="MAX_REMOVED_LINES", value=MAX_REMOVED_LINES, source=self.source, line=number,
                 hint="No real session has this many; check that the file is one session, not several joined",
             )
+
+    def _remove(self, removed: str, parent: str | None, number: int) -> None:
+        """Note a removed chain line: its children will hang from the line ``parent`` stands
+        for. Stored resolved, so that a chain of removed lines (orphan results one after the
+        other) costs one step per line, not one per line before it."""
+        self._bound(number, removed)
         new = self._surviving(parent)
         # Its own chain leads back to it (a line that is its own parent, or a loop of removed
         # lines): nothing above it survives, and pointing at itself would be a loop to walk.
@@ -917,12 +1006,27 @@ class SessionRepairer:
 
     # -- writing --------------------------------------------------------------------------------
 
+    def _repoint(self, line: _Line, new: str | None) -> None:
+        info = line.info
+        if line.synthetic is not None:
+            line.value["parentUuid"] = new
+            line.body = dumps(line.value)
+        else:
+            old = info.parent
+            line.body = _chain.repointed(line.body, line.parsed(), new)
+            self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
+                            line=line.number, output=self._n_out, dropped={"parentUuid": old})
+        info.parent = new
+
     def _emit(self, line: _Line) -> None:
         info = line.info
         if info.chain:
             new = info.parent
             named = self._named
-            if line.linear and not (named and info.uuid in named and self._known(new)):
+            moved = self._spliced.get(new) if self._spliced and new is not None else None
+            if moved is not None and line.number > moved[1]:
+                new = self._surviving(moved[0])  # it hung from a result that moved up: see _chain.splice
+            elif line.linear and not (named and info.uuid in named and self._known(new)) and _chain.between(self._out_prev, new, self._recent, self._older):
                 new = self._out_prev
             else:
                 # (a line that a line already written hangs from keeps its parent, when that is
@@ -931,16 +1035,10 @@ class SessionRepairer:
                 if new is not None and line.synthetic is None and not (line.back and new == info.parent) and not self._known(new):
                     self._name_ahead(new, line.number)
             if new != info.parent:
-                if line.synthetic is not None:
-                    line.value["parentUuid"] = new
-                    line.body = dumps(line.value)
-                else:
-                    old = info.parent
-                    line.body = _repoint(line.body, line.parsed(), new)
-                    self.report.add("repoint_parent", f"line {line.number}: parentUuid {old} -> {new}, so the chain from the last line stays whole",
-                                    line=line.number, output=self._n_out, dropped={"parentUuid": old})
-                info.parent = new
+                self._repoint(line, new)
             self._out_prev = info.uuid
+        elif info.parent is not None and info.parent in self._removed:
+            self._repoint(line, self._surviving(info.parent))  # (a line of another thread: it hung from a line removed)
         elif info.parent is not None and not self._known(info.parent):
             self._name_ahead(info.parent, line.number)  # (a line of no thread yet, or of another: untouched)
         if info.uuid is not None:
@@ -948,7 +1046,7 @@ class SessionRepairer:
             if self._named:
                 self._named.discard(info.uuid)
             recent = self._recent
-            recent[info.uuid] = None
+            recent[info.uuid] = info.parent
             if len(recent) >= _RECENT_LINES:
                 self._older, self._recent = recent, {}
         if line.record is not None:
@@ -959,21 +1057,6 @@ class SessionRepairer:
         self._out += line.body + line.end
         self._unterminated = line.end == b""
         self._n_out += 1
-
-
-def _repoint(body: bytes, value: dict[str, Any], parent: str | None) -> bytes:
-    """The line's bytes with only its ``parentUuid`` changed: spliced in place when the old
-    value stands once (Claude Code writes it first), else the line written anew."""
-    old = b'"parentUuid":' + dumps(value.get("parentUuid"))
-    new = b'"parentUuid":' + dumps(parent)
-    if body.count(old) == 1:
-        candidate = body.replace(old, new)
-        try:
-            if loads(candidate) == {**value, "parentUuid": parent}:
-                return candidate
-        except JSONDecodeError:
-            pass
-    return dumps({**value, "parentUuid": parent})
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:

@@ -83,7 +83,7 @@ def stub(call_line: Line, call_id: str, stamp: str) -> Line:
     envelope = {k: v for k, v in call_line.items() if k not in ("parentUuid", "type", "message", "uuid", "timestamp")}
     return {"parentUuid": None, **envelope, "type": "user", "message": {"role": "user", "content": [
         {"tool_use_id": call_id, "type": "tool_result", "content": STUB, "is_error": True}]},
-        "uuid": str(uuid.uuid5(NAMESPACE, f"s-1/{call_id}")), "timestamp": stamp, "toolUseResult": f"Error: {STUB}"}
+        "uuid": str(uuid.uuid5(NAMESPACE, f"{call_line['uuid']}/{call_id}")), "timestamp": stamp, "toolUseResult": f"Error: {STUB}"}
 
 
 def chained(order: list[tuple[Line, int, str]]) -> tuple[bytes, list[tuple[str, int | None, int | None]]]:
