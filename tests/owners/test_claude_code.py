@@ -1,0 +1,62 @@
+"""Claude Code resumes each Claude Code sample, and each broken variant of two of them, as
+the original file and as repaired; its first model request of each is compared (see
+drive.py). Every sample of ``../shared/samples/claude_code/`` and ``real/claude_code/`` runs
+on every installed version (each resume takes 0.5 to 2 s; the original and the repaired file
+resume at once); the variants are made from a 2.0 session (``pai_v2.0.71``: results hang
+from the line before them) and a 2.1 one (``spotter_v2.1.38_tool_heavy``: results hang from
+their ``tool_use`` line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from normalizer._defaults import DEFAULT_STUB_TEXT
+
+from realdata import HAVE_SAMPLES, SKIP_REASON, sample_files
+from .conftest import need, owner_params
+from .drive import Owner, judge, stub_ids, too_new, variants
+
+SAMPLES = sample_files("claude_code", "*.jsonl") + sample_files("real/claude_code", "*.jsonl")
+BASES = ["pai_v2.0.71", "spotter_v2.1.38_tool_heavy"]
+OWNERS = owner_params("claude")
+
+
+def _cases() -> list[Any]:
+    cases = [pytest.param(path.name, path.read_bytes(), id=path.stem[:40]) for path in SAMPLES]
+    for base in BASES:
+        path = next((p for p in SAMPLES if p.name.startswith(base)), None)
+        if path is None:
+            continue
+        for name, data in variants(path.read_bytes(), "claude").items():
+            marks = XFAIL.get((base, name), ())
+            cases.append(pytest.param(f"{base}:{name}", data, id=f"{base}-{name}", marks=marks))
+    return cases or [pytest.param("none", b"", id="no-samples", marks=pytest.mark.skip(reason=SKIP_REASON))]
+
+
+#: Known defects of the session repair, fixed on another branch (issue 35): each mark turns
+#: into a failure (strict) once the fix is merged, and is then removed.
+XFAIL: dict[tuple[str, str], Any] = {}
+
+CASES = _cases()
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("owner", OWNERS)
+@pytest.mark.parametrize(("name", "data"), CASES)
+def test_resume_keeps_history(owner: Owner | str, name: str, data: bytes, tmp_path: Path) -> None:
+    """The repaired file's request is valid and holds all the original's did, plus stubs."""
+    owner = need(owner)
+    if (newer := too_new(owner, data)) is not None:
+        pytest.skip(newer)
+    judged = judge(owner, data, tmp_path, DEFAULT_STUB_TEXT)
+    assert judged.original.request is not None, f"{owner} sent no request for the original: {judged.original.describe()}"
+    assert judged.repaired.request is not None, f"{owner} sent no request for the repair: {judged.repaired.describe()}"
+    assert judged.violation is None, f"{owner} sent a request the API refuses: {judged.violation}"
+    assert not judged.lost, f"{owner}: the repaired file's request lost {judged.lost}"
+    assert not judged.gained, f"{owner}: the repaired file's request gained {judged.gained}"
+    unloaded = set(judged.stubs) - stub_ids(judged.repaired.request, "claude", DEFAULT_STUB_TEXT)
+    assert not unloaded, f"{owner} did not load the repair's stub results for {sorted(unloaded)}"
