@@ -244,6 +244,12 @@ def items(request: dict[str, Any], kind: str) -> Counter[Item]:
     return out
 
 
+#: What an owner writes into the request by itself, not from the file: Claude Code puts an
+#: assistant "No response requested." between a history that ends with a user message (a
+#: result, a stub) and the new prompt; whether it does depends on how the file ends, which a
+#: repair changes (a stub where the call was left out).
+OWNER_FILLERS = {("text", "assistant", "No response requested.")}
+
 RESULT_KINDS = {"tool_result", "output"}
 CALL_KINDS = {"tool_use", *RESPONSES_CALLS}
 
@@ -258,15 +264,24 @@ def compare(original: Counter[Item], repaired: Counter[Item], stub_text: str) ->
     owner's answer where the repaired one has the stub. Those, and only those, are allowed.
     """
     stubbed = {i for (k, i, c) in repaired if k in RESULT_KINDS and c == stub_text}
-    lost = [item for item in (original - repaired).elements() if not (item[0] in RESULT_KINDS and item[1] in stubbed)]
-    gained = [item for item in (repaired - original).elements()
-              if not (item[1] in stubbed and (item[0] in CALL_KINDS or (item[0] in RESULT_KINDS and item[2] == stub_text)))]
+    lost = [item for item in (original - repaired).elements()
+            if not (item[0] in RESULT_KINDS and item[1] in stubbed) and item not in OWNER_FILLERS]
+    gained = [item for item in (repaired - original).elements() if item not in OWNER_FILLERS
+              and not (item[1] in stubbed and (item[0] in CALL_KINDS or (item[0] in RESULT_KINDS and item[2] == stub_text)))]
     return lost, gained
 
 
-def stub_ids(request: dict[str, Any], kind: str, stub_text: str) -> set[str]:
-    """The calls a request answers with the stub text."""
-    return {i for (k, i, c) in items(request, kind) if k in RESULT_KINDS and c == stub_text}
+def call_ids(request: dict[str, Any] | None, kind: str) -> set[str]:
+    """The ids of the calls a request holds."""
+    return {i for (k, i, c) in items(request or {}, kind) if k in CALL_KINDS}
+
+
+def subagent_transcript(data: bytes) -> bool:
+    """A Claude Code sub-agent's transcript (``subagents/agent-*.jsonl``): every conversation
+    line is on the sidechain. No owner resumes one on its own (2.1.332 exits 1 with no
+    request), so there is nothing to judge."""
+    lines = [v for v in _first_line_value(data) if isinstance(v, dict) and v.get("type") in ("user", "assistant")]
+    return bool(lines) and all(v.get("isSidechain") for v in lines)
 
 
 # -- broken files, made from a sample -----------------------------------------------------------

@@ -2,9 +2,11 @@
 the original file and as repaired; its first model request of each is compared (see
 drive.py). Every sample of ``../shared/samples/claude_code/`` and ``real/claude_code/`` runs
 on every installed version (each resume takes 0.5 to 2 s; the original and the repaired file
-resume at once); the variants are made from a 2.0 session (``pai_v2.0.71``: results hang
-from the line before them) and a 2.1 one (``spotter_v2.1.38_tool_heavy``: results hang from
-their ``tool_use`` line).
+resume at once); the variants are made from a 1.0 session (``ccviewer_v1.0.108``), a 2.0 one
+(``pai_v2.0.71``; in both, results hang from the line before them) and a 2.1 one
+(``spotter_v2.1.38_tool_heavy``: results hang from their ``tool_use`` line). A version
+judges only files that it or an older version wrote (see ``drive.too_new``), and no version
+resumes a sub-agent transcript (skipped).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from normalizer._defaults import DEFAULT_STUB_TEXT
 
 from realdata import HAVE_SAMPLES, SKIP_REASON, sample_files
 from .conftest import need, owner_params
-from .drive import Owner, judge, stub_ids, too_new, variants
+from .drive import Owner, call_ids, judge, subagent_transcript, too_new, variants
 
 SAMPLES = sample_files("claude_code", "*.jsonl") + sample_files("real/claude_code", "*.jsonl")
-BASES = ["pai_v2.0.71", "spotter_v2.1.38_tool_heavy"]
+BASES = ["ccviewer_v1.0.108", "pai_v2.0.71", "spotter_v2.1.38_tool_heavy"]
 OWNERS = owner_params("claude")
 
 
@@ -39,7 +41,17 @@ def _cases() -> list[Any]:
 
 #: Known defects of the session repair, fixed on another branch (issue 35): each mark turns
 #: into a failure (strict) once the fix is merged, and is then removed.
-XFAIL: dict[tuple[str, str], Any] = {}
+TORN = pytest.mark.xfail(strict=True, reason="issue 35: torn last line (repair_session refuses a last line cut "
+                         "mid-write, InvalidMessage, where the owners skip it)")
+USER_BETWEEN = pytest.mark.xfail(strict=True, reason="issue 35: history lost when a user line sits between a tool_use "
+                                 "and its result (the user's text, or the call and its result, are off the chain)")
+XFAIL: dict[tuple[str, str], Any] = {
+    ("ccviewer_v1.0.108", "torn"): TORN,
+    ("pai_v2.0.71", "torn"): TORN,
+    ("spotter_v2.1.38_tool_heavy", "torn"): TORN,
+    ("pai_v2.0.71", "user_between"): USER_BETWEEN,
+    ("spotter_v2.1.38_tool_heavy", "user_between"): USER_BETWEEN,
+}
 
 CASES = _cases()
 
@@ -50,6 +62,8 @@ CASES = _cases()
 def test_resume_keeps_history(owner: Owner | str, name: str, data: bytes, tmp_path: Path) -> None:
     """The repaired file's request is valid and holds all the original's did, plus stubs."""
     owner = need(owner)
+    if subagent_transcript(data):
+        pytest.skip("a sub-agent transcript (all sidechain): Claude Code resumes sessions, not these")
     if (newer := too_new(owner, data)) is not None:
         pytest.skip(newer)
     judged = judge(owner, data, tmp_path, DEFAULT_STUB_TEXT)
@@ -58,5 +72,7 @@ def test_resume_keeps_history(owner: Owner | str, name: str, data: bytes, tmp_pa
     assert judged.violation is None, f"{owner} sent a request the API refuses: {judged.violation}"
     assert not judged.lost, f"{owner}: the repaired file's request lost {judged.lost}"
     assert not judged.gained, f"{owner}: the repaired file's request gained {judged.gained}"
-    unloaded = set(judged.stubs) - stub_ids(judged.repaired.request, "claude", DEFAULT_STUB_TEXT)
-    assert not unloaded, f"{owner} did not load the repair's stub results for {sorted(unloaded)}"
+    # A call the repair answered is in the request (with the stub, or with its own result when
+    # the stub hangs on a branch the owner does not walk): the owner loaded the kept call.
+    unloaded = set(judged.stubs) - call_ids(judged.repaired.request, "claude")
+    assert not unloaded, f"{owner} did not load the calls the repair answered with a stub: {sorted(unloaded)}"
