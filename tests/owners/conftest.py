@@ -45,3 +45,38 @@ def need(owner: Owner | str) -> Owner:
             pytest.fail(f"CI=true: {owner}", pytrace=False)
         pytest.skip(owner)
     return owner
+
+
+#: Known defects of the session repair, each as (case id, owner or None for every owner,
+#: what is wrong). Those of issue 35 are being fixed on another branch: the marks are strict,
+#: so a fixed case fails as XPASS until its line here is removed.
+TORN = "issue 35: torn last line (repair_session refuses a last line cut mid-write, InvalidMessage, where the owners skip it)"
+USER_BETWEEN = ("issue 35: history lost when a user line sits between a tool_use and its result (the user's text, "
+                "or the call and its result, are off the chain the owner walks)")
+CODEX_LATE = ("issue 35: Codex output after the next turn (the repair stubs the call and removes its real output, "
+              "which Codex itself sends as it is)")
+CLAUDE_LATE = ("issue 35 (found by these tests, not among the known five): a Claude Code result written after the "
+               "next turn's first assistant lines is removed and its call stubbed (the module's documented limit), "
+               "where Claude Code 2.1.332 walks the chain and sends the real result")
+KNOWN_DEFECTS: list[tuple[str, str | None, str]] = [
+    ("ccviewer_v1.0.108-torn", None, TORN),
+    ("pai_v2.0.71-torn", None, TORN),
+    ("spotter_v2.1.38_tool_heavy-torn", None, TORN),
+    ("moonmind_rollout-torn", None, TORN),
+    ("codemie_rollout-2026-05--torn", None, TORN),
+    ("pai_v2.0.71-user_between", None, USER_BETWEEN),
+    ("spotter_v2.1.38_tool_heavy-user_between", None, USER_BETWEEN),
+    ("codemie_rollout-2026-05--result_after_next_turn", None, CODEX_LATE),
+    ("ccviewer_v1.0.108-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
+    ("spotter_v2.1.38_tool_heavy-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
+]
+
+
+def known_defect(test_id: str, owner: Owner) -> pytest.MarkDecorator | None:
+    """The strict xfail mark of a known defect for this case (``test_id``: the case's id, a
+    dash, the owner's) on this owner, or None."""
+    case = test_id[: -len(str(owner)) - 1]
+    for known, which, reason in KNOWN_DEFECTS:
+        if case == known and which in (None, str(owner)):
+            return pytest.mark.xfail(strict=True, reason=reason)
+    return None

@@ -250,6 +250,16 @@ def items(request: dict[str, Any], kind: str) -> Counter[Item]:
 #: repair changes (a stub where the call was left out).
 OWNER_FILLERS = {("text", "assistant", "No response requested.")}
 
+#: The result an owner writes by itself for a call the file leaves unanswered (Codex:
+#: ``"aborted"``; Claude Code 2.1.332, where 2.0.76 leaves the call out: the text below, from
+#: its binary); a stub may take its place, and nothing else may (a real result replaced by a
+#: stub is a loss).
+OWNER_RESULTS = {
+    "aborted",
+    "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. "
+    "Check whether it took effect before relying on it or running it again.]",
+}
+
 RESULT_KINDS = {"tool_result", "output"}
 CALL_KINDS = {"tool_use", *RESPONSES_CALLS}
 
@@ -260,15 +270,21 @@ def compare(original: Counter[Item], repaired: Counter[Item], stub_text: str) ->
 
     A repair may add a stub result (``content`` the stub text) and with it the call it
     answers: an owner leaves an unanswered call out of its request (Claude Code) or answers
-    it itself (Codex: ``"aborted"``), so the original's request lacks that call or has the
-    owner's answer where the repaired one has the stub. Those, and only those, are allowed.
+    it itself (Codex: ``"aborted"``, :data:`OWNER_RESULTS`), so the original's request lacks
+    that call or has the owner's answer where the repaired one has the stub. Those, and only
+    those, are allowed (and :data:`OWNER_FILLERS` either way).
     """
     stubbed = {i for (k, i, c) in repaired if k in RESULT_KINDS and c == stub_text}
-    lost = [item for item in (original - repaired).elements()
-            if not (item[0] in RESULT_KINDS and item[1] in stubbed) and item not in OWNER_FILLERS]
+    lost = [item for item in (original - repaired).elements() if item not in OWNER_FILLERS
+            and not (item[0] in RESULT_KINDS and item[1] in stubbed and item[2] in OWNER_RESULTS)]
     gained = [item for item in (repaired - original).elements() if item not in OWNER_FILLERS
               and not (item[1] in stubbed and (item[0] in CALL_KINDS or (item[0] in RESULT_KINDS and item[2] == stub_text)))]
     return lost, gained
+
+
+def stub_ids(request: dict[str, Any] | None, kind: str, stub_text: str) -> set[str]:
+    """The calls a request answers with the stub text."""
+    return {i for (k, i, c) in items(request or {}, kind) if k in RESULT_KINDS and c == stub_text}
 
 
 def call_ids(request: dict[str, Any] | None, kind: str) -> set[str]:
@@ -369,8 +385,9 @@ def variants(data: bytes, kind: str) -> dict[str, bytes]:
       output or user message between) whose later lines hold a call.
     * ``user_between``: a user line (typed while the tool ran) between the first answered
       call and its result (Claude Code: the result hangs from it).
-    * ``result_after_next_turn``: the first result moved after the next user message (one
-      is added after it when the sample has none).
+    * ``result_after_next_turn``: the first result moved after the next user message and the
+      assistant lines (text, reasoning: no call) that follow it (a user message is added
+      after it when the sample has none).
     * ``torn``: the last line cut in the middle, no newline (killed mid-write).
     """
     lines = data.splitlines(keepends=True)
@@ -406,8 +423,11 @@ def variants(data: bytes, kind: str) -> dict[str, bytes]:
         if nxt is None:
             extra = _user_line(template, kind, "and then?", values[result_at].get("uuid") if kind == "claude" else None)
             out["result_after_next_turn"] = b"".join(rest + [extra + b"\n", lines[result_at]])
-        else:
-            out["result_after_next_turn"] = b"".join(rest[:nxt] + [lines[result_at]] + rest[nxt:])
+        else:  # after the next user message and the assistant lines that answer it (in ``rest``, one line up)
+            at = nxt
+            while at < len(rest) and roles[at + 1] == "assistant":
+                at += 1
+            out["result_after_next_turn"] = b"".join(rest[:at] + [lines[result_at]] + rest[at:])
     for i in range(len(lines) - 1):
         if roles[i] != "call":
             continue

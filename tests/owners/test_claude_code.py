@@ -19,7 +19,7 @@ import pytest
 from normalizer._defaults import DEFAULT_STUB_TEXT
 
 from realdata import HAVE_SAMPLES, SKIP_REASON, sample_files
-from .conftest import need, owner_params
+from .conftest import known_defect, need, owner_params
 from .drive import Owner, call_ids, judge, subagent_transcript, too_new, variants
 
 SAMPLES = sample_files("claude_code", "*.jsonl") + sample_files("real/claude_code", "*.jsonl")
@@ -34,24 +34,9 @@ def _cases() -> list[Any]:
         if path is None:
             continue
         for name, data in variants(path.read_bytes(), "claude").items():
-            marks = XFAIL.get((base, name), ())
-            cases.append(pytest.param(f"{base}:{name}", data, id=f"{base}-{name}", marks=marks))
+            cases.append(pytest.param(f"{base}:{name}", data, id=f"{base}-{name}"))
     return cases or [pytest.param("none", b"", id="no-samples", marks=pytest.mark.skip(reason=SKIP_REASON))]
 
-
-#: Known defects of the session repair, fixed on another branch (issue 35): each mark turns
-#: into a failure (strict) once the fix is merged, and is then removed.
-TORN = pytest.mark.xfail(strict=True, reason="issue 35: torn last line (repair_session refuses a last line cut "
-                         "mid-write, InvalidMessage, where the owners skip it)")
-USER_BETWEEN = pytest.mark.xfail(strict=True, reason="issue 35: history lost when a user line sits between a tool_use "
-                                 "and its result (the user's text, or the call and its result, are off the chain)")
-XFAIL: dict[tuple[str, str], Any] = {
-    ("ccviewer_v1.0.108", "torn"): TORN,
-    ("pai_v2.0.71", "torn"): TORN,
-    ("spotter_v2.1.38_tool_heavy", "torn"): TORN,
-    ("pai_v2.0.71", "user_between"): USER_BETWEEN,
-    ("spotter_v2.1.38_tool_heavy", "user_between"): USER_BETWEEN,
-}
 
 CASES = _cases()
 
@@ -59,9 +44,12 @@ CASES = _cases()
 @pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
 @pytest.mark.parametrize("owner", OWNERS)
 @pytest.mark.parametrize(("name", "data"), CASES)
-def test_resume_keeps_history(owner: Owner | str, name: str, data: bytes, tmp_path: Path) -> None:
+def test_resume_keeps_history(owner: Owner | str, name: str, data: bytes, tmp_path: Path,
+                              request: pytest.FixtureRequest) -> None:
     """The repaired file's request is valid and holds all the original's did, plus stubs."""
     owner = need(owner)
+    if (known := known_defect(request.node.callspec.id, owner)) is not None:
+        request.applymarker(known)
     if subagent_transcript(data):
         pytest.skip("a sub-agent transcript (all sidechain): Claude Code resumes sessions, not these")
     if (newer := too_new(owner, data)) is not None:
