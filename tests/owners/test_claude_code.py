@@ -11,16 +11,18 @@ resumes a sub-agent transcript (skipped).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from normalizer import repair_session
 from normalizer._defaults import DEFAULT_STUB_TEXT
 
 from realdata import HAVE_SAMPLES, SKIP_REASON, sample_files
 from .conftest import known_defect, need, owner_params
-from .drive import Owner, call_ids, judge, subagent_transcript, too_new, variants
+from .drive import Owner, call_ids, judge, resume, stub_ids, subagent_transcript, too_new, variants
 
 SAMPLES = sample_files("claude_code", "*.jsonl") + sample_files("real/claude_code", "*.jsonl")
 BASES = ["ccviewer_v1.0.108", "pai_v2.0.71", "spotter_v2.1.38_tool_heavy"]
@@ -64,3 +66,31 @@ def test_resume_keeps_history(owner: Owner | str, name: str, data: bytes, tmp_pa
     # the stub hangs on a branch the owner does not walk): the owner loaded the kept call.
     unloaded = set(judged.stubs) - call_ids(judged.repaired.request, "claude")
     assert not unloaded, f"{owner} did not load the calls the repair answered with a stub: {sorted(unloaded)}"
+
+
+STUB_BASES = ["ccviewer_v1.0.108", "pai_v2.0.71", "spotter_v2.1.38_tool_heavy"]
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("owner", OWNERS)
+@pytest.mark.parametrize("base", STUB_BASES)
+def test_the_kept_call_and_its_stub_are_loaded(owner: Owner | str, base: str, tmp_path: Path) -> None:
+    """Issue 35: Claude Code 2.0.76 sent the original's request for a repaired file, the kept
+    call and its stub not loaded, while the stub was stamped like its tool_use line (2.0
+    resumes from the latest line, a tie going to the first). Stamped 1 ms later, every version
+    loads them: the file cut after a call, repaired, resumes with the call and the stub."""
+    owner = need(owner)
+    path = next((p for p in SAMPLES if p.name.startswith(base)), None)
+    if path is None:
+        pytest.skip(f"no sample {base}")
+    data = path.read_bytes()
+    if (newer := too_new(owner, data)) is not None:
+        pytest.skip(newer)
+    out = io.BytesIO()
+    report = repair_session(io.BytesIO(variants(data, "claude")["cut_after_call"]), out)
+    stubbed = {r.detail.split()[1] for r in report.records if r.kind == "stub_missing_result"}
+    assert len(stubbed) == 1
+    resumed = resume(owner, out.getvalue(), tmp_path)
+    assert resumed.request is not None, resumed.describe()
+    assert stub_ids(resumed.request, "claude", DEFAULT_STUB_TEXT) == stubbed
+    assert stubbed <= call_ids(resumed.request, "claude")
