@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import uuid
@@ -71,8 +70,8 @@ def version_of(path: str) -> str:
 
 @dataclass
 class Resumed:
-    """One resume: the model request (None when the owner sent none), the stub's verdict on
-    it (None: accepted), and the owner's exit status and output, for failure messages."""
+    """One resume: the model request (None when the owner sent none), and the owner's exit
+    status and output, for failure messages."""
 
     request: dict[str, Any] | None
     returncode: int
@@ -457,9 +456,6 @@ def variants(data: bytes, kind: str) -> dict[str, bytes]:
     out["torn"] = b"".join(lines[:-1]) + body[: len(body) // 2]
     return out
 
-
-def clean(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # -- one case -----------------------------------------------------------------------------------
