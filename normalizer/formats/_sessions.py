@@ -15,7 +15,8 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   Code a ``user`` line with a ``tool_result`` block (``is_error: true``, the stub text; the
   envelope -- ``sessionId``, ``cwd``, ``version``, ``gitBranch``... -- of the ``tool_use``
   line, a fresh ``uuid`` derived from the ``tool_use`` line's and the call's, the timestamp
-  of the line before it, ``toolUseResult``); for Codex a ``response_item``
+  of the line before it plus 1 ms (the n-th stub of a turn n ms: see ``_later``),
+  ``toolUseResult``); for Codex a ``response_item``
   ``function_call_output`` (``custom_tool_call_output`` for a custom call). Results that
   come after the user's next message move up to their call **as whole lines**; so do
   results written after the first lines of the next assistant turn (Claude Code can write a
@@ -99,6 +100,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
 from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
@@ -921,8 +923,8 @@ class SessionRepairer:
     def _stubs(self, turn: _Turn, stamp: Any) -> list[_Line]:
         assert self._dialect is not None
         stubs = []
-        for call in turn.unanswered():
-            value = self._dialect.stub(call, self.stub_text, stamp)
+        for n, call in enumerate(turn.unanswered(), 1):
+            value = self._dialect.stub(call, self.stub_text, _later(stamp, n) if self._dialect.chained else stamp)
             info = _Info(kind="results", results=[call.id])
             if self._dialect.name == "claude-code":
                 info.chain, info.uuid, info.parent = True, value["uuid"], value["parentUuid"]
@@ -1057,6 +1059,26 @@ class SessionRepairer:
         self._out += line.body + line.end
         self._unterminated = line.end == b""
         self._n_out += 1
+
+
+def _later(stamp: Any, ms: int) -> Any:
+    """``stamp`` (Claude Code's ``toISOString()``, ``2025-12-17T01:45:59.662Z``) ``ms``
+    milliseconds later; anything else as it is.
+
+    A synthetic result must be later than the line before it: Claude Code 2.0.76 (tried
+    against the real binary, issue 35) resumes from the line with the latest timestamp, and
+    of two with the same from the one written first (its ``cli.js`` sorts the lines by
+    timestamp, newest first, with a stable sort), so a stub stamped like its ``tool_use`` line
+    was never loaded, nor the call: the request was the original's. The n-th stub of a turn is
+    n ms later, since 2.0 chains them one after the other. Today's versions follow the chain
+    from the file's last line and are indifferent to it (tests/owners runs both)."""
+    if not isinstance(stamp, str) or not _ISO_MS.fullmatch(stamp):
+        return stamp
+    when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ") + timedelta(milliseconds=ms)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+_ISO_MS: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:

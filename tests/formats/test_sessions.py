@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,22 @@ def stub_uuid(call_line: str, call_id: str) -> str:
     return str(uuid.uuid5(uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f"), f"{call_line}/{call_id}"))
 
 
+def later(timestamp: str, ms: int) -> str:
+    """``2026-01-01T00:00:02.000Z`` ``ms`` milliseconds later."""
+    when = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%S.%fZ") + timedelta(milliseconds=ms)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
 def cc_stub(parent: str | None, call_id: str, timestamp: str, version: str = "2.0.64", tree: bool = False,
-            call_line: str | None = None) -> dict[str, Any]:
-    """A synthetic result; ``call_line`` is the uuid of its tool_use line (``parent`` unless given)."""
+            call_line: str | None = None, nth: int = 1) -> dict[str, Any]:
+    """The synthetic result of the ``nth`` open call of a turn; ``call_line`` is the uuid of
+    its tool_use line (``parent`` unless given); ``timestamp`` is the line's before it: the
+    stub is ``nth`` ms later (Claude Code up to 2.0 resumes from the latest line, and of two
+    of one timestamp from the first: a stub stamped like its call was never loaded)."""
     line = {"parentUuid": parent, **ENV, "version": version, "type": "user", "message": {"role": "user", "content": [
         {"tool_use_id": call_id, "type": "tool_result", "content": STUB, "is_error": True}]},
-        "uuid": stub_uuid(call_line or str(parent), call_id), "timestamp": timestamp, "toolUseResult": f"Error: {STUB}"}
+        "uuid": stub_uuid(call_line or str(parent), call_id), "timestamp": later(timestamp, nth),
+        "toolUseResult": f"Error: {STUB}"}
     if tree:
         line["sourceToolAssistantUUID"] = parent
     return line
@@ -125,6 +136,33 @@ def test_a_call_id_left_open_in_two_turns_gets_two_synthetic_results_of_their_ow
                         cc_call("a2", "u2", "t1", msg="m2"), s2, cc_user("u3", s2["uuid"], "and?"))
     assert [x["uuid"] for x in main_chain(lines_of(out))] == ["u1", "a1", s1["uuid"], "u2", "a2", s2["uuid"], "u3"]
     assert_resumable(out, data)
+
+
+@pytest.mark.parametrize("v", ["1.0.108", "2.0.76", "2.1.38"])
+def test_synthetic_results_are_stamped_after_the_line_before_them_one_ms_apart(v: str) -> None:
+    """Issue 35: Claude Code 2.0.76 (and 1.0) resumes from the latest line by timestamp, and
+    of two of one timestamp from the first in the file: stubs stamped like their tool_use line
+    were never loaded, nor the call (tests/owners proves 1.0.108, 2.0.76 and today's load them
+    now). The n-th stub of a turn is n ms after the line before it; the rest of the shape is
+    unchanged."""
+    calls = [cc_call("u2", "u1", "t1", v, "m"), cc_call("u3", "u2", "t2", v, "m")]
+    calls[1]["timestamp"] = "2026-01-01T00:00:59.999Z"  # the next ms is the next minute
+    data = dumps(cc_user("u1", None, "hi", v), *calls)
+    out = lines_of(repaired(data)[0])
+    first, second = out[-2:]
+    assert [first["timestamp"], second["timestamp"]] == ["2026-01-01T00:01:00.000Z", "2026-01-01T00:01:00.001Z"]
+    tree = v.startswith("2.1")
+    # 2.1 on: each hangs from its tool_use line; before: from the line before it
+    assert first == cc_stub("u2" if tree else "u3", "t1", "2026-01-01T00:00:59.999Z", v, tree=tree, call_line="u2")
+    assert second == cc_stub("u3" if tree else first["uuid"], "t2", "2026-01-01T00:00:59.999Z", v, tree=tree,
+                             call_line="u3", nth=2)
+
+
+def test_a_timestamp_not_in_claude_code_s_own_form_is_copied_as_it_is() -> None:
+    call = cc_call("u2", "u1", "t1")
+    call["timestamp"] = "2026-01-01T00:00:02Z"
+    out = lines_of(repaired(dumps(cc_user("u1", None, "hi"), call))[0])
+    assert out[-1]["timestamp"] == "2026-01-01T00:00:02Z"
 
 
 def test_a_prompt_after_an_interrupted_tool_use_is_re_pointed_at_the_synthetic_result() -> None:
@@ -897,10 +935,10 @@ def test_a_cut_sample_is_repaired_in_its_own_format(path: Path, cut: str) -> Non
     # in the tool's own shape
     by_call = {c: v for v in before for c in calls_of(v)}
     stamp = next(v["timestamp"] for v in reversed(before) if "timestamp" in v)
-    for line, call_id in zip(added, open_calls):
+    for n, (line, call_id) in enumerate(zip(added, open_calls), 1):
         source = by_call[call_id]
-        assert line["timestamp"] == stamp
         if report.format == "claude-code":
+            assert line["timestamp"] == later(stamp, n)  # later than the line before (see cc_stub)
             assert [line[k] for k in ("sessionId", "cwd", "version", "isSidechain")] == [
                 source[k] for k in ("sessionId", "cwd", "version", "isSidechain")]
             assert line["type"] == "user" and line["uuid"] not in {v.get("uuid") for v in before}
@@ -908,6 +946,7 @@ def test_a_cut_sample_is_repaired_in_its_own_format(path: Path, cut: str) -> Non
                 {"tool_use_id": call_id, "type": "tool_result", "content": STUB, "is_error": True}]}
             assert line["toolUseResult"] == f"Error: {STUB}"
         else:
+            assert line["timestamp"] == stamp
             assert line["type"] == "response_item" and line["payload"]["output"] == STUB
     if report.format == "claude-code":
         assert_chain_whole(lines_of(out))

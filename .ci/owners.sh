@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The owners as judges (tests/owners/): install the pinned Claude Code and Codex releases
+# from npm, each version into its own prefix under one folder, and export the paths the
+# owner tests read:
+#   CHATNORM_OWNER_CLAUDE=/prefix/a/.../claude:/prefix/b/.../claude   (today's first)
+#   CHATNORM_OWNER_CODEX=/prefix/c/.../codex:/prefix/d/.../codex
+# Source it and call install_owners DIR (CI passes a temporary folder it removes at exit),
+# or run it as a script with DIR to install and print the two export lines.
+# The pins move by hand: `npm view @anthropic-ai/claude-code version` gives today's.
+
+OWNER_CLAUDE_VERSIONS=(2.1.332 2.0.76)
+OWNER_CODEX_VERSIONS=(0.171.0 0.57.0)
+
+install_owners() {
+  local root="$1" v prefix claude="" codex="" start pids=() names=() i
+  command -v npm >/dev/null || { echo "owners: npm not found" >&2; return 1; }
+  start=$(date +%s)
+  for v in "${OWNER_CLAUDE_VERSIONS[@]}"; do
+    prefix="$root/claude-$v"
+    mkdir -p "$prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "@anthropic-ai/claude-code@$v" &
+    pids+=($!); names+=("@anthropic-ai/claude-code@$v")
+    claude="${claude:+$claude:}$prefix/node_modules/.bin/claude"
+  done
+  for v in "${OWNER_CODEX_VERSIONS[@]}"; do
+    prefix="$root/codex-$v"
+    mkdir -p "$prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "@openai/codex@$v" &
+    pids+=($!); names+=("@openai/codex@$v")
+    codex="${codex:+$codex:}$prefix/node_modules/.bin/codex"
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { echo "owners: npm install ${names[$i]} failed" >&2; return 1; }
+  done
+  export CHATNORM_OWNER_CLAUDE="$claude" CHATNORM_OWNER_CODEX="$codex"
+  echo "== owners: ${names[*]} installed in $(( $(date +%s) - start )) s"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+  install_owners "$1" >&2
+  echo "export CHATNORM_OWNER_CLAUDE='$CHATNORM_OWNER_CLAUDE'"
+  echo "export CHATNORM_OWNER_CODEX='$CHATNORM_OWNER_CODEX'"
+fi
