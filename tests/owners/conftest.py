@@ -59,14 +59,7 @@ CLAUDE_LATE = ("issue 35 (found by these tests, not among the known five): a Cla
                "next turn's first assistant lines is removed and its call stubbed (the module's documented limit), "
                "where Claude Code 2.1.332 walks the chain and sends the real result")
 KNOWN_DEFECTS: list[tuple[str, str | None, str]] = [
-    ("ccviewer_v1.0.108-torn", None, TORN),
-    ("pai_v2.0.71-torn", None, TORN),
-    ("spotter_v2.1.38_tool_heavy-torn", None, TORN),
-    ("moonmind_rollout-torn", None, TORN),
-    ("codemie_rollout-2026-05--torn", None, TORN),
     ("pai_v2.0.71-user_between", None, USER_BETWEEN),
-    ("spotter_v2.1.38_tool_heavy-user_between", None, USER_BETWEEN),
-    ("codemie_rollout-2026-05--result_after_next_turn", None, CODEX_LATE),
     ("ccviewer_v1.0.108-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
     ("spotter_v2.1.38_tool_heavy-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
 ]
