@@ -58,6 +58,7 @@ from typing import Any, Final, Literal, NamedTuple, Union
 
 import orjson
 
+from .._defaults import DEFAULT_MAX_DEPTH as _DEFAULT_MAX_DEPTH
 from .._errors import InputError, InvalidMessage, LimitExceeded
 from .._json import MAX_INT_DIGITS, JSONDecodeError, loads
 
@@ -104,11 +105,8 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: input parts), in bytes of their JSON. Pass ``max_record_bytes`` to change it.
 DEFAULT_MAX_RECORD_BYTES = DEFAULT_MAX_LINE_BYTES
 
-#: Deepest nesting accepted, in levels of ``[`` / ``{`` counted from the outermost bracket of
-#: a JSONL line or of a JSON document. Real sessions are about 10 deep (the deepest sample of
-#: the shared corpus: 11); orjson refuses to write past 255, and the converters and the report
-#: wrap a value in a few levels more, so 128 leaves room on both sides. Pass ``max_depth``.
-DEFAULT_MAX_DEPTH = 128
+#: Deepest nesting accepted (``_defaults``: the core applies it to in-memory messages too).
+DEFAULT_MAX_DEPTH = _DEFAULT_MAX_DEPTH
 
 #: Bytes fetched per read. Large enough that the per-call cost (a thread hop in async mode)
 #: is amortised over hundreds of lines; small enough not to matter for memory.
