@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_MAX_HELD_BYTES",
     "DEFAULT_MAX_RECORDS",
     "DEFAULT_MAX_SEEN_IDS",
+    "DEFAULT_MAX_DEPTH",
 ]
 
 #: The synthetic result for a call that never got one. Worded as a fact about the record,
@@ -47,3 +48,11 @@ DEFAULT_MAX_RECORDS = 1_000
 #: ``close()`` ends with a warning (rule ``incomplete``), so ``check()``'s list says it too.
 #: Repair does not need this memory: its ids are unique by construction (see ``_stage.py``).
 DEFAULT_MAX_SEEN_IDS = 100_000
+
+#: Deepest nesting accepted, in levels of ``[`` / ``{`` (a message object is level 1): counted
+#: from the outermost bracket of a JSONL line or a JSON document by the readers, and over each
+#: message given to the core in memory (``Options.max_depth``). Real sessions are about 10
+#: deep (the deepest sample of the shared corpus: 11); orjson refuses to write past 255, and
+#: the converters and the report wrap a value in a few levels more, so 128 leaves room on both
+#: sides. The checks are iterative: the limit, not the interpreter's recursion limit, decides.
+DEFAULT_MAX_DEPTH = 128

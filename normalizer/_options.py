@@ -8,6 +8,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._defaults import (
+    DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_HELD_BYTES,
     DEFAULT_MAX_HELD_MESSAGES,
     DEFAULT_MAX_TURN_FRAGMENTS,
@@ -53,6 +54,11 @@ class Options(BaseModel):
     max_held_bytes: int = DEFAULT_MAX_HELD_BYTES
     max_records: int = DEFAULT_MAX_RECORDS
     """Repair records kept in memory by the report (all still reach ``on_record``)."""
+    max_depth: int = DEFAULT_MAX_DEPTH
+    """Deepest nesting of a message, in levels of dicts and lists (the message is 1): the
+    readers' limit, applied to messages given in memory where the core would recurse into
+    one (validating a message that is not plain, describing an invalid one, comparing two
+    values in a merge): a LimitExceeded naming its index, never a RecursionError."""
     on_record: Callable[[Repair], None] | None = None
     """Called with every repair record as it is made (e.g. to stream them to a file)."""
 

@@ -63,4 +63,5 @@ class RepairOptions(TypedDict, total=False):
     max_held_messages: int
     max_held_bytes: int
     max_records: int
+    max_depth: int
     on_record: Callable[[Repair], None] | None

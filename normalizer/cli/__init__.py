@@ -8,6 +8,26 @@ the terminal and the standard streams. Nothing here repairs anything: it loops t
 
 from __future__ import annotations
 
-from ._main import main
-
 __all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``chatnorm`` console script (and of ``python -m normalizer``); returns
+    the exit status (``_main.main``).
+
+    The signal handlers come first, before the command's modules are imported (click, the
+    readers, the core: a few tenths of a second on a busy machine): a ^C in that time ends the
+    run as a later one does, with one line and 130 (SIGTERM: 143), never a traceback.
+    """
+    import sys
+
+    from ._stop import SIGNAL, Interrupted, install, interrupted_line
+
+    install()
+    try:
+        from ._main import main as run
+
+        return run(argv)  # (its own run reports a signal itself, saying what was written)
+    except (Interrupted, KeyboardInterrupt):
+        sys.stderr.write(interrupted_line(SIGNAL[0], "stopped") + "\n")
+        return 128 + (SIGNAL[0] or 2)

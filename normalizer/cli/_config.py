@@ -38,6 +38,11 @@ KEYS: dict[str, type] = {"profile": str, "model": str, "select": list, "ignore":
 OPTION_KEYS = ("trailing-calls", "orphan-results", "on-invalid", "stub-text")
 #: A pyproject.toml is a few kB; a file far larger is not read whole.
 MAX_CONFIG_BYTES = 1 << 20
+#: How deeply a configuration file's arrays, tables and dotted keys may nest, anywhere in it
+#: (tomllib parses the whole file, other tools' tables too, and recurses once a level). Real
+#: pyproject.toml files are a handful of levels deep.
+MAX_CONFIG_DEPTH = 64
+_WHAT_TO_DO = "Fix the file, name another with --config FILE, or run with --isolated (no configuration)"
 
 
 class ConfigError(Exception):
@@ -66,17 +71,30 @@ def _table(path: str) -> dict[str, Any] | None:
     else:  # pragma: no cover - Python 3.10 (mypy checks as 3.10, where tomli may be absent)
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
+    from .._errors import UsageError
+    from .._small_files import nested_at, read_small_text
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes; is this the right file?")
+        # A regular file only (a FIFO named by --config is refused, not waited on), and a
+        # bounded read: the one home of how profile files are read too.
+        text = read_small_text(path, what="a configuration file", limit=MAX_CONFIG_BYTES,
+                               limit_name="MAX_CONFIG_BYTES")
+    except UsageError as exc:
+        said = str(exc)
+        raise ConfigError(f"{said}{' ' if said.endswith('?') else '. '}{_WHAT_TO_DO}") from None
+    # tomllib parses the whole file and recurses once a level: an array nested a few hundred
+    # deep anywhere in it (in another tool's table too) was a RecursionError traceback.
+    deep = nested_at(text, toml=True, limit=MAX_CONFIG_DEPTH)
+    if deep is not None:
+        raise ConfigError(f"{path}:{deep[0]}:{deep[1]}: nested deeper than {MAX_CONFIG_DEPTH} levels "
+                          f"(MAX_CONFIG_DEPTH), so it is not read. {_WHAT_TO_DO}")
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}. Fix the file, or run with --isolated") from None
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}. {_WHAT_TO_DO}") from None
+    except RecursionError:  # the pre-check missed a nesting the parser recursed on
+        raise ConfigError(f"{path}: nested too deeply to be read (MAX_CONFIG_DEPTH is {MAX_CONFIG_DEPTH}). "
+                          f"{_WHAT_TO_DO}") from None
     tool = data.get("tool")
     table = tool.get("chatnorm") if isinstance(tool, dict) else None
     if table is None:

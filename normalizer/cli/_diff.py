@@ -265,7 +265,9 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
         for conv in conversations:
             if after is None:
                 multi = bool(getattr(FORMATS.get(conversations.format or ""), "multi", False))
-                kind = settings.to if settings.to != "auto" else ("finetune" if multi else "jsonl")
+                # A session format (--to claude-code, codex) is compared as its chat messages
+                # (module docstring): it has no encoder (it was a KeyError traceback).
+                kind = settings.to if settings.to in ENCODERS else ("finetune" if multi else "jsonl")
                 after, before = ENCODERS[kind](), ENCODERS[kind]()
                 differ.a.add(before.start())
                 differ.b.add(after.start())

@@ -27,7 +27,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -38,6 +37,8 @@ import orjson
 from .. import __version__
 from .._defaults import DEFAULT_MAX_SEEN_IDS, DEFAULT_STUB_TEXT
 from ._choices import Choice, python_value
+from ._stop import DEFER, SIGNAL, Interrupted, interrupted_line
+from ._stop import install as install_signals
 from ._text import error_text, printable, say
 from .._errors import NormalizerError
 
@@ -428,7 +429,7 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
     tracker = make_tracker(plan, quiet=quiet)
     try:
         with tracker:
-            _DEFER_SIGNALS[0] = engine == "dask" or (jobs > 1 and len(plan) > 1)
+            DEFER[0] = engine == "dask" or (jobs > 1 and len(plan) > 1)
             try:
                 for r in [FileResult(path, "", error=_missing_text(path)) for path in missing]:
                     _done(r, totals, report, quiet)
@@ -437,7 +438,7 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
             except BrokenPipeError:
                 raise _PipeClosed() from None
             finally:
-                _DEFER_SIGNALS[0] = False
+                DEFER[0] = False
         elapsed = time.perf_counter() - start
         if not quiet:
             if totals.files > 1:
@@ -734,19 +735,6 @@ class _PipeClosed(Exception):
 
 # True while workers run (processes, or Dask tasks): a signal then only sets STOP, which the
 # waiting loop sees; each worker stops at its next flush point and removes its temporary file.
-_DEFER_SIGNALS = [False]
-_SIGNAL = [0]
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    from ._repair import STOP, Interrupted
-
-    _SIGNAL[0] = signum
-    STOP.set()
-    if not _DEFER_SIGNALS[0]:
-        raise Interrupted(signum)
-
-
 def _silence_stdout() -> None:
     # Python flushes stdout at exit; point it at devnull so that flush cannot fail again.
     try:
@@ -766,10 +754,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chatnorm`` console script (and of ``python -m normalizer``); returns the exit status."""
     from ._streams import guard_std_streams
 
+    install_signals()  # (already, by normalizer.cli.main, before this module was imported)
     guard_std_streams()  # before anything asks a closed stream whether it is a terminal
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _on_signal)
-        signal.signal(signal.SIGTERM, _on_signal)
     status = _run(_bare_backup(sys.argv[1:] if argv is None else argv))
     try:
         sys.stdout.flush()  # what is still buffered is output too: its failure is one
@@ -830,16 +816,14 @@ def _left_behind() -> str:
 
 
 def _run(argv: list[str] | None) -> int:
-    from ._repair import Interrupted
-
     try:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
         from ._files import remove_live_temps
 
         remove_live_temps()  # what a signal caught between a temp's creation and its owner
-        signum = _SIGNAL[0] or signal.SIGINT
-        say(f"\ninterrupted ({signal.Signals(signum).name}): {_left_behind()}", err=True)
+        signum = SIGNAL[0] or signal.SIGINT
+        say(interrupted_line(signum, _left_behind()), err=True)
         return 128 + signum
     except (BrokenPipeError, _PipeClosed):
         # The reader of our output went away (`| head`): it has what it wanted.

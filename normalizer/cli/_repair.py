@@ -34,7 +34,6 @@ import os
 import stat
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ import orjson
 
 from ._files import Job, keep_backup, open_output
 from ._progress import Tracker
+from ._stop import STOP, Interrupted
 from ._progress import clear as clear_progress
 from ._streams import WRITTEN
 from ._text import error_text, say
@@ -62,19 +62,6 @@ from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_
 __all__ = ["Settings", "FileResult", "Interrupted", "repair_file", "FLUSH_BYTES", "STOP"]
 
 _LINE = orjson.OPT_APPEND_NEWLINE
-
-#: Set by the signal handler; workers check it at every flush point.
-STOP = threading.Event()
-
-
-class Interrupted(BaseException):
-    """^C or SIGTERM reached a worker (a BaseException, like KeyboardInterrupt, so no
-    ``except Exception`` on the way swallows it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
 
 @dataclass(frozen=True)
 class Settings:

@@ -438,7 +438,7 @@ class ResponsesEncoder(Encoder):
     def _output(self, message: Message) -> dict[str, Any]:
         call_id = message.get("tool_call_id")
         kind = "custom_tool_call_output" if self._kinds.get(call_id) == "custom_tool_call" else "function_call_output"
-        item: dict[str, Any] = {"type": kind, "call_id": call_id, "output": _input_parts(message.get("content"), "")}
+        item: dict[str, Any] = {"type": kind, "call_id": call_id, "output": _input_content(message.get("content"))}
         for key, value in _with_source(message).items():
             if key == "response_item_id":
                 item["id"] = value
@@ -469,15 +469,33 @@ def _input_parts(content: Any, empty: Any) -> Any:
     return parts
 
 
+def _input_content(content: Any) -> Any:
+    """Chat content as the Responses reader gives it back (the writer's fixed point): no
+    content (null, ``[]``) is ``""``, and one plain text part is its string, as the reader
+    collapses it (``_common.as_text``); ``[]`` was written for a null user message, which a
+    second repair rewrote (and which the API may refuse)."""
+    parts = _input_parts(content, "")
+    if isinstance(parts, list):
+        if not parts:
+            return ""
+        if len(parts) == 1 and _plain_text(parts[0], "input_text"):
+            return parts[0]["text"]
+    return parts
+
+
+def _plain_text(part: Any, kind: str) -> bool:
+    """A text part of nothing but its type and text (what a reader collapses to a string)."""
+    return type(part) is dict and len(part) == 2 and part.get("type") == kind and isinstance(part.get("text"), str)
+
+
 def _input_message(message: Message) -> dict[str, Any]:
-    content = message.get("content")
     extra = {k: v for k, v in _with_source(message).items() if k not in ("role", "content") and k not in _CHAT_ONLY and k not in _ANTHROPIC_ONLY}
-    if isinstance(content, str) and not extra:
-        return {"role": message.get("role"), "content": content}
-    parts = _input_parts(content, [])
-    if isinstance(parts, str):
-        parts = [{"type": "input_text", "text": parts}]
-    return {"type": "message", "role": message.get("role"), "content": parts, **extra}
+    content = _input_content(message.get("content"))
+    if isinstance(content, str):
+        if not extra:
+            return {"role": message.get("role"), "content": content}
+        content = [{"type": "input_text", "text": content}]
+    return {"type": "message", "role": message.get("role"), "content": content, **extra}
 
 
 def _assistant_item(message: Message) -> dict[str, Any] | None:
@@ -584,7 +602,8 @@ class AnthropicEncoder(Encoder):
     list alone (``"array"``, ``"lines"``: a system message is then written in the list).
 
     * Leading system (and developer) messages become the top-level ``system``: one string,
-      or text blocks when there are several or the content has parts. They are held until
+      or text blocks when there are several or one has more than its text (one plain text
+      block is its string, as the reader gives it back). They are held until
       the first other message, at most :data:`~normalizer.profiles._stage.MAX_LEADING_SYSTEMS`
       of them (the profile stage's limit): the one past it is refused, a
       :class:`~normalizer.LimitExceeded` naming its index. A later one stays a
@@ -709,12 +728,18 @@ def _as_blocks(content: Any) -> list[Any]:
 
 
 def _blocks_or_text(content: Any) -> Any:
-    """A string as it is; parts as Anthropic blocks (blank text left out)."""
+    """A string as it is; parts as Anthropic blocks (blank text left out), and one plain text
+    block as its string: the Anthropic reader collapses it so (``_common.as_text``), and the
+    writer's output is a fixed point of its reader, repair and writer."""
     if isinstance(content, str):
         return content
     if content is None:
         return ""
-    return _content_blocks(content)
+    return _one_text(_content_blocks(content))
+
+
+def _one_text(blocks: list[Any]) -> Any:
+    return blocks[0]["text"] if len(blocks) == 1 and _plain_text(blocks[0], "text") else blocks
 
 
 def _content_blocks(content: Any) -> list[Any]:
@@ -743,10 +768,13 @@ def _image_source(url: str) -> dict[str, Any]:
 
 
 def _system_value(contents: list[Any]) -> Any:
+    """The request's ``system``: a string, or blocks when there are several or one with more
+    than its text (``cache_control``). One plain text block is its string, as the reader
+    gives it back: written as a list, a second repair rewrote it (saying 'no repairs')."""
     if len(contents) == 1 and isinstance(contents[0], str):
         return contents[0] if contents[0] else None
     blocks = [block for content in contents for block in _as_blocks(content)]
-    return blocks or None
+    return _one_text(blocks) if blocks else None
 
 
 def _thinking_blocks(message: Message) -> list[Any]:

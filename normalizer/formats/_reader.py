@@ -263,7 +263,8 @@ class Reader:
         self._sniffer: Sniffer | None = None
         self._told: str | None = None  # the container told (head): the first chunk opens it
         if head is None:
-            self._sniffer = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"))
+            self._sniffer = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"),
+                                    lines=fmt == "finetune")
         else:
             self._told = head.container
         self._lines: LineSplitter | None = None

@@ -58,6 +58,7 @@ from typing import Any, Final, Literal, NamedTuple, Union
 
 import orjson
 
+from .._defaults import DEFAULT_MAX_DEPTH as _DEFAULT_MAX_DEPTH
 from .._errors import InputError, InvalidMessage, LimitExceeded
 from .._json import MAX_INT_DIGITS, JSONDecodeError, loads
 
@@ -104,11 +105,8 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: input parts), in bytes of their JSON. Pass ``max_record_bytes`` to change it.
 DEFAULT_MAX_RECORD_BYTES = DEFAULT_MAX_LINE_BYTES
 
-#: Deepest nesting accepted, in levels of ``[`` / ``{`` counted from the outermost bracket of
-#: a JSONL line or of a JSON document. Real sessions are about 10 deep (the deepest sample of
-#: the shared corpus: 11); orjson refuses to write past 255, and the converters and the report
-#: wrap a value in a few levels more, so 128 leaves room on both sides. Pass ``max_depth``.
-DEFAULT_MAX_DEPTH = 128
+#: Deepest nesting accepted (``_defaults``: the core applies it to in-memory messages too).
+DEFAULT_MAX_DEPTH = _DEFAULT_MAX_DEPTH
 
 #: Bytes fetched per read. Large enough that the per-call cost (a thread hop in async mode)
 #: is amortised over hundreds of lines; small enough not to matter for memory.
@@ -390,10 +388,15 @@ def _parser_errors(ijson: Any) -> tuple[type[Exception], ...]:
 # -- sniffing ---------------------------------------------------------------------------------
 
 
-def sniff(head: bytes, at_eof: bool, *, single: bool = False) -> Literal["jsonl", "document", "empty", "more"]:
+def sniff(head: bytes, at_eof: bool, *, single: bool = False,
+          lines: bool = False) -> Literal["jsonl", "document", "empty", "more"]:
     """Which container the bytes read so far show (``"more"``: read on). ``single``: the
     format named is one conversation per file (chat, responses, anthropic), so an object on
-    one line that holds ``messages`` or ``input`` is a request body, not a JSONL record."""
+    one line that holds ``messages`` or ``input`` is a request body, not a JSONL record.
+    ``lines``: the format named is one conversation per line (finetune), so an object on one
+    line is a record whatever its keys (the fine-tuning writer keeps a request's ``model``,
+    ``max_tokens`` and ``system`` beside ``messages``: a file of one such line was read as a
+    request body, and its messages refused as fine-tuning records)."""
     if head.startswith(BOM):
         head = head[3:]
     text = head.lstrip()
@@ -415,7 +418,7 @@ def sniff(head: bytes, at_eof: bool, *, single: bool = False) -> Literal["jsonl"
             return "document"
         return "jsonl"
     keys = _REQUEST_KEYS | _CONVERSATION_KEYS if single else _REQUEST_KEYS
-    if isinstance(value, dict) and not value.keys().isdisjoint(keys):
+    if isinstance(value, dict) and not lines and not value.keys().isdisjoint(keys):
         # A request body or dump written on one line: a document, if nothing follows it.
         rest = text[len(first):].strip()
         if rest:
@@ -440,9 +443,10 @@ class Sniffer:
     blank lines was re-parsed 324 times). Past ``max_line_bytes`` with the first line still
     open, it says ``"jsonl"``: the line splitter refuses the line, with its position."""
 
-    def __init__(self, max_line_bytes: int, *, single: bool = False) -> None:
+    def __init__(self, max_line_bytes: int, *, single: bool = False, lines: bool = False) -> None:
         self.max_line_bytes = max_line_bytes
         self.single = single  # see sniff()
+        self.lines = lines
         self._parts: list[bytes] = []
         self._size = 0
         self._start = -1  # offset of the first byte past the BOM and the whitespace (-1: none yet)
@@ -476,7 +480,7 @@ class Sniffer:
             return "auto"
         self.head = b"".join(self._parts)
         self._parts = [self.head]
-        kind = sniff(self.head, at_eof=not chunk, single=self.single)
+        kind = sniff(self.head, at_eof=not chunk, single=self.single, lines=self.lines)
         if kind == "more" and self._line_end < 0 and self._size > self.max_line_bytes:
             return "jsonl"
         return "auto" if kind == "more" else kind

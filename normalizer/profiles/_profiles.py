@@ -40,7 +40,6 @@ import functools
 import json
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ._rules import RULES
 from .._errors import UsageError
+from .._small_files import nested_at, read_small_text
 from .._options import make_options
 from .._note import Note
 from ._encode import Encoder
@@ -475,51 +475,11 @@ def load_profile(path: str | os.PathLike[str], _seen: tuple[str, ...] = ()) -> P
 
 _DEEP = (f"nested deeper than {MAX_PROFILE_DEPTH} levels (MAX_PROFILE_DEPTH); "
          "a profile is a table of fields, a few levels deep")
-_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def _read_text(file: Path) -> str:
     """The file's text, if it is a regular file of at most MAX_PROFILE_BYTES in UTF-8."""
-    try:
-        # stat before open: opening a FIFO would block, opening a device may act on it.
-        _regular(file, os.stat(file).st_mode)
-        # O_NONBLOCK: should the path become a FIFO after the stat, opening it returns at
-        # once, and the fstat below refuses it.
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise UsageError(f"cannot read profile file {file}: {exc.strerror or exc}") from None
-    try:
-        _regular(file, os.fstat(fd).st_mode)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_PROFILE_BYTES:  # never more than the cap + 1 byte, whatever stat said
-            chunk = os.read(fd, MAX_PROFILE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise UsageError(f"cannot read profile file {file}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if size > MAX_PROFILE_BYTES:
-        raise UsageError(f"{file}: a profile file is at most {MAX_PROFILE_BYTES} bytes (MAX_PROFILE_BYTES); "
-                         "is this the right file?")
-    raw = b"".join(chunks)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise UsageError(f"{file}:{line}: a profile file must be UTF-8 text "
-                         f"(byte {exc.start} is not)") from None
-
-
-def _regular(file: Path, mode: int) -> None:
-    if stat.S_ISREG(mode):
-        return
-    kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
-    raise UsageError(f"{file}: a profile file must be a regular file, this is {kind}")
+    return read_small_text(file, what="a profile file", limit=MAX_PROFILE_BYTES, limit_name="MAX_PROFILE_BYTES")
 
 
 def _parse(file: Path, text: str, suffix: str) -> Any:
@@ -542,40 +502,9 @@ def _parse(file: Path, text: str, suffix: str) -> Any:
         raise UsageError(f"{file}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
 
 
-# What can nest, strings and comments skipped (a bracket or a dot inside a string is text).
-_JSON_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-_TOML_NESTING = re.compile(
-    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}.\n]', re.S
-)
-
-
 def _too_deep(text: str, suffix: str) -> tuple[int, int] | None:
-    """Where (line, column) the text first nests deeper than MAX_PROFILE_DEPTH, or None.
-
-    One regex pass, before any parser sees the text: json and tomllib recurse once per
-    level. TOML also nests with dotted keys (``a.b.c = 1``, ``[a.b.c]``), so a dot outside
-    a string counts as a level until the end of its line; that over-counts a float
-    (``1.5``), which is harmless at this cap: no real profile has 30 floats on a line.
-    """
-    toml = suffix == ".toml"
-    depth = dots = 0
-    for match in (_TOML_NESTING if toml else _JSON_NESTING).finditer(text):
-        token = match.group()
-        if token in ("[", "{"):
-            depth += 1
-        elif token in ("]", "}"):
-            depth = max(depth - 1, 0)
-        elif token == ".":
-            dots += 1
-        elif token == "\n":
-            dots = 0
-            continue
-        else:
-            continue  # a string or a comment
-        if depth + dots > MAX_PROFILE_DEPTH:
-            at = match.start()
-            return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
-    return None
+    """Where (line, column) the text first nests deeper than MAX_PROFILE_DEPTH, or None."""
+    return nested_at(text, toml=suffix == ".toml", limit=MAX_PROFILE_DEPTH)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -5,12 +5,14 @@ Every output is pinned as it is printed, through the real entry point."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from normalizer.cli._config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH
 from tests.cli.conftest import EXAMPLE, jsonl, run, write_jsonl
 
 E = str(EXAMPLE)
@@ -402,8 +404,8 @@ def test_a_profile_file_named_in_pyproject_is_relative_to_it(tmp_path: Path):
     ('[tool.chatnorm.options]\ntrailing_calls = "keep"',
      "[tool.chatnorm.options] has an unknown key 'trailing_calls'; the keys are: trailing-calls, orphan-results, "
      "on-invalid, stub-text"),
-    ('[tool.chatnorm]\nselect = [', "not valid TOML: Invalid value (at end of document). Fix the file, or run with "
-                                     "--isolated"),
+    ('[tool.chatnorm]\nselect = [', "not valid TOML: Invalid value (at end of document). Fix the file, name "
+                                     "another with --config FILE, or run with --isolated (no configuration)"),
     ('[tool.chatnorm.options]\ntrailing-calls = "nah"',
      "[tool.chatnorm.options] trailing-calls: 'nah' is not one of 'stub', 'keep', 'drop'."),
 ])
@@ -425,3 +427,57 @@ def test_two_configurations_in_one_run_are_refused(tmp_path: Path):
         "choose one with --config FILE (--isolated: none)")
     chosen = run("check", "--config", tmp_path / "b" / "pyproject.toml", a, b)
     assert lines(chosen.stderr)[0].endswith("[profile anthropic]")
+
+
+CONFIG_TO_DO = "Fix the file, name another with --config FILE, or run with --isolated (no configuration)"
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device"])  # a directory: click refuses it
+def test_a_configuration_that_is_not_a_regular_file_is_refused_without_being_read(tmp_path: Path, kind: str):
+    # A FIFO named by --config was opened and read: the run waited forever for a writer.
+    # Profile files were refused; configuration files are now read by the same code.
+    if kind == "a FIFO":
+        path = tmp_path / "c.toml"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    result = run("repair", "--config", path, E, timeout=20)
+    assert result.returncode == 2
+    assert lines(result.stderr)[-1] == (
+        f"Error: {path}: a configuration file must be a regular file, this is {kind}. {CONFIG_TO_DO}")
+
+
+def test_a_configuration_file_past_MAX_CONFIG_BYTES_is_refused(tmp_path: Path):
+    path = tmp_path / "c.toml"
+    head = '[tool.chatnorm]\nprofile = "mistral"\n'
+    path.write_text(head + "#" * (MAX_CONFIG_BYTES - len(head) - 1) + "\n")  # exactly the cap
+    assert lines(run("check", "--config", path, E).stderr)[-2].endswith("[profile mistral]")
+    path.write_text(head + "#" * (MAX_CONFIG_BYTES - len(head)) + "\n")  # one byte more
+    result = run("check", "--config", path, E)
+    assert result.returncode == 2
+    assert lines(result.stderr)[-1] == (
+        f"Error: {path}: a configuration file is at most {MAX_CONFIG_BYTES} bytes (MAX_CONFIG_BYTES); is this the "
+        f"right file? {CONFIG_TO_DO}")
+
+
+@pytest.mark.parametrize("levels", [500, 100_000])
+@pytest.mark.parametrize("found", [True, False], ids=["found", "--config"])
+def test_a_configuration_nested_too_deep_anywhere_is_one_error_naming_the_file(tmp_path: Path, levels: int,
+                                                                               found: bool):
+    # tomllib parses the whole file and recurses once a level: an array 500 deep in another
+    # tool's table of a pyproject.toml above the inputs was a RecursionError traceback.
+    path = project(tmp_path, '[tool.chatnorm]\nprofile = "mistral"\n\n[tool.other]\nx = '
+                   + "[" * levels + "]" * levels)
+    result = run("check", path) if found else run("check", "--config", tmp_path / "pyproject.toml", E)
+    assert result.returncode == 2
+    assert b"Traceback" not in result.stderr
+    assert lines(result.stderr)[-1] == (
+        f"Error: {tmp_path / 'pyproject.toml'}:8:{4 + MAX_CONFIG_DEPTH + 1}: nested deeper than {MAX_CONFIG_DEPTH} "
+        f"levels (MAX_CONFIG_DEPTH), so it is not read. {CONFIG_TO_DO}")
+
+
+def test_a_configuration_nested_to_MAX_CONFIG_DEPTH_is_read(tmp_path: Path):
+    levels = MAX_CONFIG_DEPTH - 1  # under [tool.other]: the table's brackets are one level
+    path = project(tmp_path, '[tool.chatnorm]\nprofile = "mistral"\n\n[tool.other]\nx = '
+                   + "[" * levels + "]" * levels)
+    assert lines(run("check", path).stderr)[-2].endswith("[profile mistral]")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -97,6 +98,54 @@ def test_signal_with_several_jobs_stops_every_worker(tmp_path: Path):
     said = (f"{len(done)} file{'s' if len(done) != 1 else ''} had been written; no output was left half-written"
             if done else "no output file was written (none was left half-written)")
     assert err.decode() == f"\ninterrupted (SIGTERM): {said}\n"
+
+
+def our_handlers_are_in(pid: int, timeout: float = 30) -> None:
+    """Until the command has its signal handlers: SIGTERM is caught (bit 15 of SigCgt), which
+    the interpreter never does by itself. Before that a ^C is the interpreter's own (its
+    start-up, and ``import normalizer``: no code of the command has run yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(f"/proc/{pid}/status") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        assert time.monotonic() < deadline, "the command never set its signal handlers"
+        time.sleep(0.001)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc/PID/status")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_130(tmp_path: Path, jobs: str):
+    # Issue 35, third round: ^C 0.4-1.5 s after the start was 'ImportError: cannot import name
+    # STOP from partially initialized module normalizer.cli._repair' (exit 1): the handler
+    # imported the module being imported. With --jobs 2, the workers still starting printed
+    # their KeyboardInterrupt tracebacks. Each delay counts from the moment the handlers are
+    # in, so 0 is the earliest ^C the command can answer (a ^C is sent to the process group,
+    # as a terminal does).
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(3):  # ~4 s of work with one job: every delay lands before the end
+        big_session(src / f"s{i}.jsonl", 60_000)
+    for delay in (0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.5):
+        out = tmp_path / f"out{delay}"
+        with subprocess.Popen(
+            [sys.executable, "-m", "normalizer", "repair", str(src), "-o", str(out), "--jobs", jobs],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, start_new_session=True,
+        ) as proc:
+            our_handlers_are_in(proc.pid)
+            time.sleep(delay)
+            os.killpg(proc.pid, signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        said = err.decode()
+        assert proc.returncode == 130, (delay, said)
+        assert "Traceback" not in said, (delay, said)
+        # One line says it was interrupted, last; before it, only the lines of files that
+        # were done before the ^C (on a fast machine, at the longest delays).
+        *done, blank, last = said.split("\n")[:-1] if said.endswith("\n") else [said, "", ""]
+        assert blank == "" and last.startswith("interrupted (SIGINT): "), (delay, said)
+        assert all(re.fullmatch(r".+: [\d,]+ in, [\d,]+ out; .*", line) for line in done), (delay, said)
+        assert leftovers(tmp_path) == []
 
 
 # -- outputs that cannot be written ------------------------------------------------------------------
