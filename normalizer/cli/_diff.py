@@ -265,8 +265,8 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
         for conv in conversations:
             if after is None:
                 multi = bool(getattr(FORMATS.get(conversations.format or ""), "multi", False))
-                # A session format (--to claude-code, codex) is compared as its chat messages
-                # (module docstring): it has no encoder (it was a KeyError traceback).
+                # --to auto: chat JSONL, or fine-tuning JSONL for several conversations (a
+                # session format never comes here: it is compared in its own format, above).
                 kind = settings.to if settings.to in ENCODERS else ("finetune" if multi else "jsonl")
                 after, before = ENCODERS[kind](), ENCODERS[kind]()
                 differ.a.add(before.start())
