@@ -33,7 +33,7 @@ __all__ = [
     "Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "AtomicOutput", "open_output",
     "resolve", "make_folder",
     "keep_backup",
-    "remove_stale_temps", "remove_run_temps", "temp_owner",
+    "remove_stale_temps", "remove_run_temps", "temp_owner", "keep_owner_and_mode",
 ]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
@@ -468,6 +468,24 @@ def _create_temp(folder: str, prefix: str, mode: int) -> tuple[int, str]:
     raise FileExistsError(17, "no free temporary file name", os.path.join(folder, prefix))
 
 
+def keep_owner_and_mode(path: str, st: os.stat_result) -> None:
+    """Give ``path`` the owner, group and permission bits of the file ``st`` describes, as
+    ``sed -i`` does for the file it replaces: a root run on a user's ``0640`` session must
+    not leave it ``root:root``, which the user's own tool could then not read. The owner
+    first (``chown`` clears the set-id bits), then the mode. Not being allowed to give a
+    file away (EPERM: not root, or a group one is not in) is no failure: the file is then
+    the runner's, as any file it writes."""
+    if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()) and hasattr(os, "chown"):
+        try:
+            os.chown(path, st.st_uid, st.st_gid)
+        except PermissionError:
+            try:
+                os.chown(path, -1, st.st_gid)  # the group alone may still be ours to give
+            except PermissionError:
+                pass
+    os.chmod(path, stat.S_IMODE(st.st_mode))
+
+
 class AtomicOutput:
     """A binary file that appears at ``path`` only when :meth:`commit` is called.
 
@@ -476,7 +494,8 @@ class AtomicOutput:
     ...     f.commit()                    # without this, nothing appears
 
     Leaving the block without ``commit()`` (an exception, ^C) deletes the temporary file.
-    ``mode_from`` copies the permission bits of a file being replaced (``--in-place``).
+    ``mode_from`` copies the owner, group and permission bits of a file being replaced
+    (``--in-place``: :func:`keep_owner_and_mode`)
     """
 
     def __init__(self, path: str, *, mode_from: str | None = None) -> None:
@@ -497,7 +516,7 @@ class AtomicOutput:
         self.file: IO[bytes] = os.fdopen(fd, "wb")
         self._done = False
         if mode_from is not None:
-            os.chmod(self.tmp, stat.S_IMODE(os.stat(mode_from).st_mode))
+            keep_owner_and_mode(self.tmp, os.stat(mode_from))
 
     def write(self, data: bytes) -> int:
         return self.file.write(data)
@@ -583,12 +602,14 @@ def open_output(path: str, *, mode_from: str | None = None) -> AtomicOutput | _S
 def keep_backup(path: str, suffix: str) -> str:
     """Keep the file at ``path`` as ``path + suffix`` before it is replaced (``--backup``):
     a hard link to it when the file system allows (the original bytes, no copy), else a
-    copy. A backup already there is replaced. Returns the backup's path."""
+    copy with its owner, group and mode. A backup already there is replaced. Returns the
+    backup's path."""
     backup = path + suffix
     if os.path.lexists(backup):
         os.unlink(backup)
     try:
-        os.link(path, backup)
+        os.link(path, backup)  # (the same inode: its owner and mode too)
     except OSError:
         shutil.copy2(path, backup)
+        keep_owner_and_mode(backup, os.stat(path))
     return backup
