@@ -25,7 +25,7 @@ import re
 import shutil
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
@@ -524,11 +524,15 @@ class AtomicOutput:
     def flush(self) -> None:
         self.file.flush()
 
-    def commit(self) -> None:
-        """Flush, sync and rename over the destination."""
+    def commit(self, before_replace: Callable[[], None] | None = None) -> None:
+        """Flush, sync and rename over the destination; ``before_replace`` is called right
+        before the rename (what it raises stops it: the temporary file is then removed by
+        :meth:`abort`, and the destination left as it is)."""
         self.file.flush()
         os.fsync(self.file.fileno())  # the rename must not outrun the data (power loss)
         self.file.close()
+        if before_replace is not None:
+            before_replace()
         os.replace(self.tmp, self.path)
         _LIVE_TEMPS.discard(self.tmp)
         self._done = True
