@@ -19,6 +19,10 @@ What can go wrong, and what is left:
   the run's files carry its tag, because a pid means nothing on another host). A file
   whose attempts all die comes back as a failed result (``KilledWorker``), and its
   temporary files are removed here: never silently missing.
+* **This whole run killed** (``kill -9``, the machine gone): its temporary files carry their
+  host and worker pid too (``_files.temp_prefix``, the one naming of every run), so the next
+  run's tasks on that host remove those whose worker is dead (``_files.remove_stale_temps``),
+  never a live run's, another host's, or a file not named like ours.
 * **^C or SIGTERM here.** No new file is sent; every worker is told to stop this run's
   tasks (``Client.run``), which stop at their next flush point and remove their temporary
   file; whatever is still unfinished after :data:`STOP_GRACE_SECONDS` is cancelled and its
