@@ -44,7 +44,7 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
-from ._files import Job, keep_backup, open_output
+from ._files import Job, keep_backup, keep_owner_and_mode, open_output
 from ._progress import Tracker
 from ._progress import clear as clear_progress
 from ._streams import WRITTEN
@@ -383,6 +383,8 @@ def _after_replace(src: _Input, job: Job, result: FileResult) -> None:
     keep = job.output + ".chatnorm-late"
     with open(keep, "ab") as f:  # (appended to: an earlier run's are kept too)
         f.write(late)
+    if src.seen is not None:
+        keep_owner_and_mode(keep, src.seen)  # the user's, as the file is
     result.error = (f"{job.name}: {len(late):,} bytes were appended to it while it was replaced; they are in {keep}. "
                     f"When the tool that writes it has stopped, append them (cat {keep} >> {job.output}; "
                     f"rm {keep}) and run again")
