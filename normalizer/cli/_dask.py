@@ -19,6 +19,10 @@ What can go wrong, and what is left:
   the run's files carry its tag, because a pid means nothing on another host). A file
   whose attempts all die comes back as a failed result (``KilledWorker``), and its
   temporary files are removed here: never silently missing.
+* **This whole run killed** (``kill -9``, the machine gone): its temporary files carry their
+  host and worker pid too (``_files.temp_prefix``, the one naming of every run), so the next
+  run's tasks on that host remove those whose worker is dead (``_files.remove_stale_temps``),
+  never a live run's, another host's, or a file not named like ours.
 * **^C or SIGTERM here.** No new file is sent; every worker is told to stop this run's
   tasks (``Client.run``), which stop at their next flush point and remove their temporary
   file; whatever is still unfinished after :data:`STOP_GRACE_SECONDS` is cancelled and its
@@ -36,7 +40,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ._files import Job, remove_run_temps, temp_owner
@@ -108,7 +112,7 @@ def chunk_task(jobs: list[Job], settings: Settings, tag: str) -> list[FileResult
     return [file_task(job, settings, tag) for job in jobs]
 
 
-def chunks(jobs: list[Job], *, max_files: int, max_bytes: int) -> Iterator[list[int]]:
+def chunks(jobs: Sequence[Job], *, max_files: int, max_bytes: int) -> Iterator[list[int]]:
     """The jobs' indices cut into runs of consecutive files of at most ``max_files`` files
     and about ``max_bytes`` of input (a bigger file is a run of its own): a task per small
     file would spend more on the scheduler's round trips than on the file. Made as they
@@ -151,14 +155,14 @@ def run_dask(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, sche
             cluster.close()
 
 
-def run_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: Tracker | None = None,
+def run_file_jobs(client: Any, jobs: Sequence[Job], settings: Settings, *, tracker: Tracker | None = None,
                   stop: threading.Event = STOP, tag: str | None = None) -> list[FileResult]:
     """Every job as a task on ``client``'s cluster; the results in the jobs' order (a list:
     :func:`iter_file_jobs` hands them out as they come)."""
     return list(iter_file_jobs(client, jobs, settings, tracker=tracker, stop=stop, tag=tag))
 
 
-def iter_file_jobs(client: Any, jobs: list[Job], settings: Settings, *, tracker: Tracker | None = None,
+def iter_file_jobs(client: Any, jobs: Sequence[Job], settings: Settings, *, tracker: Tracker | None = None,
                    stop: threading.Event = STOP, tag: str | None = None) -> Iterator[FileResult]:
     """Every job as a task on ``client``'s cluster; the results in the jobs' order, each as
     soon as it and every one before it are done.
@@ -273,7 +277,7 @@ def _outcome(future: Any, job: Job, tag: str) -> FileResult | None:
     return FileResult(job.name, job.output, error=f"{job.name}: {why}; {kept}. {todo}")
 
 
-def _stop(client: Any, pending: dict[Any, list[int]], jobs: list[Job], tag: str) -> None:
+def _stop(client: Any, pending: dict[Any, list[int]], jobs: Sequence[Job], tag: str) -> None:
     """Tell the workers to stop this run, give its tasks time to, cancel the rest, and
     remove what the unfinished ones may have left."""
     from distributed import wait

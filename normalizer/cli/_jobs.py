@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._files import Job, remove_stale_temps
@@ -133,7 +133,7 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def run_pool(jobs: list[Job], settings: Settings, tracker: Tracker, n: int) -> Iterator[FileResult]:
+def run_pool(jobs: Sequence[Job], settings: Settings, tracker: Tracker, n: int) -> Iterator[FileResult]:
     """Repair every job in up to ``n`` worker processes; the results in the jobs' order.
 
     Raises:
@@ -166,7 +166,7 @@ class _Fresh:
         return self.end - self.next
 
 
-def _one_pool(ctx: Any, stop: Any, jobs: list[Job], retry: list[int], fresh: _Fresh, settings: Settings,
+def _one_pool(ctx: Any, stop: Any, jobs: Sequence[Job], retry: list[int], fresh: _Fresh, settings: Settings,
               tracker: Tracker, n: int, order: InOrder,
               breaks: dict[int, int]) -> Generator[FileResult, None, list[int]]:
     """Run ``retry`` (job indices, in order), then the fresh jobs, in one pool, yielding

@@ -35,6 +35,10 @@ class InOrder:
         """Job ``i`` is done (None: it was stopped, and has no result)."""
         self._ready[i] = result
 
+    def has(self, i: int) -> bool:
+        """Job ``i`` is done and waits to be handed out."""
+        return i in self._ready
+
     def take(self) -> Iterator[FileResult]:
         """The results from :attr:`next` on that are done, in order."""
         ready = self._ready

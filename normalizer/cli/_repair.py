@@ -30,6 +30,7 @@ read, so a slow producer's messages come out as soon as their turn is complete.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -42,7 +43,7 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
-from ._files import Job, keep_backup, open_output
+from ._files import Job, keep_backup, keep_owner_and_mode, open_output
 from ._progress import Tracker
 from ._stop import STOP, Interrupted
 from ._progress import clear as clear_progress
@@ -113,11 +114,28 @@ class FileResult:
         return f"{self.messages_in:,} in, {self.messages_out:,} out; " + (kinds or "no repairs")
 
 
+class Changed(Exception):
+    """A file repaired in place changed while it was read (:meth:`_Input.unchanged`)."""
+
+
+#: How much of the end of what was read is kept, to tell that a file that grew was appended
+#: to (those bytes are still there) rather than rewritten.
+_TAIL_BYTES = 4096
+
+
 class _Input:
     """A binary input for the readers: ``read`` returns what is there (``read1``), counts
-    bytes, and first writes out pending output when asked to (pipes)."""
+    bytes, and first writes out pending output when asked to (pipes).
 
-    def __init__(self, raw: Any, name: str, before_read: Callable[[], None] | None) -> None:
+    ``watch`` (``--in-place``: the file may still be written by its tool, Claude Code or
+    Codex appending a line at a time): the end of the file is confirmed before it is given
+    as the end. When a read finds none, ``fstat`` says whether the file grew meanwhile: if it
+    did and the last :data:`_TAIL_BYTES` read are still where they were (an append), the new
+    lines are read on, through the same reader and repairer state; if it shrank or those
+    bytes changed, :class:`Changed`. What the file was at the end confirmed is kept
+    (``seen``), for :meth:`unchanged` just before the rename."""
+
+    def __init__(self, raw: Any, name: str, before_read: Callable[[], None] | None, *, watch: bool = False) -> None:
         self.raw = raw
         self.name = name
         self.bytes = 0
@@ -126,6 +144,62 @@ class _Input:
         self._again = b""  # bytes read ahead (to tell the format) and given back
         #: Called after each read: the progress counters move as the input is read.
         self.after_read: Callable[[], None] | None = None
+        self._watch = watch
+        self._pos = 0  # the file's offset (what read and seek did, not what was given back)
+        self._tail = b""  # the last bytes read, ending at _pos (watch only)
+        #: The file as it was when its end was last confirmed (watch only).
+        self.seen: os.stat_result | None = None
+
+    def _watched(self, data: bytes, n: int) -> bytes:
+        """``data`` just read from a watched file: its end confirmed, or the bytes appended
+        since the end was reached."""
+        while not data:
+            st = os.fstat(self.raw.fileno())
+            if st.st_size == self._pos:
+                self.seen = st
+                return data
+            if st.st_size < self._pos or not self._still_there():
+                raise Changed()
+            data = self._read1(n if n > 0 else 1 << 20)  # appended: read on
+        start = self._pos
+        self._pos += len(data)
+        if len(data) >= _TAIL_BYTES:
+            self._tail = data[-_TAIL_BYTES:]
+        else:
+            self._tail = (self._tail + data)[-_TAIL_BYTES:] if start else data
+        return data
+
+    def _still_there(self) -> bool:
+        """The last bytes read are where they were read (the file was appended to)."""
+        if not self._tail:
+            return True
+        return os.pread(self.raw.fileno(), len(self._tail), self._pos - len(self._tail)) == self._tail
+
+    def unchanged(self, path: str) -> None:
+        """Raise :class:`Changed` unless ``path`` is still the file read, as it was when its
+        end was confirmed: the same device and inode, size and modification time. Called
+        as close to the rename as can be (the window left is documented in the README)."""
+        seen = self.seen
+        if seen is None:
+            raise Changed()  # (its end was never reached: nothing to compare with)
+        try:
+            st = os.stat(path)
+        except OSError:
+            raise Changed() from None
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != (seen.st_dev, seen.st_ino, seen.st_size,
+                                                                   seen.st_mtime_ns):
+            raise Changed()
+
+    def late(self) -> bytes:
+        """What was appended to the file read after :meth:`unchanged` last looked (the
+        rename's own instant): read from the replaced file, still open here."""
+        if self.seen is None:
+            return b""
+        fd = self.raw.fileno()
+        size = os.fstat(fd).st_size
+        if size <= self.seen.st_size:
+            return b""
+        return os.pread(fd, size - self.seen.st_size, self.seen.st_size)
 
     def read(self, n: int = -1) -> bytes:
         if self._again:
@@ -137,6 +211,8 @@ class _Input:
                 self.after_read()  # the messages of the last read, before a write that may block
             self._before()
         data: bytes = self._read1(n if n > 0 else 1 << 20)
+        if self._watch:
+            data = self._watched(data, n)
         self.bytes += len(data)
         if self.after_read is not None:
             self.after_read()
@@ -161,7 +237,9 @@ class _Input:
 
     def seek(self, pos: int, whence: int = 0) -> int:
         self._again = b""
-        return int(self.raw.seek(pos, whence))
+        self._pos = int(self.raw.seek(pos, whence))
+        self._tail = b""
+        return self._pos
 
     def close(self) -> None:
         self.raw.close()
@@ -227,17 +305,25 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
                 return result
             out = _Output(atomic)
             pipe = False
-        src = _Input(raw_in, job.name, out.drain if pipe else None)
+        watch = job.in_place and job.input != "-" and atomic is not None and isinstance(raw_in, io.FileIO)
+        src = _Input(raw_in, job.name, out.drain if pipe else None, watch=watch)
         try:
             _pump(src, out, job, settings, tracker, result)
             out.drain()
             if atomic is not None:
-                if job.in_place and settings.backup is not None:
-                    keep_backup(job.output, settings.backup)
-                atomic.commit()
+                if watch:
+                    atomic.commit(lambda: _before_replace(src, job, settings))
+                    _after_replace(src, job, result)
+                else:
+                    if job.in_place and settings.backup is not None:
+                        keep_backup(job.output, settings.backup)
+                    atomic.commit()
                 WRITTEN.files += 1
             elif job.output == "-":
                 sys.stdout.buffer.flush()
+        except Changed:
+            result.error = (f"{job.name} changed while it was repaired; left untouched: run again when the tool "
+                            "that writes it has stopped")
         except InputError as exc:
             if exc.source is None or exc.source in ("<input>", "<stream>"):
                 exc.located(source=job.name)
@@ -261,6 +347,34 @@ def repair_file(job: Job, settings: Settings, tracker: Tracker) -> FileResult:
             raw_in.close()
         result.seconds = time.perf_counter() - start
         tracker.file_done()
+
+
+def _before_replace(src: _Input, job: Job, settings: Settings) -> None:
+    """A file repaired in place is replaced only if it is still what was read: the lines its
+    tool appended after the repair's end was confirmed (``_Input``) would go with the old
+    file. Checked before the backup is made and once more after it, the last thing before
+    the rename (see :func:`_after_replace` for the instant between)."""
+    src.unchanged(job.output)
+    if settings.backup is not None:
+        keep_backup(job.output, settings.backup)
+        src.unchanged(job.output)
+
+
+def _after_replace(src: _Input, job: Job, result: FileResult) -> None:
+    """The rename's own instant: a line appended between the last check and the rename went
+    to the replaced file (held open here). Such bytes are never dropped: they are written
+    next to the file, and the file is reported failed, saying what to do with them."""
+    late = src.late()
+    if not late:
+        return
+    keep = job.output + ".chatnorm-late"
+    with open(keep, "ab") as f:  # (appended to: an earlier run's are kept too)
+        f.write(late)
+    if src.seen is not None:
+        keep_owner_and_mode(keep, src.seen)  # the user's, as the file is
+    result.error = (f"{job.name}: {len(late):,} bytes were appended to it while it was replaced; they are in {keep}. "
+                    f"When the tool that writes it has stopped, append them (cat {keep} >> {job.output}; "
+                    f"rm {keep}) and run again")
 
 
 def _write_error(job: Job, exc: OSError) -> str:

@@ -6,6 +6,9 @@ can map them (and they pickle):
 * :func:`repair_lines` -- a batch of JSON lines in, the repaired lines and a
   :class:`FileResult` out (a partition, a Ray batch);
 * :func:`repair_file` -- one file into its output, streamed, written atomically;
+* :func:`repair_files` -- many files into their outputs on this machine (in this process, or
+  ``jobs`` worker processes), the report written as the results come; ``keep_results=False``
+  returns the :class:`Totals` only, so that nothing held grows with the number of files;
 * :func:`write_report` -- the results of many of them merged into one report (counts
   summed, records streamed from each unit's spool file).
 
@@ -17,7 +20,8 @@ neither.
 
 from __future__ import annotations
 
-from ._batch import FileResult, repair_file, repair_lines, report_chunks, settings_for, total_counts, write_report
+from ._batch import (FileResult, Totals, repair_file, repair_files, repair_lines, report_chunks, settings_for,
+                     total_counts, write_report)
 
-__all__ = ["FileResult", "repair_file", "repair_lines", "report_chunks", "settings_for", "total_counts",
-           "write_report"]
+__all__ = ["FileResult", "Totals", "repair_file", "repair_files", "repair_lines", "report_chunks", "settings_for",
+           "total_counts", "write_report"]

@@ -11,7 +11,10 @@ one output block of ``FLUSH_BYTES``); :func:`repair_lines` returns its batch's o
 list, so it holds one batch in and one batch out -- give it a partition or a Ray batch, not a
 corpus. Report records never stay in memory: they go to a file in ``records_dir`` (one per
 call, made at the first record) or nowhere, and :func:`write_report` streams them into one
-report, one file at a time.
+report, one file at a time. Many files (:func:`stream_files`, which :func:`repair_files` and
+the Dask and Ray adapters share): each result is counted and written into the report as it
+comes, and with ``keep_results=False`` not kept, so the driver holds nothing per file but the
+caller's lists of paths (:class:`Plan` makes each job when it is asked for).
 """
 
 from __future__ import annotations
@@ -21,19 +24,19 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..cli._files import Job, open_output
 from ..cli._progress import Tracker
-from ..cli._report import report_chunks, total_counts
+from ..cli._report import ReportStream, Totals, report_chunks, total_counts
 from ..cli._repair import FileResult, Settings, _Input, _Output, _pump
 from ..cli._repair import repair_file as _repair_job
 from .._errors import InputError, UsageError
 from ..formats._encode import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
-__all__ = ["FileResult", "repair_lines", "repair_file", "run_files", "settings_for", "total_counts", "report_chunks",
-           "write_report"]
+__all__ = ["FileResult", "Totals", "Plan", "repair_lines", "repair_file", "repair_files", "run_files", "stream_files", "settings_for",
+           "total_counts", "report_chunks", "write_report"]
 
 _LINE_OUTPUTS = ("auto", "jsonl", "finetune")
 
@@ -193,45 +196,156 @@ def repair_file(
     return _repair_job(Job(source, source, target), settings, Tracker(1))
 
 
+class Plan(Sequence[Job]):
+    """The jobs of ``(srcs[i], dsts[i])``, each made when asked for (``dst`` the same file as
+    ``src``: in place), not held: a run of millions of files keeps the caller's two lists
+    and nothing per file besides."""
+
+    __slots__ = ("_srcs", "_dsts")
+
+    def __init__(self, srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]]) -> None:
+        self._srcs, self._dsts = srcs, dsts
+
+    def __len__(self) -> int:
+        return len(self._srcs)
+
+    @overload
+    def __getitem__(self, i: int) -> Job: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Job]: ...
+    def __getitem__(self, i: int | slice) -> Job | list[Job]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        src, dst = os.fspath(self._srcs[i]), os.fspath(self._dsts[i])
+        try:
+            d = os.stat(dst)
+            s = os.stat(src)
+        except OSError:
+            return Job(src, src, dst)
+        if (d.st_dev, d.st_ino) != (s.st_dev, s.st_ino):
+            return Job(src, src, dst)
+        return Job(src, src, os.path.realpath(dst), in_place=True)
+
+
+#: What an engine runs: the jobs, the settings -> the results, in the jobs' order, as they come.
+Engine = Callable[[Sequence[Job], Settings], Iterable[FileResult]]
+
+
+@overload
+def run_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
+              report: str | os.PathLike[str] | None, run: Engine, *, keep_results: Literal[True] = ...,
+              **settings: Any) -> list[FileResult]: ...
+@overload
+def run_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
+              report: str | os.PathLike[str] | None, run: Engine, *, keep_results: Literal[False],
+              **settings: Any) -> Totals: ...
 def run_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],
     report: str | os.PathLike[str] | None,
-    run: Callable[[list[Job], Settings], list[FileResult]],
+    run: Engine,
+    *,
+    keep_results: bool = True,
     **settings: Any,
-) -> list[FileResult]:
-    """What every engine's ``repair_files`` shares: one job per ``(src, dst)`` (``dst`` the
-    same file as ``src``: in place), the settings checked once, ``run`` (the engine) on them,
-    and the merged report written to ``report``. The records are spooled in a hidden folder
-    beside the report (the workers must see it), removed at the end whatever happens."""
+) -> list[FileResult] | Totals:
+    return stream_files(srcs, dsts, report, run, keep_results, settings)
+
+
+def stream_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
+                 report: str | os.PathLike[str] | None, run: Engine, keep_results: bool,
+                 settings: dict[str, Any]) -> list[FileResult] | Totals:
+    """What every engine's ``repair_files`` shares: one job per ``(src, dst)`` (:class:`Plan`),
+    the settings checked once, ``run`` (the engine) on them, and each result, as it comes in
+    the jobs' order, counted (:class:`Totals`) and written into the report at once (its
+    records copied from its spool file, which is then removed): the report is complete when
+    the run is, and nothing here grows with the number of files but the list returned --
+    which ``keep_results=False`` does not keep (the totals are returned instead: for
+    millions of files). The records are spooled in a hidden folder beside the report (the
+    workers must see it), removed at the end whatever happens; a run that fails part way
+    leaves no report (it is written to a temporary file, renamed when complete)."""
     if len(srcs) != len(dsts):
         raise ValueError(f"{len(srcs)} inputs and {len(dsts)} outputs: give one output per input")
     spool = None
+    out: Any = None
+    stream: ReportStream | None = None
     if report is not None:
         spool = tempfile.mkdtemp(prefix=".chatnorm-report-", dir=os.path.dirname(os.path.abspath(os.fspath(report))))
     try:
         checked = settings_for(records_dir=spool, **settings)
-        jobs = []
-        for s, d in zip(srcs, dsts):
-            src, dst = os.fspath(s), os.fspath(d)
-            same = os.path.exists(dst) and os.path.samefile(src, dst)
-            jobs.append(Job(src, src, os.path.realpath(dst) if same else dst, in_place=same))
+        totals = Totals()
+        kept: list[FileResult] = []
         start = time.perf_counter()
-        results = run(jobs, checked)
         if report is not None:
-            write_report(report, results, time.perf_counter() - start)
-        return results
+            assert spool is not None
+            out = open_output(os.fspath(report))
+            stream = ReportStream(out.write, os.path.join(spool, "failed.names"))
+        for result in run(Plan(srcs, dsts), checked):
+            totals.add(result)
+            if stream is not None:
+                stream.add(result)
+            if keep_results:
+                kept.append(result)
+        if stream is not None:
+            stream.finish(totals, time.perf_counter() - start)
+            out.commit()
+        return kept if keep_results else totals
     finally:
+        if stream is not None:
+            stream.discard()
+        if out is not None:
+            out.abort()  # (a no-op once committed)
         if spool is not None:
             shutil.rmtree(spool, ignore_errors=True)
+
+
+@overload
+def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
+@overload
+def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+def repair_files(
+    srcs: Sequence[str | os.PathLike[str]],
+    dsts: Sequence[str | os.PathLike[str]],
+    *,
+    jobs: int = 1,
+    report: str | os.PathLike[str] | None = None,
+    keep_results: bool = True,
+    profile: str | Profile = "default",
+    fmt: str = "auto",
+    to: str = "auto",
+    on_invalid: str = "error",
+    **options: Any,
+) -> list[FileResult] | Totals:
+    """Repair ``srcs[i]`` into ``dsts[i]`` on this machine: in this process (``jobs=1``), or
+    in ``jobs`` worker processes (the command's ``--jobs``); the engine the Dask and Ray
+    adapters stand in for, with the same arguments and results.
+
+    Args:
+        report: write the merged report there, each file's part as it comes.
+        keep_results: return one :class:`FileResult` per input, in order (a failed file has
+            ``error`` set); False: return the :class:`Totals` only, so that what this holds
+            does not grow with the number of files (the report still has every file).
+        profile, fmt, to, on_invalid, options: as for :func:`repair_file`.
+    """
+    def run(plan: Sequence[Job], settings: Settings) -> Iterable[FileResult]:
+        if jobs <= 1 or len(plan) <= 1:
+            return (_repair_job(job, settings, Tracker(1)) for job in plan)
+        from ..cli._jobs import run_pool
+
+        return run_pool(plan, settings, Tracker(len(plan)), jobs)
+
+    return stream_files(srcs, dsts, report, run, keep_results,
+                        dict(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options))
 
 
 # -- reports ------------------------------------------------------------------------------------
 
 
-def write_report(path: str | os.PathLike[str], results: list[FileResult], seconds: float = 0.0) -> None:
+def write_report(path: str | os.PathLike[str], results: Iterable[FileResult], seconds: float = 0.0) -> None:
     """Write the merged report of ``results`` to ``path`` (atomically: a temporary file
-    renamed when complete). Raises OSError when it cannot be written."""
+    renamed when complete), each result taken as it comes (a generator is never held
+    whole). Raises OSError when it cannot be written."""
     with open_output(os.fspath(path)) as f:
         for chunk in report_chunks(results, seconds):
             f.write(chunk)

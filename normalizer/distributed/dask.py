@@ -34,20 +34,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal, overload
 
 import orjson
 
-from ..cli._dask import run_file_jobs
+from ..cli._dask import iter_file_jobs
 from ..cli._files import Job, open_output
+from ..cli._report import Totals
 from ..cli._repair import FileResult, Settings
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, run_files, settings_for
+from ._batch import repair_lines, settings_for, stream_files
 
 __all__ = ["repair_files", "repair_bag", "bag_results", "repair_partition"]
 
 
+@overload
+def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
+@overload
+def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],
@@ -56,12 +63,13 @@ def repair_files(
     scheduler: str | None = None,
     n_workers: int = 2,
     report: str | os.PathLike[str] | None = None,
+    keep_results: bool = True,
     profile: str | Profile = "default",
     fmt: str = "auto",
     to: str = "auto",
     on_invalid: str = "error",
     **options: Any,
-) -> list[FileResult]:
+) -> list[FileResult] | Totals:
     """Repair ``srcs[i]`` into ``dsts[i]``, one Dask task per file; the results in order.
 
     Args:
@@ -69,20 +77,27 @@ def repair_files(
             ``tcp://host:8786``); else a ``LocalCluster`` of ``n_workers`` single-threaded
             worker processes, started and closed here.
         report: write the merged report there (every file's counts and records, the totals;
-            the records are spooled in a hidden folder beside it, which the workers must see).
+            the records are spooled in a hidden folder beside it, which the workers must see),
+            each file's part as its result comes.
+        keep_results: return one :class:`FileResult` per input; False: return the
+            :class:`Totals` only, so that what the client holds does not grow with the
+            number of files (the report still has every file).
         profile, fmt, to, on_invalid, options: as for :func:`normalizer.distributed.repair_file`.
 
     Returns:
         One :class:`FileResult` per input; a failed file has ``error`` set (and no output).
         ``^C`` stops the run's tasks (nothing half-written is left) and re-raises.
     """
-    return run_files(srcs, dsts, report, lambda jobs, settings: _run(jobs, settings, client, scheduler, n_workers),
-                     profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options)
+    return stream_files(srcs, dsts, report, lambda jobs, settings: _run(jobs, settings, client, scheduler, n_workers),
+                        keep_results, dict(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options))
 
 
-def _run(jobs: list[Job], settings: Settings, client: Any, scheduler: str | None, n_workers: int) -> list[FileResult]:
+def _run(jobs: Sequence[Job], settings: Settings, client: Any, scheduler: str | None,
+         n_workers: int) -> Iterator[FileResult]:
+    """The results as they come, in the jobs' order (``iter_file_jobs``)."""
     if client is not None:
-        return run_file_jobs(client, jobs, settings, stop=threading.Event())
+        yield from iter_file_jobs(client, jobs, settings, stop=threading.Event())
+        return
     from distributed import Client, LocalCluster
 
     cluster: Any = None
@@ -90,7 +105,7 @@ def _run(jobs: list[Job], settings: Settings, client: Any, scheduler: str | None
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     own = Client(cluster if cluster is not None else scheduler)
     try:
-        return run_file_jobs(own, jobs, settings, stop=threading.Event())
+        yield from iter_file_jobs(own, jobs, settings, stop=threading.Event())
     finally:
         own.close()
         if cluster is not None:

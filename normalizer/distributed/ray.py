@@ -30,17 +30,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal, overload
 
 import orjson
 
 from ..cli._dask import CHUNK_BYTES, CHUNK_FILES, chunk_task, chunks, new_tag
 from ..cli._files import Job, remove_run_temps
+from ..cli._order import InOrder
+from ..cli._report import Totals
 from ..cli._repair import FileResult, Settings
 from .._errors import UsageError
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, run_files, settings_for
+from ._batch import repair_lines, settings_for, stream_files
 
 __all__ = ["repair_files", "repair_text"]
 
@@ -52,24 +54,35 @@ def _run_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, 
     return {"first": row["first"], "results": orjson.dumps([dataclasses.asdict(r) for r in results if r is not None]).decode()}
 
 
+@overload
+def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
+@overload
+def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],
     *,
     report: str | os.PathLike[str] | None = None,
+    keep_results: bool = True,
     profile: str | Profile = "default",
     fmt: str = "auto",
     to: str = "auto",
     on_invalid: str = "error",
     **options: Any,
-) -> list[FileResult]:
+) -> list[FileResult] | Totals:
     """Repair ``srcs[i]`` into ``dsts[i]``, one Ray task per file, on the Ray cluster this
     process is connected to (``ray.init()`` first; else Ray starts a local one). Arguments
-    and results as :func:`normalizer.distributed.dask.repair_files`."""
-    return run_files(srcs, dsts, report, _run, profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options)
+    and results as :func:`normalizer.distributed.dask.repair_files` (``keep_results=False``:
+    the totals only; the rows Ray is given are still the plan, a few hundred bytes a file)."""
+    return stream_files(srcs, dsts, report, _run, keep_results,
+                        dict(profile=profile, fmt=fmt, to=to, on_invalid=on_invalid, **options))
 
 
-def _run(jobs: list[Job], settings: Settings) -> list[FileResult]:
+def _run(jobs: Sequence[Job], settings: Settings) -> Iterator[FileResult]:
+    """The results in the jobs' order, each handed out as soon as it and the ones before
+    it are done (``_order.InOrder``), not gathered into a list."""
     import ray.data
 
     tag = new_tag()
@@ -77,20 +90,29 @@ def _run(jobs: list[Job], settings: Settings) -> list[FileResult]:
     rows = [{"first": run[0], "jobs": orjson.dumps([(jobs[i].input, jobs[i].output, jobs[i].in_place)
                                                     for i in run]).decode()} for run in runs]
     ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
-    done: list[FileResult | None] = [None] * len(jobs)
+    order = InOrder()
+    failure: Exception | None = None
     try:
         for row in ds.map(_run_row, fn_kwargs={"settings": settings, "tag": tag}).iter_rows():
             for k, data in enumerate(orjson.loads(row["results"])):
-                done[row["first"] + k] = FileResult(**data)
+                order.put(row["first"] + k, FileResult(**data))
+            yield from order.take()
     except Exception as exc:  # a task that kept failing fails the whole Dataset
-        for i, job in enumerate(jobs):
-            if done[i] is None:
-                remove_run_temps(job.output, tag)
-                done[i] = FileResult(job.name, job.output, error=(
-                    f"{job.name}: the Ray run failed before this file was done ({type(exc).__name__}: "
-                    f"{str(exc).splitlines()[0] if str(exc) else ''}); its output was not written. "
-                    "Run again: the files that are done are whole"))
-    return [r for r in done if r is not None]
+        failure = exc
+    for i in range(order.next, len(jobs)):
+        if order.has(i):
+            continue
+        if failure is None:
+            order.put(i, None)  # (no result came for it: as before, none is given)
+            continue
+        job = jobs[i]
+        remove_run_temps(job.output, tag)
+        order.put(i, FileResult(job.name, job.output, error=(
+            f"{job.name}: the Ray run failed before this file was done ({type(failure).__name__}: "
+            f"{str(failure).splitlines()[0] if str(failure) else ''}); its output was not written. "
+            "Run again: the files that are done are whole")))
+        yield from order.take()
+    yield from order.take()
 
 
 def _text_batch(batch: Any, *, settings: Settings) -> Any:

@@ -17,6 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from normalizer.cli._files import host_id
 from tests.cli.conftest import EXAMPLE, ROOT, big_session, jsonl, run
 
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
@@ -320,8 +321,8 @@ def test_kill_9_leaves_a_temp_file_named_with_its_pid(tmp_path: Path):
         proc.kill()
         proc.communicate(timeout=30)
     [left] = leftovers(tmp_path)
-    assert left.name.startswith(f".big.jsonl.chatnorm-tmp.{proc.pid}.")
-    assert len(left.name) == len(f".big.jsonl.chatnorm-tmp.{proc.pid}.") + 8
+    prefix = f".big.jsonl.chatnorm-tmp.{left.name.split('.')[4]}.{host_id()}.{proc.pid}."
+    assert left.name.startswith(prefix) and len(left.name) == len(prefix) + 8
     assert path.read_bytes() == before
     # The next run writing into that folder removes it: its process is gone.
     assert run("repair", "-q", "--in-place", path).returncode == 0
@@ -331,15 +332,23 @@ def test_kill_9_leaves_a_temp_file_named_with_its_pid(tmp_path: Path):
 def test_stale_temp_files_go_and_live_or_foreign_ones_stay(tmp_path: Path):
     folder = tmp_path / "out"
     folder.mkdir()
-    stale = folder / f".s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xy"
-    live = folder / f".s.jsonl.chatnorm-tmp.{os.getpid()}.abc_12xy"  # this test's process
+    here = host_id()
+    stale = [
+        folder / f".s.jsonl.chatnorm-tmp.p0123456789.{here}.{dead_pid()}.0123abcd",
+        folder / f".s.jsonl.chatnorm-tmp.r0123456789.{here}.{dead_pid()}.0123abcd",  # a killed Dask run's
+        folder / f".s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xy",  # an earlier version's
+    ]
+    live = folder / f".s.jsonl.chatnorm-tmp.p0123456789.{here}.{os.getpid()}.0123abcd"  # this test's process
     foreign = [
+        folder / f".s.jsonl.chatnorm-tmp.r0123456789.{'0' * 12}.{dead_pid()}.0123abcd",  # another host's
+        folder / f".s.jsonl.chatnorm-tmp.r0123456789-{dead_pid()}.abc_12xy",  # an earlier Dask run's: no host
+        folder / f".s.jsonl.chatnorm-tmp.p0123456789.{here}.{dead_pid()}.0123abcdx",  # not 8 hex digits
         folder / f".s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xyz",  # not mkstemp's 8 characters
         folder / f"s.jsonl.chatnorm-tmp.{dead_pid()}.abc_12xy",  # not hidden
         folder / f".s.jsonl.chatnorm-tmp.x{dead_pid()}.abc_12xy",  # not a pid
         folder / ".s.jsonl.abcd1234.normalizer-tmp",  # an older tool's: not ours to judge
     ]
-    for p in [stale, live, *foreign]:
+    for p in [*stale, live, *foreign]:
         p.write_bytes(b"partial")
     target = tmp_path / "elsewhere"
     target.write_bytes(b"not ours")
@@ -347,12 +356,42 @@ def test_stale_temp_files_go_and_live_or_foreign_ones_stay(tmp_path: Path):
     link.symlink_to(target)  # a symlink is never ours
     result = run("repair", "-q", EXAMPLE, "-o", folder / "fixed.jsonl")
     assert result.returncode == 0, result.stderr
-    assert not stale.exists()
+    assert [p for p in stale if p.exists()] == []
     assert live.read_bytes() == b"partial"
     for p in foreign:
         assert p.read_bytes() == b"partial"
     assert link.is_symlink() and target.read_bytes() == b"not ours"
     assert (folder / "fixed.jsonl").read_bytes() == run("repair", "-q", EXAMPLE).stdout
+
+
+@pytest.mark.parametrize("how", [["--in-place"], ["--in-place", "--jobs", "2"], ["-o", "out", "--jobs", "2"]])
+def test_a_killed_runs_temporary_files_go_with_the_next_run_of_any_kind(tmp_path: Path, how: list[str]):
+    """Issue 35, third round: a killed ``--engine dask`` run's temporary files (13 MB each)
+    stayed forever, named by a run tag no later run judged. Every temporary file now says
+    its run, host and pid, and any later run on that host removes the dead ones -- only
+    those: a live process's file, another host's, and files not named like ours stay."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (folder / name).write_bytes(EXAMPLE.read_bytes())
+    where = folder if how[0] == "--in-place" else tmp_path / "out"
+    where.mkdir(exist_ok=True)
+    here = host_id()
+    with subprocess.Popen(["sleep", "60"]) as alive:
+        dead = [where / f".a.jsonl.chatnorm-tmp.r0123456789.{here}.{dead_pid()}.0123abcd",  # a Dask worker's
+                where / f".b.jsonl.chatnorm-tmp.p0123456789.{here}.{dead_pid()}.89abcdef"]  # a --jobs worker's
+        kept = [where / f".a.jsonl.chatnorm-tmp.r0123456789.{here}.{alive.pid}.0123abcd",  # a live run's
+                where / f".a.jsonl.chatnorm-tmp.r0123456789.{'f' * 12}.{dead_pid()}.0123abcd",  # another host's
+                where / ".a.jsonl.chatnorm-tmp.notes", where / "notes.txt"]  # the user's
+        for p in dead + kept:
+            p.write_bytes(b"x" * 1000)
+        try:
+            result = run("repair", "-q", *how, folder, cwd=tmp_path)
+        finally:
+            alive.kill()
+    assert result.returncode == 0, result.stderr
+    assert [p for p in dead if p.exists()] == []
+    assert [p for p in kept if not p.exists()] == []
 
 
 def test_report_spool_that_cannot_be_written_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

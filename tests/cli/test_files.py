@@ -46,7 +46,7 @@ def test_a_replaced_file_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path, 
 def test_the_temporary_file_is_named_as_stale_files_are_recognised(tmp_path: Path):
     out = AtomicOutput(str(tmp_path / "o.jsonl"))
     name = os.path.basename(out.tmp)
-    assert name.startswith(f".o.jsonl{TMP_MARK}{os.getpid()}.")
+    assert name.startswith(f".o.jsonl{TMP_MARK}{_files._RUN}.{_files.host_id()}.{os.getpid()}.")
     assert _files._TMP_NAME.fullmatch(name)
     out.abort()
     assert list(tmp_path.iterdir()) == []
@@ -55,7 +55,7 @@ def test_the_temporary_file_is_named_as_stale_files_are_recognised(tmp_path: Pat
 def test_a_taken_temporary_name_is_never_opened_and_another_is_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     draws = iter([0xABCDEF01, 0xABCDEF01, 0x12345678])
     monkeypatch.setattr(_files._NAMES, "getrandbits", lambda bits: next(draws))
-    prefix = f".o.jsonl{TMP_MARK}{os.getpid()}."
+    prefix = _files.temp_prefix(str(tmp_path / "o.jsonl"))
     taken = tmp_path / f"{prefix}abcdef01"
     taken.write_bytes(b"someone else's")
     out = AtomicOutput(str(tmp_path / "o.jsonl"))
@@ -69,7 +69,7 @@ def test_a_symlink_in_the_way_is_not_followed(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(_files._NAMES, "getrandbits", lambda bits: next(draws))
     victim = tmp_path / "victim"
     victim.write_bytes(b"keep")
-    (tmp_path / f".o.jsonl{TMP_MARK}{os.getpid()}.abcdef01").symlink_to(victim)
+    (tmp_path / f"{_files.temp_prefix('o.jsonl')}abcdef01").symlink_to(victim)
     out = AtomicOutput(str(tmp_path / "o.jsonl"))
     out.write(b"new\n")
     out.commit()
@@ -79,7 +79,7 @@ def test_a_symlink_in_the_way_is_not_followed(tmp_path: Path, monkeypatch: pytes
 
 def test_no_free_name_is_an_error_not_a_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(_files._NAMES, "getrandbits", lambda bits: 0xABCDEF01)
-    (tmp_path / f".o.jsonl{TMP_MARK}{os.getpid()}.abcdef01").write_bytes(b"")
+    (tmp_path / f"{_files.temp_prefix('o.jsonl')}abcdef01").write_bytes(b"")
     with pytest.raises(FileExistsError, match="no free temporary file name"):
         AtomicOutput(str(tmp_path / "o.jsonl"))
 

@@ -103,7 +103,7 @@ class _KillWhileWriting(distributed.WorkerPlugin):
         while True:
             try:
                 mine = [n for n in os.listdir(self.folder)
-                        if n.startswith(prefix) and n.split(".")[-2].endswith(f"-{os.getpid()}")]
+                        if n.startswith(prefix) and n.split(".")[-2] == str(os.getpid())]
             except FileNotFoundError:
                 mine = []
             if mine and not (self.once and os.path.exists(marker)):
@@ -191,6 +191,36 @@ def test_engine_dask_on_a_local_cluster_is_byte_identical(corpus: Path, tmp_path
     same_tree(corpus / "expected", tmp_path / "out")
     same_report(tmp_path / "report.json", corpus / "expected.json")
     assert leftovers(tmp_path) == []
+
+
+def test_a_killed_dask_runs_temporary_files_go_with_the_next_dask_run(tmp_path: Path):
+    """Issue 35, third round: the temporary files of a killed ``--engine dask`` run (its
+    workers gone) stayed forever. The next run's workers remove those whose process is dead
+    on their host, and nothing else (a live process's file, another host's, the user's)."""
+    from normalizer.cli._files import host_id
+    from tests.cli.test_faults import dead_pid
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(EXAMPLE.read_bytes())
+    out = tmp_path / "out"
+    out.mkdir()
+    here = host_id()
+    with subprocess.Popen(["sleep", "60"]) as alive:
+        dead = out / f".a.jsonl.chatnorm-tmp.r0123456789.{here}.{dead_pid()}.0123abcd"
+        kept = [out / f".a.jsonl.chatnorm-tmp.r0123456789.{here}.{alive.pid}.0123abcd",
+                out / f".a.jsonl.chatnorm-tmp.r0123456789.{'f' * 12}.{dead_pid()}.0123abcd",
+                out / ".a.jsonl.chatnorm-tmp.notes", out / "notes.txt"]
+        for p in [dead, *kept]:
+            p.write_bytes(b"x" * 1000)
+        try:
+            result = run("repair", "-q", "--engine", "dask", "-j", "1", src, "-o", out, timeout=180)
+        finally:
+            alive.kill()
+    assert result.returncode == 0, result.stderr
+    assert not dead.exists()
+    assert [p for p in kept if not p.exists()] == []
+    assert (out / "a.jsonl").read_bytes() == run("repair", "-q", EXAMPLE).stdout
 
 
 def test_engine_dask_on_a_running_scheduler(corpus: Path, cluster: Any, tmp_path: Path):
