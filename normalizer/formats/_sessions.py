@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -304,8 +304,13 @@ class _ClaudeCode(_Dialect):
 
     def without_results(self, value: Any, ids: set[str]) -> Any:
         message = value["message"]
-        content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids)]
+        content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and _str_in(b.get("tool_use_id"), ids))]
         return {**value, "message": {**message, "content": content}}
+
+
+def _str_in(value: Any, keys: Collection[str]) -> bool:
+    """``value in keys`` for any JSON value: a list or a dict (unhashable) is in no set of ids."""
+    return isinstance(value, str) and value in keys
 
 
 def _version(value: Any) -> tuple[int, int]:
@@ -330,7 +335,7 @@ class _Codex(_Dialect):
         if value.get("type") != "response_item" or not isinstance(payload, dict):
             return info
         kind = payload.get("type")
-        if kind in _CODEX_CALLS:
+        if isinstance(kind, str) and kind in _CODEX_CALLS:  # (any JSON value: a list is unhashable)
             call_id = payload.get("call_id") or payload.get("id")
             if isinstance(call_id, str):
                 info.kind = "calls"
@@ -832,7 +837,7 @@ class SessionRepairer:
         assert self._dialect is not None
         old = line.parsed()
         value = self._dialect.without_results(old, set(bad))
-        dropped = [b for b in old["message"]["content"] if isinstance(b, dict) and b.get("tool_use_id") in bad]
+        dropped = [b for b in old["message"]["content"] if isinstance(b, dict) and _str_in(b.get("tool_use_id"), bad)]
         self.report.add(next(iter(bad.values())), f"line {line.number}: tool_result block(s) for {', '.join(bad)} {what}; removed from the line, kept here",
                         line=line.number, dropped=dropped)
         line.value, line.forgotten = value, False
