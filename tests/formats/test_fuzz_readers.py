@@ -63,7 +63,7 @@ pytestmark = pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
 
 _ENV = os.environ.get("CHATNORM_FUZZ_EXAMPLES")
 #: Examples per test and format: fixed in CI, more on demand (see the docstring).
-EXAMPLES = int(_ENV) if _ENV else 40
+EXAMPLES = int(_ENV) if _ENV else 150
 FUZZ = settings(
     max_examples=EXAMPLES,
     derandomize=_ENV is None,
@@ -398,6 +398,23 @@ def test_found_defects_stay_fixed(why: str, stage: str, case: Case) -> None:
     check = read_and_repair if stage == "read" else repair_in_format
     for read_as in dict.fromkeys([case.read_as, "", "auto"]):
         check(Case(case.sample, case.mutations, read_as=read_as, skip=case.skip, stream=case.stream))
+
+
+@pytest.mark.parametrize(("why", "case"), [(why, case) for why, stage, case in FOUND if stage == "read"],
+                         ids=[why for why, stage, _ in FOUND if stage == "read"])
+def test_found_defects_on_the_command_line(why: str, case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``chatnorm repair --from FORMAT`` on the same file: one error line that says where
+    (file:line:column) and what was expected, exit status 1, no traceback."""
+    from normalizer.cli._main import main
+
+    sample, raw = mutated(case)
+    path = tmp_path / "mutated.jsonl"
+    path.write_bytes(raw)
+    assert main(["repair", "-q", "--from", case.read_as or sample.format, str(path), "-o", str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    line = case.mutations[0].path[0] + 1  # the mutated record's (a JSONL sample)
+    assert err.startswith(f"error: {path}:{line}:1: ") and "a 'text' part needs a string 'text', got none" in err
+    assert "Traceback" not in err
 
 
 def test_every_format_has_samples() -> None:
