@@ -86,14 +86,25 @@ def _claude_messages(records: list[Any]) -> list[Any]:
     return [r["message"] for r in records if r.get("type") in ("user", "assistant") and not r.get("isSidechain")]
 
 
+def _codex_request(records: list[Any]) -> Any:
+    """The items as a Responses request body's ``input`` (a JSON document)."""
+    return {"model": "gpt-5", "instructions": "Be brief.", "input": _codex_payloads(records)}
+
+
+def _claude_request(records: list[Any]) -> Any:
+    """The messages as an Anthropic request (a JSON document with ``system``)."""
+    return {"model": "claude", "system": [{"type": "text", "text": "Be brief."}], "messages": _claude_messages(records)}
+
+
 @dataclass(frozen=True)
 class Kind:
     """Sample files of one format: ``glob`` under the samples, read as ``format``; with
-    ``extract``, the file's JSONL records become the records it returns (written as JSONL)."""
+    ``extract``, the file's JSONL records become what it returns: a list of records (written
+    as JSONL) or a JSON document."""
 
     format: str
     glob: str
-    extract: Optional[Callable[[list[Any]], list[Any]]] = None
+    extract: Optional[Callable[[list[Any]], Any]] = None
 
 
 KINDS = [
@@ -104,7 +115,9 @@ KINDS = [
     Kind("responses", "codex_rollout/*.jsonl", _codex_payloads),
     Kind("responses", "real/codex/*.jsonl", _codex_payloads),
     Kind("anthropic", "claude_code/*.jsonl", _claude_messages),
-    Kind("anthropic", "real/claude_code/spotter_*.jsonl", _claude_messages),
+    Kind("anthropic", "real/claude_code/*.jsonl", _claude_messages),
+    Kind("responses", "codex_rollout/*.jsonl", _codex_request),
+    Kind("anthropic", "claude_code/*.jsonl", _claude_request),
     Kind("chat", "hermes/*.json"),
     Kind("sharegpt", "chat_training/*.json"),
     Kind("finetune", "chat_training/*.jsonl"),
@@ -133,15 +146,12 @@ def samples(fmt: str) -> dict[str, Sample]:
         for path in sorted(SAMPLES.glob(kind.glob)):
             rel = path.relative_to(SAMPLES).as_posix()
             text = path.read_text(encoding="utf-8")
-            if path.suffix == ".jsonl":
-                records = [json.loads(line) for line in text.splitlines() if line.strip()]
-                if kind.extract:
-                    records, rel = kind.extract(records), f"{rel}:{fmt}"
-                    if not records:
-                        continue  # (a sub-agent file: no main thread)
-                found[rel] = Sample(rel, fmt, True, records)
-            else:
-                found[rel] = Sample(rel, fmt, False, json.loads(text))
+            root: Any = json.loads(text) if path.suffix == ".json" else [json.loads(line) for line in text.splitlines() if line.strip()]
+            if kind.extract:
+                root, rel = kind.extract(root), f"{rel}:{kind.extract.__name__.strip('_')}"
+                if not (root.get("messages", True) if isinstance(root, dict) else root):
+                    continue  # (a sub-agent file: no main thread)
+            found[rel] = Sample(rel, fmt, isinstance(root, list) and path.suffix == ".jsonl", root)
     return found
 
 
@@ -367,7 +377,7 @@ FOUND: list[tuple[str, str, Case]] = [
     (
         "anthropic-text-part-without-text",
         "read",
-        Case("claude_code/ccviewer_v1.0.108_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl:anthropic",
+        Case("claude_code/ccviewer_v1.0.108_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl:claude_messages",
              (Mutation((2, "content", 0, "text"), "delete"),), read_as="auto"),
     ),
     (
