@@ -590,14 +590,18 @@ class SessionRepairer:
         if not (decisive or final or len(self._waiting) >= DETECT_RECORDS):
             return
         values = [line.value for line in self._waiting if line.value is not None]
+        # Placed where detection began, as the reader places its own: the first record read.
+        first = next((line.number for line in self._waiting if line.value is not None), None)
         try:
             fmt = detect_format(values)
         except InputError as exc:
+            if exc.line is None and first is not None:
+                exc.located(line=first, column=1)
             raise exc.located(source=self.source) from None
         if fmt not in SESSION_FORMATS:
             raise InputError(
                 f"this is a {fmt} file, not a Claude Code session or a Codex rollout",
-                source=self.source,
+                source=self.source, line=first, column=None if first is None else 1,
                 hint="Only those are repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from",
             )
         self._choose(fmt)

@@ -356,11 +356,13 @@ def repair_in_format(case: Case) -> None:
     sample, raw = mutated(case)
     out = io.BytesIO()
     fmt = "auto" if case.read_as == "auto" else sample.format
+    f = io.BytesIO(raw)
+    f.name = "mutated"  # type: ignore[attr-defined]
     try:
-        repair_session(io.BytesIO(raw), out, fmt)
+        repair_session(f, out, fmt)
     except NormalizerError as exc:
-        assert isinstance(exc, InputError), f"{type(exc).__name__}, not an InputError: {exc}"
-        assert exc.line is not None, f"no line: {exc}"
+        assert_positioned(exc, "mutated")
+        assert exc.index is None, f"a session's error is placed by its line: {exc}"
         return
     again = io.BytesIO()
     repair_session(io.BytesIO(out.getvalue()), again, fmt)
@@ -384,6 +386,12 @@ FOUND: list[tuple[str, str, Case]] = [
         "codex-session-payload-type-list",  # was: TypeError: unhashable type: 'list' (_Codex.classify)
         "session",
         Case("codex_rollout/coda_rollout-2025-10-04T22-31-15_first32lines.jsonl", (Mutation((1, "payload", "type"), "swap", "list"),)),
+    ),
+    (
+        "session-of-another-format",  # was: "this is a responses file, ..." with no line
+        "session",
+        Case("codex_rollout/coda_rollout-2025-10-04T22-31-15_first32lines.jsonl", (Mutation((0, "type"), "junk", "message"),),
+             read_as="auto"),
     ),
 ]
 
