@@ -6,8 +6,10 @@ deleted, a value's type swapped, junk values, nesting added) and read them throu
 ``format=``; some ended in a ``KeyError`` traceback. This fuzzer does the same, under
 hypothesis, over every sample of every format (:data:`KINDS`: a format added later, Gemini
 CLI or opencode, is one line there). Each example is one sample file with one to three
-mutations, read under its own format and under ``auto``, on ``error`` and on ``skip``. The
-outcome is either
+mutations (:class:`Mutation`: a key or element deleted, a value's type swapped, junk put in,
+nesting added or taken away, a key added), read under its own format, under ``auto`` or
+under another one (``--from``), on ``error`` or on ``skip``, through ``read_messages`` or
+``read_conversations``. The outcome is either
 
 * output: the messages read, repaired by the core, are valid (the pairing rules hold),
   nothing the reader gave is lost in the repair, and repairing the output again changes
@@ -23,15 +25,16 @@ There are no Responses or Anthropic sample files; their records are taken from r
 unchanged: a Codex rollout's ``response_item`` payloads are Responses input items, a Claude
 Code line's ``message`` is an Anthropic Messages message.
 
-Examples: a fixed seed (``derandomize``) and :data:`EXAMPLES` per test and format in CI
-(about 25 s here for the whole module). For a longer hunt set ``CHATNORM_FUZZ_EXAMPLES``
-(say 2000): more examples, and a random seed each run (hypothesis prints the failing case
-and how to reproduce it)::
+Examples: a fixed seed (``derandomize``) and :data:`EXAMPLES` (150) per test and format in
+CI (about 22 s for the whole module on the 2-core machine). For a longer hunt set
+``CHATNORM_FUZZ_EXAMPLES`` (3000 is 20 times CI's, about 10 minutes): that many examples,
+with a random seed each run; a failure prints its :class:`Case` ("Draw 1: Case(...)")::
 
-    CHATNORM_FUZZ_EXAMPLES=2000 python -m pytest tests/formats/test_fuzz_readers.py
+    CHATNORM_FUZZ_EXAMPLES=3000 python -m pytest tests/formats/test_fuzz_readers.py -k mutated
 
-Each defect found is pinned as an ``@example`` of the property (a :class:`Case`), and fixed
-in the reader with an InputError that says where, what was expected and what to do.
+Each defect found is fixed in the reader with an InputError that says where, what was
+expected and what to do, and its Case pinned in :data:`FOUND` (a parametrized regression
+test; hypothesis's ``@example`` cannot name a draw of ``st.data()``), where it failed before.
 """
 
 from __future__ import annotations
@@ -400,6 +403,7 @@ FOUND: list[tuple[str, str, Case]] = [
 @FUZZ
 @given(data=st.data())
 def test_mutated_samples_read_or_fail_clearly(fmt: str, data: st.DataObject) -> None:
+    """Every reader, on mutated samples of each format: repaired output or a positioned error."""
     read_and_repair(data.draw(cases(fmt)))
 
 
@@ -407,6 +411,7 @@ def test_mutated_samples_read_or_fail_clearly(fmt: str, data: st.DataObject) -> 
 @FUZZ
 @given(data=st.data())
 def test_mutated_sessions_repair_in_format_or_fail_clearly(fmt: str, data: st.DataObject) -> None:
+    """``chatnorm repair --in-place``'s repairer, on mutated sessions: a fixed point or a positioned error."""
     repair_in_format(data.draw(cases(fmt)))
 
 
