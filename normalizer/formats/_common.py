@@ -149,7 +149,8 @@ def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
     """Chat content parts for a list of Responses / Anthropic / Chat parts.
 
     Text parts become ``{"type": "text", "text"}``; images become ``image_url`` parts; any
-    other part is kept as it is (the core or the target decides), so nothing is lost.
+    other part is kept as it is (the core or the target decides), so nothing is lost. A text
+    part whose ``text`` is missing or not a string is refused (InvalidMessage at ``line``).
     """
     if not isinstance(content, list):
         raise invalid(f"{where}: expected a string or a list of parts, got {describe(content)}", line=line)
