@@ -284,7 +284,9 @@ class _ClaudeCode(_Dialect):
 
     def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
         source = call.line.parsed()
-        tree = _version(source.get("version")) >= (2, 1)  # results hang from their tool_use
+        # Results hang from their tool_use line (2.1 on); one whose uuid is no string is no
+        # link of the chain (classify), so the stub hangs from the line before it, as before 2.1.
+        tree = _version(source.get("version")) >= (2, 1) and isinstance(source.get("uuid"), str)
         line: dict[str, Any] = {"parentUuid": source.get("uuid") if tree else None}
         for key, value in source.items():  # the envelope: the keys before "message"
             if key == "message":

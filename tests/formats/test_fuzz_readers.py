@@ -391,6 +391,11 @@ FOUND: list[tuple[str, str, Case]] = [
         Case("codex_rollout/coda_rollout-2025-10-04T22-31-15_first32lines.jsonl", (Mutation((1, "payload", "type"), "swap", "list"),)),
     ),
     (
+        "claude-stub-for-a-tool-use-line-with-a-list-uuid",  # was: TypeError: unhashable type: 'list' (_surviving)
+        "session",
+        Case("real/claude_code/spotter_v2.1.38_short.jsonl", (Mutation((10,), "delete"), Mutation((7, "uuid"), "swap", "list"))),
+    ),
+    (
         "session-of-another-format",  # was: "this is a responses file, ..." with no line
         "session",
         Case("codex_rollout/coda_rollout-2025-10-04T22-31-15_first32lines.jsonl", (Mutation((0, "type"), "junk", "message"),),
