@@ -149,7 +149,8 @@ def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
     """Chat content parts for a list of Responses / Anthropic / Chat parts.
 
     Text parts become ``{"type": "text", "text"}``; images become ``image_url`` parts; any
-    other part is kept as it is (the core or the target decides), so nothing is lost.
+    other part is kept as it is (the core or the target decides), so nothing is lost. A text
+    part whose ``text`` is missing or not a string is refused (InvalidMessage at ``line``).
     """
     if not isinstance(content, list):
         raise invalid(f"{where}: expected a string or a list of parts, got {describe(content)}", line=line)
@@ -161,7 +162,9 @@ def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
         if not isinstance(part, dict):
             raise invalid(f"{where}: content part is {describe(part)}, expected an object", line=line)
         kind = part.get("type")
-        if isinstance(kind, str) and kind in _TEXT_PARTS and isinstance(part.get("text"), str):
+        if isinstance(kind, str) and kind in _TEXT_PARTS and not isinstance(part.get("text"), str):
+            raise _textless(part, kind, line=line, where=where)
+        if isinstance(kind, str) and kind in _TEXT_PARTS:
             # Other keys of a text part (cache_control, citations...) stay on it; empty
             # annotation/logprob lists of Responses output are noise, not data.
             text: dict[str, Any] = {"type": "text", "text": part["text"]}
@@ -179,6 +182,18 @@ def text_parts(content: Any, *, line: int | None, where: str) -> list[Any]:
         else:
             out.append(dict(part))
     return out
+
+
+def _textless(part: dict[str, Any], kind: str, *, line: int | None, where: str) -> InvalidMessage:
+    """A text part without its text: refused (kept as it is, it would be a text part the
+    writers and the core's text tests cannot read, KeyError: 'text')."""
+    got = "none" if "text" not in part else describe(part["text"])
+    if "value" in part:
+        hint = ("Its text is under 'value', as in LLaMA-Factory's messages: read such a file with --from finetune "
+                "(format='finetune'), or skip such records with --on-invalid skip")
+    else:
+        hint = "Give the part its text, or skip such records with --on-invalid skip"
+    return invalid(f"{where}: a {kind!r} part needs a string 'text', got {got}", line=line, field="text", hint=hint)
 
 
 def _anthropic_image(source: dict[str, Any]) -> dict[str, Any]:

@@ -98,7 +98,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal
@@ -307,7 +307,9 @@ class _ClaudeCode(_Dialect):
 
     def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
         source = call.line.parsed()
-        tree = _version(source.get("version")) >= (2, 1)  # results hang from their tool_use
+        # Results hang from their tool_use line (2.1 on); one whose uuid is no string is no
+        # link of the chain (classify), so the stub hangs from the line before it, as before 2.1.
+        tree = _version(source.get("version")) >= (2, 1) and isinstance(source.get("uuid"), str)
         line: dict[str, Any] = {"parentUuid": source.get("uuid") if tree else None}
         for key, value in source.items():  # the envelope: the keys before "message"
             if key == "message":
@@ -327,12 +329,17 @@ class _ClaudeCode(_Dialect):
 
     def without_results(self, value: Any, ids: set[str]) -> Any:
         message = value["message"]
-        content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids)]
+        content = [b for b in message["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result" and _str_in(b.get("tool_use_id"), ids))]
         return {**value, "message": {**message, "content": content}}
 
 
 def _results_only(content: Any) -> bool:
     return isinstance(content, list) and bool(content) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def _str_in(value: Any, keys: Collection[str]) -> bool:
+    """``value in keys`` for any JSON value: a list or a dict (unhashable) is in no set of ids."""
+    return isinstance(value, str) and value in keys
 
 
 def _version(value: Any) -> tuple[int, int]:
@@ -357,7 +364,7 @@ class _Codex(_Dialect):
         if value.get("type") != "response_item" or not isinstance(payload, dict):
             return info
         kind = payload.get("type")
-        if kind in _CODEX_CALLS:
+        if isinstance(kind, str) and kind in _CODEX_CALLS:  # (any JSON value: a list is unhashable)
             call_id = payload.get("call_id") or payload.get("id")
             if isinstance(call_id, str):
                 info.kind = "calls"
@@ -635,14 +642,18 @@ class SessionRepairer:
         if not (decisive or final or len(self._waiting) >= DETECT_RECORDS):
             return
         values = [line.value for line in self._waiting if line.value is not None]
+        # Placed where detection began, as the reader places its own: the first record read.
+        first = next((line.number for line in self._waiting if line.value is not None), None)
         try:
             fmt = detect_format(values)
         except InputError as exc:
+            if exc.line is None and first is not None:
+                exc.located(line=first, column=1)
             raise exc.located(source=self.source) from None
         if fmt not in SESSION_FORMATS:
             raise InputError(
                 f"this is a {fmt} file, not a Claude Code session or a Codex rollout",
-                source=self.source,
+                source=self.source, line=first, column=None if first is None else 1,
                 hint="Only those are repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from",
             )
         self._choose(fmt)
@@ -912,7 +923,7 @@ class SessionRepairer:
         assert self._dialect is not None
         old = line.parsed()
         value = self._dialect.without_results(old, set(bad))
-        dropped = [b for b in old["message"]["content"] if isinstance(b, dict) and b.get("tool_use_id") in bad]
+        dropped = [b for b in old["message"]["content"] if isinstance(b, dict) and _str_in(b.get("tool_use_id"), bad)]
         self.report.add(next(iter(bad.values())), f"line {line.number}: tool_result block(s) for {', '.join(bad)} {what}; removed from the line, kept here",
                         line=line.number, dropped=dropped)
         line.value, line.forgotten = value, False
