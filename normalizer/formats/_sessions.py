@@ -23,7 +23,10 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   line before the result it hangs from: the file's order is not the chain's), and a Codex
   output written after the assistant's next item (Codex does not move it). A result that
   answers no call of its turn, or answers one twice, is removed; the whole line is kept in
-  the report.
+  the report. A user message written between the lines of one assistant message (Claude
+  Code writes its parallel calls one line each; the user typed while the first ran) does
+  not end its turn: the message's later lines move up to it, as whole lines, their results
+  after them and the user's message after the results.
 * **The ``parentUuid`` chain stays whole** (Claude Code rebuilds a conversation by walking
   it from the last line). A line whose parent was the line before it in the file keeps
   pointing at the line before it after an insertion, a move or a removal: those lines, and
@@ -55,7 +58,9 @@ for their results until the turn ends (Claude Code: the next assistant line of a
 ``message.id``; Codex: the next assistant item after a result or a user message). When a
 user message ends a turn with calls still open, the lines from it on are held (up to
 ``max_held_bytes``) until the next turn starts, so that results written after it can move
-up; then the held lines are written after the moved results and the synthetic ones. In a
+up; then the held lines are written after the moved results and the synthetic ones. A
+line of the turn's own ``message.id`` is not the next turn: it moves up with the results,
+and its calls join the turn's. In a
 Claude Code session the next assistant turn holds them too: its lines (those of its
 ``message.id``, and the lines between them) are held until a line of another one, a user
 message or a compaction boundary, and are then read again by the same rules, after the
@@ -766,6 +771,22 @@ class SessionRepairer:
                 self._moved.append(line)
             if not turn.waits():
                 self._resolve()
+            return
+        if after_user and info.kind in ("calls", "assistant") and info.key is not None and info.key == turn.key:
+            # A later line of the turn's own message (Claude Code writes a message's parallel
+            # calls one line each, and a line the user typed while the first call ran may come
+            # between them): the turn goes on. The line moves up, before the held lines, as a
+            # late result does, and its calls join the turn.
+            before = len(turn.calls)
+            for call_id, call_kind in info.calls:
+                turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
+            if len(turn.calls) > before:
+                self._keep_calls(turn, line)
+            self._hold_moved(line)
+            line.record = ("move_call", f"line {line.number}, of the turn of line {next(iter(turn.calls.values())).line.number} "
+                           f"(message {info.key}), moved up to its turn, before line {self._held[0].number}")
+            line.forget()
+            self._moved.append(line)
             return
         if after_user:
             ends = info.kind in ("calls", "assistant", "reset")  # the next turn starts

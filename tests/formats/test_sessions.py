@@ -343,6 +343,27 @@ def test_a_real_session_whose_user_wrote_while_a_tool_ran(name: str) -> None:
     assert [v for v in anthropic_violations(orjson.loads(request.getvalue())["messages"]) if "tool_" in v] == []
 
 
+@pytest.mark.parametrize("v", [V21, "2.0.64"])
+def test_a_user_line_between_the_parallel_calls_of_one_message_ends_no_turn(v: str) -> None:
+    # u1 <- a1 (t1) <- u2 (typed while t1 ran), a1b (t2, the same message as a1) <- a1 <- ...,
+    # r2 <- a1b, and r1 (t1's result) written last, hanging from u2: issue 35, pai_v2.0.71
+    # user_between. u2 used to end the turn: t1 got a synthetic result, and its real one was
+    # removed as an orphan. The message's later line goes on with the turn: it moves up, t1's
+    # result after it, and u2 after the results, on the chain.
+    u1, a1 = cc_user("u1", None, "list files", v), cc_call("a1", "u1", "t1", v, "m1")
+    u2, a1b = cc_user("u2", "a1", "also check the tests please", v), cc_call("a4", "a1", "t2", v, "m1")
+    r2, r1 = cc_result("r2", "a4", "t2", v), cc_result("r3", "u2", "t1", v)
+    a2 = cc_text("a5", "r3", "done", v, "m2")
+    data = dumps(u1, a1, u2, a1b, r2, r1, a2)
+    out, report = repaired(data)
+    assert out == dumps(u1, a1, a1b, r2, {**r1, "parentUuid": "r2"}, {**u2, "parentUuid": "r3"}, {**a2, "parentUuid": "u2"})
+    assert [r[0] for r in records(report)] == ["move_call", "move_result", "repoint_parent", "move_result",
+                                               "repoint_parent", "repoint_parent"]
+    assert "stub_missing_result" not in report.counts and "drop_orphan_result" not in report.counts
+    assert [x["uuid"] for x in main_chain(lines_of(out))] == ["u1", "a1", "a4", "r2", "r3", "u2", "a5"]
+    assert_resumable(out, data)
+
+
 def test_a_user_message_written_after_the_call_that_hangs_from_it_ends_no_turn() -> None:
     # u1 <- a1 <- r1 <- u2 <- a2 <- r2 <- a3, with a2 (a call) written before u2: u2 used to
     # end a2's turn, r2 moved up above it, and a3 was re-pointed at u2, leaving a2 and r2
