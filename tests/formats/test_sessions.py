@@ -431,19 +431,45 @@ def test_a_real_orphan_that_no_line_hangs_from_is_still_removed() -> None:
     assert_resumable(out, data)
 
 
+@pytest.mark.parametrize("v", [V21, "2.0.64"])
+@pytest.mark.parametrize("shape", ["next_turns", "after_a_prompt", "last_line"])
+def test_a_result_written_after_the_next_turns_stays_in_its_place(v: str, shape: str) -> None:
+    # Issue 35 (ccviewer_v1.0.108 and spotter_v2.1.38 result_after_next_turn): r1 written
+    # after the next turn is over (next_turns), after the user's next prompt and the reply
+    # to it (after_a_prompt), or last, after a prompt that hangs from it (last_line). Its call
+    # used to get a synthetic result and r1 was kept (lines hang from it) or removed: Claude
+    # Code 2.1.332, which walks the chain, sent the stub instead of the real result. Lines
+    # held hang from r1, not read yet: the wait goes on until it comes, and the file, whose
+    # chain is whole, is left as it is (Claude Code resumes from its last line: moved up, r1
+    # would leave another line last).
+    u1, a1, r1 = cc_user("u1", None, "list files", v), cc_call("a1", "u1", "t1", v, "m1"), cc_result("r1", "a1", "t1", v)
+    if shape == "next_turns":
+        a2, r2 = cc_call("a2", "r1", "t2", v, "m2"), cc_result("r2", "a2", "t2", v)
+        data = dumps(u1, a1, a2, r2, cc_text("a3", "r2", "done", v, "m3"), r1)
+    elif shape == "after_a_prompt":
+        a2, u3 = cc_text("a2", "r1", "so", v, "m2"), cc_user("u3", "a2", "and then?", v)
+        data = dumps(u1, a1, a2, u3, cc_text("a4", "u3", "done", v, "m3"), r1)
+    else:
+        data = dumps(u1, a1, cc_text("a2", "r1", "so", v, "m2"), cc_user("u3", "r1", "and then?", v), r1)
+    out, report = repaired(data)
+    assert out == data and not report.changed
+    assert_resumable(out, data)
+
+
 @pytest.mark.parametrize("orphan_results", ["drop", "error"])
 def test_a_late_result_that_a_line_already_written_hangs_from_is_kept(orphan_results: str) -> None:
-    # Written after the next turn is over: its call has a synthetic result by then, but a2,
-    # written, hangs from it. Removed, it would leave a2 hanging from nothing (the history
-    # above a2 cut off on resume): both stay, the synthetic one on a branch of its own.
+    # Written after the next turn is over, and after the wait for it ended (max_held_bytes):
+    # its call has a synthetic result by then, but a2, written, hangs from it. Removed, it
+    # would leave a2 hanging from nothing (the history above a2 cut off on resume): both
+    # stay, the synthetic one on a branch of its own.
     c = chain_lines("2.0.64")
     data = dumps(c["u1"], c["a1"], c["a2"], c["r2"], c["a3"], c["r1"])
-    out, report = repaired(data, orphan_results=orphan_results)
+    budget = sum(len(orjson.dumps(c[k])) for k in ("a1", "a2", "r2")) + 10  # a3 ends the wait
+    out, report = repaired(data, orphan_results=orphan_results, max_held_bytes=budget)
     stub = cc_stub("a1", "t1", "2026-01-01T00:00:01.000Z")
     assert out == dumps(c["u1"], c["a1"], stub, c["a2"], c["r2"], c["a3"], c["r1"])
     assert records(report) == [("stub_missing_result", 2, 2, None)]
     assert_resumable(out, data)
-
 
 def test_a_line_of_no_thread_yet_that_hangs_from_a_later_result_keeps_it() -> None:
     # A progress line before the first message (its thread not known yet) is passed through

@@ -57,13 +57,8 @@ GAINED = ("issue 35: not a loss: a user line between two tool_use lines of one m
           "message's later lines and all their results on the chain, and Claude Code 2.0.76, which walked the "
           "original's chain past them, now sends the parallel calls and their results too (real lines of the file, "
           "which this test counts as gained)")
-CLAUDE_LATE = ("issue 35 (found by these tests, not among the known five): a Claude Code result written after the "
-               "next turn's first assistant lines is removed and its call stubbed (the module's documented limit), "
-               "where Claude Code 2.1.332 walks the chain and sends the real result")
 KNOWN_DEFECTS: list[tuple[str, str | None, str]] = [
     ("pai_v2.0.71-user_between", "claude-2.0.76", GAINED),
-    ("ccviewer_v1.0.108-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
-    ("spotter_v2.1.38_tool_heavy-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
 ]
 
 
