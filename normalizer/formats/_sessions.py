@@ -64,9 +64,9 @@ and its calls join the turn's. In a
 Claude Code session the next assistant turn holds them too: its lines (those of its
 ``message.id``, and the lines between them) are held until a line of another one, a user
 message or a compaction boundary, and are then read again by the same rules, after the
-moved results and the synthetic ones. While a held line hangs from a line not read yet (most
-likely the late result: Claude Code can write a line before the line it hangs from), the
-wait does not end at the line that would end it (a line of another turn, a user message):
+moved results and the synthetic ones. While a held line (not a result) hangs from a line not
+read yet (most likely the late result: Claude Code can write a line before the line it
+hangs from), the wait does not end at the line that would end it (a line of another turn, a user message):
 it goes on until the open calls are answered, a compaction boundary, or
 ``max_held_bytes``. The results that come then stay in their place, after the held lines
 (they come before them on the chain, which is whole; Claude Code resumes from the file's
@@ -102,11 +102,11 @@ turn's end it stays where it is. An inline sidechain of a Claude Code 1.0 file i
 through unrepaired (its own calls are not paired). A ``summary`` or ``last-prompt`` line
 that names a removed line as its leaf is not re-pointed. Codex lines with an ``ordinal``
 keep theirs; a synthetic line has none. A Claude Code result written after the turn that
-follows its call's is waited for only while a line held hangs from it (then it stays where
-it is, its call answered). When no held line does, or the wait ended before it came
-(``max_held_bytes``, a compaction boundary), its call has a synthetic result by then, and
-the result is removed, unless a line already written hangs from it (then both stay, the
-synthetic one on a branch of its own).
+follows its call's is waited for only while a line held (not a result) hangs from it (then
+it stays where it is, its call answered). When no held line does, or the wait ended before
+it came (``max_held_bytes``, a compaction boundary), its call has a synthetic result by
+then, and the result is removed, unless a line already written hangs from it (then both
+stay, the synthetic one on a branch of its own).
 """
 
 from __future__ import annotations
@@ -518,11 +518,11 @@ class SessionRepairer:
         self._held_key: Any = _AFTER_USER
         self._moved: list[_Line] = []  # late results, to be written before the held lines
         self._held_prev: str | None = None  # the chain line written last when the wait began
-        # A held line hangs from a line not read yet (a late result, most likely: Claude Code
-        # can write a line before the line it hangs from); while it does, the wait goes on past
-        # the line that would end it (see _while_held)...
-        self._ahead = False
-        self._held_uuids: set[str] = set()  # (of the held lines, for _note_ahead; as bounded as they are)
+        # Lines not read yet that held lines hang from (a late result, most likely: Claude Code
+        # can write a line before the line it hangs from); while there is one, the wait goes on
+        # past the line that would end it (see _while_held)...
+        self._awaited: set[str] = set()
+        self._held_uuids: set[str] = set()  # (of the lines held or moved; both as bounded as those lines)
         # ... and the held lines from this one on (the line that would have ended it) are read
         # again by all the rules when the wait ends, as they would have been read then.
         self._split: int | None = None
@@ -775,8 +775,9 @@ class SessionRepairer:
         it holds while it waits."""
         self._held, self._held_bytes, self._held_stamp, self._held_key = [line], turn.call_bytes + len(line.body), self._stamp, key
         self._held_prev = self._out_prev
-        self._ahead, self._split = False, None
+        self._split = None
         self._held_uuids.clear()
+        self._awaited.clear()
         self._note_ahead(line)
         line.forget()
         turn.accepting = False
@@ -784,15 +785,21 @@ class SessionRepairer:
             self._resolve()
 
     def _note_ahead(self, line: _Line) -> None:
-        """Note a held line that hangs from a line not read yet (nor removed)."""
+        """Note a held line that hangs from a line not read yet (nor removed): a message, not
+        a result (one written before its own call is no sign of a late result)."""
         info = line.info
         if not info.chain:
             return
-        if (info.parent is not None and not self._ahead and info.parent not in self._held_uuids
+        if (info.parent is not None and info.kind != "results" and info.parent not in self._held_uuids
                 and not self._known(info.parent) and info.parent not in self._removed):
-            self._ahead = True
-        if info.uuid is not None:
-            self._held_uuids.add(info.uuid)
+            self._awaited.add(info.parent)
+        self._read_held(line)
+
+    def _read_held(self, line: _Line) -> None:
+        """Note a line held or moved: read, no longer awaited."""
+        if line.info.uuid is not None:
+            self._held_uuids.add(line.info.uuid)
+            self._awaited.discard(line.info.uuid)
 
     def _while_held(self, line: _Line) -> None:
         assert self._held is not None and self._turn is not None
@@ -848,7 +855,7 @@ class SessionRepairer:
             # after the held lines: results on it answer that turn's calls), a boundary.
             ends = info.kind in ("reset", "user") or (
                 info.kind in ("calls", "assistant") and (info.key is None or info.key != self._held_key))
-        if ends and self._ahead and info.kind != "reset" and turn.waits() and self._dialect is not None and self._dialect.chained:
+        if ends and self._awaited and info.kind != "reset" and turn.waits() and self._dialect is not None and self._dialect.chained:
             # A held line hangs from a line not read yet: in the chain's order (Claude Code's,
             # not the file's), what is held comes after that line, most likely the late result
             # (written after the next turn, or several). The wait goes on, until the open calls
@@ -939,8 +946,7 @@ class SessionRepairer:
                      f"really has that much tool output after {after}",
             )
         self._held_bytes = size
-        if line.info.uuid is not None:
-            self._held_uuids.add(line.info.uuid)  # (read: a held line that hangs from it is not ahead)
+        self._read_held(line)
 
     def _resolve(self) -> None:
         """End a wait: the moved results, the synthetic ones, then the held lines: as they
@@ -953,8 +959,9 @@ class SessionRepairer:
         held, self._held = self._held, None
         if held is None:
             return
-        split, self._split, self._ahead = self._split, None, False
+        split, self._split = self._split, None
         self._held_uuids.clear()
+        self._awaited.clear()
         turn, self._turn = self._turn, None
         # (the results that came after the wait went on are held lines, in their place: after
         # lines that come after them on the chain, which is whole; the file is as it was

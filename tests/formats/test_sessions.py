@@ -608,6 +608,17 @@ def shuffled_session(seed: int) -> bytes:
 LOSE_MESSAGES = {108, 122, 173, 320, 327, 348, 372, 382}
 
 
+@pytest.mark.parametrize("seed", [498, 4586])
+def test_a_wait_goes_on_only_for_a_line_still_not_read(seed: int) -> None:
+    # Shuffles that once repaired to no fixed point: the wait went on for a line that a held
+    # result hung from (its call, written after it), or for one read (moved up) meanwhile;
+    # repaired again, with those lines in order, it ended, and the late result was removed.
+    data = shuffled_session(seed)
+    out, _ = repaired(data)
+    again, report = repaired(out)
+    assert again == out and not report.changed
+
+
 def test_shuffled_sessions_never_lose_a_parent_and_repair_to_a_fixed_point() -> None:
     """Whatever the file's order: no line hangs from a line the repair removed, repairing
     again changes nothing, and every line removed is in the report, whole."""
