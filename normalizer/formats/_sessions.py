@@ -23,7 +23,10 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   line before the result it hangs from: the file's order is not the chain's), and a Codex
   output written after the assistant's next item (Codex does not move it). A result that
   answers no call of its turn, or answers one twice, is removed; the whole line is kept in
-  the report.
+  the report. A user message written between the lines of one assistant message (Claude
+  Code writes its parallel calls one line each; the user typed while the first ran) does
+  not end its turn: the message's later lines move up to it, as whole lines, their results
+  after them and the user's message after the results.
 * **The ``parentUuid`` chain stays whole** (Claude Code rebuilds a conversation by walking
   it from the last line). A line whose parent was the line before it in the file keeps
   pointing at the line before it after an insertion, a move or a removal: those lines, and
@@ -55,18 +58,28 @@ for their results until the turn ends (Claude Code: the next assistant line of a
 ``message.id``; Codex: the next assistant item after a result or a user message). When a
 user message ends a turn with calls still open, the lines from it on are held (up to
 ``max_held_bytes``) until the next turn starts, so that results written after it can move
-up; then the held lines are written after the moved results and the synthetic ones. In a
+up; then the held lines are written after the moved results and the synthetic ones. A
+line of the turn's own ``message.id`` is not the next turn: it moves up with the results,
+and its calls join the turn's. In a
 Claude Code session the next assistant turn holds them too: its lines (those of its
 ``message.id``, and the lines between them) are held until a line of another one, a user
 message or a compaction boundary, and are then read again by the same rules, after the
-moved results and the synthetic ones. A Codex rollout is in its conversation's order, but
+moved results and the synthetic ones. While a held line (not a result) hangs from a line not
+read yet (most likely the late result: Claude Code can write a line before the line it
+hangs from), the wait does not end at the line that would end it (a line of another turn, a user message):
+it goes on until the open calls are answered, a compaction boundary, or
+``max_held_bytes``. The results that come then stay in their place, after the held lines
+(they come before them on the chain, which is whole; Claude Code resumes from the file's
+last line, which a result moved up from there would change), and the held lines from the
+one that would have ended the wait are read again by all the rules, as they would have
+been then. A Codex rollout is in its conversation's order, but
 an output may come after the assistant's next item: an assistant message while the turn's
 calls are open, or the next turn's first item, holds the lines the same way, until the
 outputs come, the user's next message or a compaction. A
 compaction boundary (Claude Code ``compact_boundary``, Codex ``compacted``) ends a turn
 with nothing added: what came before it is no longer sent. Memory holds one line, one
 turn's lines of calls and, while the turn waits, its held lines and the results moving up
-(all together bounded by ``max_held_bytes``): each as its bytes, the parsed value let go
+(all together bounded by ``max_held_bytes``; with the uuids of those lines): each as its bytes, the parsed value let go
 (it is parsed again in the rare case it is needed); and the uuid of every removed Claude
 Code line, with the one its children hang from instead (at most :data:`MAX_REMOVED_LINES`);
 and of every result moved up off a line held, with the line its later children hang from
@@ -89,9 +102,11 @@ turn's end it stays where it is. An inline sidechain of a Claude Code 1.0 file i
 through unrepaired (its own calls are not paired). A ``summary`` or ``last-prompt`` line
 that names a removed line as its leaf is not re-pointed. Codex lines with an ``ordinal``
 keep theirs; a synthetic line has none. A Claude Code result written after the turn that
-follows its call's has lost its place: its call has a synthetic result by then, and the
-result is removed, unless a line already written hangs from it (then both stay, the
-synthetic one on a branch of its own).
+follows its call's is waited for only while a line held (not a result) hangs from it (then
+it stays where it is, its call answered). When no held line does, or the wait ended before
+it came (``max_held_bytes``, a compaction boundary), its call has a synthetic result by
+then, and the result is removed, unless a line already written hangs from it (then both
+stay, the synthetic one on a branch of its own).
 """
 
 from __future__ import annotations
@@ -166,7 +181,7 @@ class _Line:
     """A line read: its bytes (terminator apart), its value (let go if the line is kept
     after it was read: see ``forget``), where it was, what it is."""
 
-    __slots__ = ("body", "end", "value", "number", "info", "linear", "back", "synthetic", "record", "forgotten")
+    __slots__ = ("body", "end", "value", "number", "info", "linear", "back", "synthetic", "record", "forgotten", "placed")
 
     def __init__(self, body: bytes, end: bytes, value: Any, number: int, info: _Info) -> None:
         self.body = body
@@ -179,6 +194,7 @@ class _Line:
         self.synthetic: _Call | None = None  # a synthetic result, for this call
         self.record: tuple[str, str] | None = None  # (kind, detail) to record when written
         self.forgotten = False  # its value was let go (see forget)
+        self.placed = False  # a late result left in its place, its call answered: written as it is (see _resolve)
 
     def forget(self) -> None:
         """Let the parsed value go, for a line kept after it was read (a call waiting for its
@@ -509,6 +525,14 @@ class SessionRepairer:
         self._held_key: Any = _AFTER_USER
         self._moved: list[_Line] = []  # late results, to be written before the held lines
         self._held_prev: str | None = None  # the chain line written last when the wait began
+        # Lines not read yet that held lines hang from (a late result, most likely: Claude Code
+        # can write a line before the line it hangs from); while there is one, the wait goes on
+        # past the line that would end it (see _while_held)...
+        self._awaited: set[str] = set()
+        self._held_uuids: set[str] = set()  # (of the lines held or moved; both as bounded as those lines)
+        # ... and the held lines from this one on (the line that would have ended it) are read
+        # again by all the rules when the wait ends, as they would have been read then.
+        self._split: int | None = None
         # A late result moved up off a held line -> (that line, the result's line number):
         # the lines after it that hang from it hang from that line instead (_chain.splice).
         self._spliced: dict[str, tuple[str | None, int]] = {}
@@ -694,6 +718,13 @@ class SessionRepairer:
     # -- the pairing rules ------------------------------------------------------------------------
 
     def _step(self, line: _Line) -> None:
+        if line.placed:
+            # Its calls answered already (see _resolve); a call of this id in a later turn (a
+            # line written twice) it answers too, as it will when the output is read again.
+            if self._turn is not None:
+                self._turn.answered.update(r for r in line.info.results if r in self._turn.calls)
+            self._emit(line)
+            return
         info = line.info
         kind = info.kind
         turn = self._turn
@@ -755,15 +786,43 @@ class SessionRepairer:
         it holds while it waits."""
         self._held, self._held_bytes, self._held_stamp, self._held_key = [line], turn.call_bytes + len(line.body), self._stamp, key
         self._held_prev = self._out_prev
+        self._split = None
+        self._held_uuids.clear()
+        self._awaited.clear()
+        self._note_ahead(line)
         line.forget()
         turn.accepting = False
         if self._held_bytes > self.max_held_bytes:
             self._resolve()
 
+    def _note_ahead(self, line: _Line) -> None:
+        """Note a held line that hangs from a line not read yet (nor removed): a message, not
+        a result (one written before its own call is no sign of a late result)."""
+        info = line.info
+        if not info.chain:
+            return
+        if (info.parent is not None and info.kind != "results" and info.parent not in self._held_uuids
+                and not self._known(info.parent) and info.parent not in self._removed):
+            self._awaited.add(info.parent)
+        self._read_held(line)
+
+    def _read_held(self, line: _Line) -> None:
+        """Note a line held or moved: read, no longer awaited."""
+        if line.info.uuid is not None:
+            self._held_uuids.add(line.info.uuid)
+            self._awaited.discard(line.info.uuid)
+
     def _while_held(self, line: _Line) -> None:
         assert self._held is not None and self._turn is not None
         info = line.info
         turn = self._turn
+        if line.placed:
+            self._held.append(line)  # (its calls answered already: see _resolve)
+            self._held_bytes += len(line.body)
+            return
+        if self._split is not None:
+            self._while_held_on(line, turn)
+            return
         after_user = self._held_key is _AFTER_USER
         if info.kind == "user" and after_user:
             # Results on a line with user text are never split off it: they stay where they
@@ -778,6 +837,22 @@ class SessionRepairer:
             if not turn.waits():
                 self._resolve()
             return
+        if after_user and info.kind in ("calls", "assistant") and info.key is not None and info.key == turn.key:
+            # A later line of the turn's own message (Claude Code writes a message's parallel
+            # calls one line each, and a line the user typed while the first call ran may come
+            # between them): the turn goes on. The line moves up, before the held lines, as a
+            # late result does, and its calls join the turn.
+            before = len(turn.calls)
+            for call_id, call_kind in info.calls:
+                turn.calls.setdefault(call_id, _Call(call_id, call_kind, line))
+            if len(turn.calls) > before:
+                self._keep_calls(turn, line)
+            self._hold_moved(line)
+            line.record = ("move_call", f"line {line.number}, of the turn of line {next(iter(turn.calls.values())).line.number} "
+                           f"(message {info.key}), moved up to its turn, before line {self._held[0].number}")
+            line.forget()
+            self._moved.append(line)
+            return
         if after_user:
             ends = info.kind in ("calls", "assistant", "reset")  # the next turn starts
         elif self._held_key is _AFTER_REPLY or self._held_key is _AFTER_REPLY_USER:
@@ -791,15 +866,52 @@ class SessionRepairer:
             # after the held lines: results on it answer that turn's calls), a boundary.
             ends = info.kind in ("reset", "user") or (
                 info.kind in ("calls", "assistant") and (info.key is None or info.key != self._held_key))
+        if ends and self._awaited and info.kind != "reset" and turn.waits() and self._dialect is not None and self._dialect.chained:
+            # A held line hangs from a line not read yet: in the chain's order (Claude Code's,
+            # not the file's), what is held comes after that line, most likely the late result
+            # (written after the next turn, or several). The wait goes on, until the open calls
+            # are answered, a compaction boundary, or max_held_bytes; the lines from this one on
+            # are then read again by all the rules, as they would have been now.
+            self._split = len(self._held)
+            ends = False
         if ends:
             self._resolve()
             self._dispatch(line)
             return
+        self._note_ahead(line)
         line.forget()
         self._held.append(line)
         self._held_bytes += len(line.body)
         if self._held_bytes > self.max_held_bytes or not turn.waits():
             self._resolve()
+
+    def _while_held_on(self, line: _Line, turn: _Turn) -> None:
+        """A line read while a wait goes on past the line that would have ended it (see
+        ``_split``): a result that answers only open calls of the turn answers them, and is
+        held in its place (``placed``: it is not moved up); a boundary, or a result that
+        would take the lines held past ``max_held_bytes``, ends the wait (as it would have
+        ended before: no error); any other line is held."""
+        assert self._held is not None
+        info = line.info
+        if info.kind == "results" and info.results and all(r in turn.calls and r not in turn.answered for r in info.results):
+            if self._held_bytes + len(line.body) <= self.max_held_bytes:
+                self._answer(line, turn)
+                line.placed = True
+                line.forget()
+                self._held.append(line)
+                self._held_bytes += len(line.body)
+                if not turn.waits():
+                    self._resolve()
+                return
+        elif info.kind != "reset":
+            line.forget()
+            self._held.append(line)
+            self._held_bytes += len(line.body)
+            if self._held_bytes > self.max_held_bytes:
+                self._resolve()
+            return
+        self._resolve()
+        self._dispatch(line)
 
     def _keep_calls(self, turn: _Turn, line: _Line) -> None:
         """Count a line that made calls against ``max_held_bytes``: each call keeps its line
@@ -845,20 +957,35 @@ class SessionRepairer:
                      f"really has that much tool output after {after}",
             )
         self._held_bytes = size
+        self._read_held(line)
 
     def _resolve(self) -> None:
         """End a wait: the moved results, the synthetic ones, then the held lines: as they
         are after a user message; read again by the pairing rules after the first line of
         the next assistant turn (they are that turn's lines, and lines between them: no line
-        of another turn, nor a user message, so they end no turn and begin no wait)."""
+        of another turn, nor a user message, so they end no turn and begin no wait). When the
+        wait went on past the line that would have ended it (``_split``), the held lines from
+        that one on are read again by all the rules (a wait may begin), the results that came
+        after it among them, in their place (``placed``)."""
         held, self._held = self._held, None
         if held is None:
             return
+        split, self._split = self._split, None
+        self._held_uuids.clear()
+        self._awaited.clear()
         turn, self._turn = self._turn, None
-        spliced = _chain.splice(held, self._moved) if self._dialect is not None and self._dialect.chained else []
-        for line in self._moved:
+        # (the results that came after the wait went on are held lines, in their place: after
+        # lines that come after them on the chain, which is whole; the file is as it was
+        # there, and Claude Code resumes it as it did: it walks from the last line, and a
+        # result moved up from there would leave another line last, a branch it would walk)
+        moved = self._moved
+        spliced = _chain.splice(held, moved) if self._dialect is not None and self._dialect.chained else []
+        later = held[split:] if split is not None else []
+        if split is not None:
+            held = held[:split]
+        for line in moved:
             self._emit(line)
-        written = bool(self._moved)
+        written = bool(moved)
         self._moved = []
         if turn is not None:
             for stub in self._stubs(turn, self._held_stamp):
@@ -876,11 +1003,13 @@ class SessionRepairer:
             step = self._step if self._dialect is not None and self._dialect.chained else self._dispatch  # (a wait may begin)
             for line in held:
                 step(line)
+        for line in later:
+            self._dispatch(line)  # (as read when the wait would have ended: a wait may begin)
         self._splice(spliced)
 
     def _step_held(self, line: _Line) -> None:
         # A held line after the wait: results in it answer nothing any more.
-        if line.info.kind == "results":
+        if line.info.kind == "results" and not line.placed:
             if self._answer(line, None):
                 self._emit(line)
         else:

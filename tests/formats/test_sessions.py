@@ -343,6 +343,27 @@ def test_a_real_session_whose_user_wrote_while_a_tool_ran(name: str) -> None:
     assert [v for v in anthropic_violations(orjson.loads(request.getvalue())["messages"]) if "tool_" in v] == []
 
 
+@pytest.mark.parametrize("v", [V21, "2.0.64"])
+def test_a_user_line_between_the_parallel_calls_of_one_message_ends_no_turn(v: str) -> None:
+    # u1 <- a1 (t1) <- u2 (typed while t1 ran), a1b (t2, the same message as a1) <- a1 <- ...,
+    # r2 <- a1b, and r1 (t1's result) written last, hanging from u2: issue 35, pai_v2.0.71
+    # user_between. u2 used to end the turn: t1 got a synthetic result, and its real one was
+    # removed as an orphan. The message's later line goes on with the turn: it moves up, t1's
+    # result after it, and u2 after the results, on the chain.
+    u1, a1 = cc_user("u1", None, "list files", v), cc_call("a1", "u1", "t1", v, "m1")
+    u2, a1b = cc_user("u2", "a1", "also check the tests please", v), cc_call("a4", "a1", "t2", v, "m1")
+    r2, r1 = cc_result("r2", "a4", "t2", v), cc_result("r3", "u2", "t1", v)
+    a2 = cc_text("a5", "r3", "done", v, "m2")
+    data = dumps(u1, a1, u2, a1b, r2, r1, a2)
+    out, report = repaired(data)
+    assert out == dumps(u1, a1, a1b, r2, {**r1, "parentUuid": "r2"}, {**u2, "parentUuid": "r3"}, {**a2, "parentUuid": "u2"})
+    assert [r[0] for r in records(report)] == ["move_call", "move_result", "repoint_parent", "move_result",
+                                               "repoint_parent", "repoint_parent"]
+    assert "stub_missing_result" not in report.counts and "drop_orphan_result" not in report.counts
+    assert [x["uuid"] for x in main_chain(lines_of(out))] == ["u1", "a1", "a4", "r2", "r3", "u2", "a5"]
+    assert_resumable(out, data)
+
+
 def test_a_user_message_written_after_the_call_that_hangs_from_it_ends_no_turn() -> None:
     # u1 <- a1 <- r1 <- u2 <- a2 <- r2 <- a3, with a2 (a call) written before u2: u2 used to
     # end a2's turn, r2 moved up above it, and a3 was re-pointed at u2, leaving a2 and r2
@@ -410,19 +431,45 @@ def test_a_real_orphan_that_no_line_hangs_from_is_still_removed() -> None:
     assert_resumable(out, data)
 
 
+@pytest.mark.parametrize("v", [V21, "2.0.64"])
+@pytest.mark.parametrize("shape", ["next_turns", "after_a_prompt", "last_line"])
+def test_a_result_written_after_the_next_turns_stays_in_its_place(v: str, shape: str) -> None:
+    # Issue 35 (ccviewer_v1.0.108 and spotter_v2.1.38 result_after_next_turn): r1 written
+    # after the next turn is over (next_turns), after the user's next prompt and the reply
+    # to it (after_a_prompt), or last, after a prompt that hangs from it (last_line). Its call
+    # used to get a synthetic result and r1 was kept (lines hang from it) or removed: Claude
+    # Code 2.1.332, which walks the chain, sent the stub instead of the real result. Lines
+    # held hang from r1, not read yet: the wait goes on until it comes, and the file, whose
+    # chain is whole, is left as it is (Claude Code resumes from its last line: moved up, r1
+    # would leave another line last).
+    u1, a1, r1 = cc_user("u1", None, "list files", v), cc_call("a1", "u1", "t1", v, "m1"), cc_result("r1", "a1", "t1", v)
+    if shape == "next_turns":
+        a2, r2 = cc_call("a2", "r1", "t2", v, "m2"), cc_result("r2", "a2", "t2", v)
+        data = dumps(u1, a1, a2, r2, cc_text("a3", "r2", "done", v, "m3"), r1)
+    elif shape == "after_a_prompt":
+        a2, u3 = cc_text("a2", "r1", "so", v, "m2"), cc_user("u3", "a2", "and then?", v)
+        data = dumps(u1, a1, a2, u3, cc_text("a4", "u3", "done", v, "m3"), r1)
+    else:
+        data = dumps(u1, a1, cc_text("a2", "r1", "so", v, "m2"), cc_user("u3", "r1", "and then?", v), r1)
+    out, report = repaired(data)
+    assert out == data and not report.changed
+    assert_resumable(out, data)
+
+
 @pytest.mark.parametrize("orphan_results", ["drop", "error"])
 def test_a_late_result_that_a_line_already_written_hangs_from_is_kept(orphan_results: str) -> None:
-    # Written after the next turn is over: its call has a synthetic result by then, but a2,
-    # written, hangs from it. Removed, it would leave a2 hanging from nothing (the history
-    # above a2 cut off on resume): both stay, the synthetic one on a branch of its own.
+    # Written after the next turn is over, and after the wait for it ended (max_held_bytes):
+    # its call has a synthetic result by then, but a2, written, hangs from it. Removed, it
+    # would leave a2 hanging from nothing (the history above a2 cut off on resume): both
+    # stay, the synthetic one on a branch of its own.
     c = chain_lines("2.0.64")
     data = dumps(c["u1"], c["a1"], c["a2"], c["r2"], c["a3"], c["r1"])
-    out, report = repaired(data, orphan_results=orphan_results)
+    budget = sum(len(orjson.dumps(c[k])) for k in ("a1", "a2", "r2")) + 10  # a3 ends the wait
+    out, report = repaired(data, orphan_results=orphan_results, max_held_bytes=budget)
     stub = cc_stub("a1", "t1", "2026-01-01T00:00:01.000Z")
     assert out == dumps(c["u1"], c["a1"], stub, c["a2"], c["r2"], c["a3"], c["r1"])
     assert records(report) == [("stub_missing_result", 2, 2, None)]
     assert_resumable(out, data)
-
 
 def test_a_line_of_no_thread_yet_that_hangs_from_a_later_result_keeps_it() -> None:
     # A progress line before the first message (its thread not known yet) is passed through
@@ -559,6 +606,17 @@ def shuffled_session(seed: int) -> bytes:
 #: in orders Claude Code does not write: a result before its call (108, 173, 320, 327, 348,
 #: 382), a line written twice and the input's last line a result moved from far above.
 LOSE_MESSAGES = {108, 122, 173, 320, 327, 348, 372, 382}
+
+
+@pytest.mark.parametrize("seed", [498, 4586])
+def test_a_wait_goes_on_only_for_a_line_still_not_read(seed: int) -> None:
+    # Shuffles that once repaired to no fixed point: the wait went on for a line that a held
+    # result hung from (its call, written after it), or for one read (moved up) meanwhile;
+    # repaired again, with those lines in order, it ended, and the late result was removed.
+    data = shuffled_session(seed)
+    out, _ = repaired(data)
+    again, report = repaired(out)
+    assert again == out and not report.changed
 
 
 def test_shuffled_sessions_never_lose_a_parent_and_repair_to_a_fixed_point() -> None:

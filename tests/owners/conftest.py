@@ -51,17 +51,14 @@ def need(owner: Owner | str) -> Owner:
 #: what is wrong). Those of issue 35 are being fixed on another branch: the marks are strict,
 #: so a fixed case fails as XPASS until its line here is removed.
 TORN = "issue 35: torn last line (repair_session refuses a last line cut mid-write, InvalidMessage, where the owners skip it)"
-USER_BETWEEN = ("issue 35: history lost when a user line sits between a tool_use and its result (the user's text, "
-                "or the call and its result, are off the chain the owner walks)")
 CODEX_LATE = ("issue 35: Codex output after the next turn (the repair stubs the call and removes its real output, "
               "which Codex itself sends as it is)")
-CLAUDE_LATE = ("issue 35 (found by these tests, not among the known five): a Claude Code result written after the "
-               "next turn's first assistant lines is removed and its call stubbed (the module's documented limit), "
-               "where Claude Code 2.1.332 walks the chain and sends the real result")
+GAINED = ("issue 35: not a loss: a user line between two tool_use lines of one message; the repair puts the "
+          "message's later lines and all their results on the chain, and Claude Code 2.0.76, which walked the "
+          "original's chain past them, now sends the parallel calls and their results too (real lines of the file, "
+          "which this test counts as gained)")
 KNOWN_DEFECTS: list[tuple[str, str | None, str]] = [
-    ("pai_v2.0.71-user_between", None, USER_BETWEEN),
-    ("ccviewer_v1.0.108-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
-    ("spotter_v2.1.38_tool_heavy-result_after_next_turn", "claude-2.1.332", CLAUDE_LATE),
+    ("pai_v2.0.71-user_between", "claude-2.0.76", GAINED),
 ]
 
 
