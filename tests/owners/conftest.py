@@ -48,18 +48,9 @@ def need(owner: Owner | str) -> Owner:
 
 
 #: Known defects of the session repair, each as (case id, owner or None for every owner,
-#: what is wrong). Those of issue 35 are being fixed on another branch: the marks are strict,
-#: so a fixed case fails as XPASS until its line here is removed.
-TORN = "issue 35: torn last line (repair_session refuses a last line cut mid-write, InvalidMessage, where the owners skip it)"
-CODEX_LATE = ("issue 35: Codex output after the next turn (the repair stubs the call and removes its real output, "
-              "which Codex itself sends as it is)")
-GAINED = ("issue 35: not a loss: a user line between two tool_use lines of one message; the repair puts the "
-          "message's later lines and all their results on the chain, and Claude Code 2.0.76, which walked the "
-          "original's chain past them, now sends the parallel calls and their results too (real lines of the file, "
-          "which this test counts as gained)")
-KNOWN_DEFECTS: list[tuple[str, str | None, str]] = [
-    ("pai_v2.0.71-user_between", "claude-2.0.76", GAINED),
-]
+#: what is wrong), marked strict xfail: a fixed case fails as XPASS until its line here is
+#: removed. None now: the issue-35 cases all pass.
+KNOWN_DEFECTS: list[tuple[str, str | None, str]] = []
 
 
 def known_defect(test_id: str, owner: Owner) -> pytest.MarkDecorator | None:

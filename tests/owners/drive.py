@@ -263,21 +263,51 @@ RESULT_KINDS = {"tool_result", "output"}
 CALL_KINDS = {"tool_use", *RESPONSES_CALLS}
 
 
-def compare(original: Counter[Item], repaired: Counter[Item], stub_text: str) -> tuple[list[Item], list[Item]]:
+def file_items(data: bytes, kind: str) -> Counter[Item]:
+    """What the session file itself holds, as :func:`items` counts a request: every message
+    line's content (Claude Code: a ``user``/``assistant`` line's ``message``; Codex: a
+    ``response_item``'s payload), read as if one request carried them all. A repaired
+    request may hold what the original's did not, when it is there in the file: an owner
+    whose walk of the original skipped real lines (Claude Code 2.0.76 stops its chain at a
+    user line typed between one message's parallel calls) sends them once the repair has put
+    them back on the chain. That is a repair too; an item found nowhere in the file is not."""
+    messages: list[Any] = []
+    for value in _first_line_value(data):
+        if not isinstance(value, dict):
+            continue
+        if kind == "claude" and value.get("type") in ("user", "assistant") and isinstance(value.get("message"), dict):
+            messages.append(value["message"])
+        elif kind != "claude" and value.get("type") == "response_item" and isinstance(value.get("payload"), dict):
+            messages.append(value["payload"])
+    return items({"messages": messages} if kind == "claude" else {"input": messages}, kind)
+
+
+def compare(original: Counter[Item], repaired: Counter[Item], stub_text: str,
+            in_file: Counter[Item] | None = None) -> tuple[list[Item], list[Item]]:
     """What the repaired request lost and what it gained beyond the repairs, as lists (both
     empty when the repair kept everything and added only stubs).
 
     A repair may add a stub result (``content`` the stub text) and with it the call it
     answers: an owner leaves an unanswered call out of its request (Claude Code) or answers
     it itself (Codex: ``"aborted"``, :data:`OWNER_RESULTS`), so the original's request lacks
-    that call or has the owner's answer where the repaired one has the stub. Those, and only
-    those, are allowed (and :data:`OWNER_FILLERS` either way).
+    that call or has the owner's answer where the repaired one has the stub. Those are
+    allowed (and :data:`OWNER_FILLERS` either way), and so is what the file itself holds
+    (``in_file``: :func:`file_items`) that the owner's walk of the original left out.
     """
     stubbed = {i for (k, i, c) in repaired if k in RESULT_KINDS and c == stub_text}
     lost = [item for item in (original - repaired).elements() if item not in OWNER_FILLERS
             and not (item[0] in RESULT_KINDS and item[1] in stubbed and item[2] in OWNER_RESULTS)]
     gained = [item for item in (repaired - original).elements() if item not in OWNER_FILLERS
               and not (item[1] in stubbed and (item[0] in CALL_KINDS or (item[0] in RESULT_KINDS and item[2] == stub_text)))]
+    if in_file is not None:  # recovered from the file, as often as the file holds it
+        recovered = in_file - original
+        kept = []
+        for item in gained:
+            if recovered[item] > 0:
+                recovered[item] -= 1
+            else:
+                kept.append(item)
+        gained = kept
     return lost, gained
 
 
@@ -495,7 +525,8 @@ def judge(owner: Owner, data: bytes, workdir: Path, stub_text: str) -> Judged:
     gained: list[Item] = []
     violation = None
     if original.request is not None and fixed.request is not None:
-        lost, gained = compare(items(original.request, owner.kind), items(fixed.request, owner.kind), stub_text)
+        lost, gained = compare(items(original.request, owner.kind), items(fixed.request, owner.kind), stub_text,
+                               file_items(data, owner.kind))
     if fixed.request is not None:
         violation = (anthropic_violation if owner.kind == "claude" else responses_violation)(fixed.request)
     return Judged(original, fixed, stubs, lost, gained, violation)
