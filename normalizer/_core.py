@@ -60,6 +60,9 @@ Message = dict[str, Any]
 
 # Normalizer._broken while a message is being placed (a re-entrant call is refused).
 _IN_USE: Final = "in use"
+#: What ``_dump`` returns for a model nested past pydantic's own serialization limit (not
+#: None: ``None`` given as a message dumps to itself, and is invalid, not too deep).
+_TOO_DEEP_TO_DUMP: Final = object()
 
 
 
@@ -231,7 +234,7 @@ class Normalizer:
             else:
                 try:
                     raw = message if type(message) is dict else self._dump(message)
-                    if raw is None or (type(raw) is dict and deeper_than(raw, self._max_depth)):
+                    if raw is _TOO_DEEP_TO_DUMP or (type(raw) is dict and deeper_than(raw, self._max_depth)):
                         return self._invalid(self._too_deep(index), message)
                     # (_messages.validate_python: loads the models on first use; see there)
                     msg = _messages.validate_python(raw)
@@ -243,7 +246,7 @@ class Normalizer:
                 msg = message
             else:
                 msg = self._dump(message)
-                if msg is None:
+                if msg is _TOO_DEEP_TO_DUMP:
                     return self._invalid(self._too_deep(index), message)
             role = msg.get("role") if isinstance(msg, Mapping) else None
             known = EVENT_OF_ROLE.get(role) if type(role) is str else None
@@ -370,13 +373,13 @@ class Normalizer:
 
     @staticmethod
     def _dump(message: Any) -> Any:
-        """as_message; None when pydantic refuses to dump a model nested too deep (its own
-        serialization limit, 255 levels: a ValueError, which is this limit's business)."""
+        """as_message; :data:`_TOO_DEEP_TO_DUMP` when pydantic refuses to dump a model nested
+        too deep (its own serialization limit, 255 levels: a ValueError, this limit's business)."""
         try:
             return as_message(message)
         except ValueError as exc:
             if type(exc) is ValueError and "serialization depth" in str(exc):
-                return None
+                return _TOO_DEEP_TO_DUMP
             raise
 
     def _too_deep(self, index: int) -> LimitExceeded:

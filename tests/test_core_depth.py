@@ -123,3 +123,14 @@ def test_a_pydantic_message_is_checked_as_its_dump():
     with pytest.raises(LimitExceeded) as caught:
         list(normalizer.repair([Message(role="user", content=nested_list(300))]))
     assert caught.value.index == 0
+
+
+@pytest.mark.parametrize("validate", [True, False])
+@pytest.mark.parametrize("value", [None, 1, "x", []])
+def test_a_message_that_is_no_object_is_invalid_not_too_deep(value: Any, validate: bool):
+    """``None`` dumps to itself: it was taken for pydantic's "too deep to dump" and refused
+    as past max_depth (found by tests/test_hostile.py); it is an invalid message."""
+    with pytest.raises(normalizer.InvalidMessage) as caught:
+        list(normalizer.repair([value], validate=validate))
+    assert not isinstance(caught.value, LimitExceeded)
+    assert str(caught.value).startswith(f"message 0: expected a message object, got {type(value).__name__}")
