@@ -269,8 +269,12 @@ class Measurement:
 
 def _env(probe: str = "") -> dict[str, str]:
     env = dict(os.environ)
-    if probe not in COMPILED_PROBES:  # (they import the build installed for their interpreter)
+    if probe not in COMPILED_PROBES:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    elif "PYTHONPATH" in env:  # they import the build installed for their interpreter: the
+        # checkout leaves the caller's PYTHONPATH too (-P drops only the script's folder)
+        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and Path(p).resolve() != ROOT]
+        env["PYTHONPATH"] = os.pathsep.join(kept)
     env["PYTHONHASHSEED"] = "0"  # the same dict and set layouts in both runs
     return env
 
