@@ -378,7 +378,9 @@ class Normalizer:
         try:
             return as_message(message)
         except ValueError as exc:
-            if type(exc) is ValueError and "serialization depth" in str(exc):
+            # pydantic-core's words for its depth limit: "... serialization depth ..." (2.14.4
+            # on), "Circular reference detected (depth exceeded)" (2.14.0, the floor).
+            if type(exc) is ValueError and ("serialization depth" in str(exc) or "depth exceeded" in str(exc)):
                 return _TOO_DEEP_TO_DUMP
             raise
 

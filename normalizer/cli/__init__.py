@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     import sys
 
-    from ._stop import SIGNAL, Interrupted, install, interrupted_line
+    from ._stop import SIGNAL, Interrupted, install, interrupted_line, settle
 
     install()
     try:
@@ -29,5 +29,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(argv)  # (its own run reports a signal itself, saying what was written)
     except (Interrupted, KeyboardInterrupt):
+        settle()
         sys.stderr.write(interrupted_line(SIGNAL[0], "stopped") + "\n")
         return 128 + (SIGNAL[0] or 2)

@@ -37,7 +37,7 @@ import orjson
 from .. import __version__
 from .._defaults import DEFAULT_MAX_SEEN_IDS, DEFAULT_STUB_TEXT
 from ._choices import Choice, python_value
-from ._stop import DEFER, SIGNAL, Interrupted, interrupted_line
+from ._stop import DEFER, SIGNAL, Interrupted, interrupted_line, settle
 from ._stop import install as install_signals
 from ._text import error_text, printable, say
 from .._errors import NormalizerError
@@ -819,6 +819,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
+        settle()  # from here on a signal only notes itself: the line below is said once
         from ._files import remove_live_temps
 
         remove_live_temps()  # what a signal caught between a temp's creation and its owner

@@ -12,7 +12,7 @@ import signal
 import threading
 from typing import Any
 
-__all__ = ["STOP", "Interrupted", "DEFER", "SIGNAL", "on_signal", "install"]
+__all__ = ["STOP", "Interrupted", "DEFER", "SIGNAL", "on_signal", "install", "settle"]
 
 #: Set by the signal handler; the pipe checks it at every flush point (workers too).
 STOP = threading.Event()
@@ -60,12 +60,35 @@ def _importing(frame: Any) -> bool:
 _AGAIN_SECONDS = 0.01
 
 
+#: The re-deliveries not yet made (:func:`_again`), so that :func:`settle` can call them off.
+_PENDING: list[threading.Timer] = []
+
+
 def _again(signum: int) -> None:
     import _thread
 
     timer = threading.Timer(_AGAIN_SECONDS, _thread.interrupt_main, (signum,))
     timer.daemon = True
+    _PENDING.append(timer)
     timer.start()
+
+
+def _note(signum: int, frame: Any) -> None:
+    """The handler once the run is ending on a signal: it notes it, and raises nothing."""
+    SIGNAL[0] = SIGNAL[0] or signum
+    STOP.set()
+
+
+def settle() -> None:
+    """The run is ending on a signal and is about to say so: a re-delivery still pending
+    (:func:`_again`) is called off, and a later signal only notes itself. Without this, a
+    signal given again 10 ms after it landed in an import could arrive while the interrupted
+    line was being said, and a second one followed it (found on the floors CI step)."""
+    while _PENDING:
+        _PENDING.pop().cancel()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _note)
+        signal.signal(signal.SIGTERM, _note)
 
 
 def install() -> None:
