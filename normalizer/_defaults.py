@@ -7,7 +7,12 @@ core, pydantic or the profiles.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
+    "OnInvalid",
+    "OrphanResults",
+    "TrailingCalls",
     "DEFAULT_STUB_TEXT",
     "DEFAULT_MAX_TURN_FRAGMENTS",
     "DEFAULT_MAX_HELD_MESSAGES",
@@ -16,6 +21,16 @@ __all__ = [
     "DEFAULT_MAX_SEEN_IDS",
     "DEFAULT_MAX_DEPTH",
 ]
+
+# The choices of the core's options, declared once: ``Options`` (pydantic), the typed
+# keywords (``RepairOptions``) and the command line's choices (kebab-case) all read them.
+
+#: An invalid message or line: raise, or leave it out (kept whole in the report).
+OnInvalid = Literal["error", "skip"]
+#: A tool result that answers no call: drop it (kept in the report), make it user text, raise.
+OrphanResults = Literal["drop", "keep_as_user", "error"]
+#: Calls still unanswered when the input ends: answer each with a stub, leave them, remove them.
+TrailingCalls = Literal["stub", "keep", "drop"]
 
 #: The synthetic result for a call that never got one. Worded as a fact about the record,
 #: not as tool output: hermes' "see context summary above" made models invent results

@@ -13,6 +13,9 @@ from ._defaults import (
     DEFAULT_MAX_HELD_MESSAGES,
     DEFAULT_MAX_TURN_FRAGMENTS,
     DEFAULT_STUB_TEXT,
+    OnInvalid,
+    OrphanResults,
+    TrailingCalls,
 )
 from ._errors import UsageError
 from ._report import DEFAULT_MAX_RECORDS, Repair
@@ -37,11 +40,11 @@ class Options(BaseModel):
 
     validate_messages: bool = True
     """Validate each message with pydantic (``validate=`` in the public API). Off: trust it."""
-    on_invalid: Literal["error", "skip"] = "error"
+    on_invalid: OnInvalid = "error"
     """An invalid message raises InvalidMessage, or is left out and recorded (``skip_invalid``)."""
-    orphan_results: Literal["drop", "keep_as_user", "error"] = "drop"
+    orphan_results: OrphanResults = "drop"
     """A tool result answering no call of the turn before it (or answering one twice)."""
-    trailing_calls: Literal["stub", "keep", "drop"] = "stub"
+    trailing_calls: TrailingCalls = "stub"
     """Calls still unanswered when the input ends: stub them, leave them, or remove them."""
     merge_text_then_calls: bool = True
     """Merge an assistant text message with the tool-call-only message right after it (one

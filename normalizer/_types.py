@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 from typing_extensions import TypedDict
 
+from ._defaults import OnInvalid, OrphanResults, TrailingCalls
+
 if TYPE_CHECKING:
     from ._report import Repair
     from .profiles._profiles import Profile
@@ -54,9 +56,9 @@ class RepairOptions(TypedDict, total=False):
     :class:`normalizer.Options` for what each one does."""
 
     validate: bool
-    on_invalid: Literal["error", "skip"]
-    orphan_results: Literal["drop", "keep_as_user", "error"]
-    trailing_calls: Literal["stub", "keep", "drop"]
+    on_invalid: OnInvalid
+    orphan_results: OrphanResults
+    trailing_calls: TrailingCalls
     merge_text_then_calls: bool
     stub_text: str
     max_turn_fragments: int

@@ -50,3 +50,16 @@ def test_misspelled_options_and_profiles_are_type_errors(mypy_output: str) -> No
 def test_at_run_time_messages_are_plain_dicts() -> None:
     out = list(normalizer.repair([{"role": "user", "content": "hi"}]))
     assert out == [{"role": "user", "content": "hi"}] and type(out[0]) is dict
+
+
+def test_the_typed_keywords_are_the_options_fields_with_the_same_types() -> None:
+    # RepairOptions is written out (a TypedDict cannot be made from a model for a type
+    # checker); this is the one test that keeps it in step with Options, the declaration.
+    from normalizer import Options, Repair
+    from normalizer._types import RepairOptions
+
+    typed = typing.get_type_hints(RepairOptions, localns={"Repair": Repair})
+    declared = {("validate" if name == "validate_messages" else name): info.annotation
+                for name, info in Options.model_fields.items()}
+    assert list(typed) == list(declared)
+    assert {name: str(hint) for name, hint in typed.items()} == {name: str(hint) for name, hint in declared.items()}
