@@ -213,7 +213,7 @@ def drop_unknown_fields(
     ``function``) copied only where something is removed from it.
 
     ``owned``: ``message`` is a copy the caller made and nobody else holds (an earlier
-    step of ``Encoder.shape`` changed it): the fields are removed from it in place, so a
+    step of ``Spelling.shape`` changed it): the fields are removed from it in place, so a
     message that two steps change is copied once, not twice. The result is the same dict
     either way (deleting keys keeps the order of the others)."""
     known = table.messages[event]

@@ -2,20 +2,20 @@
 
 The core (``_core.py``) decides what the history *is* -- which messages, which turns, which
 results answer which calls. How each message is then *spelled* differs per provider
-(providers.md §16, "Provider conflicts"), and the core asks an :class:`Encoder` built from
+(providers.md §16, "Provider conflicts"), and the core asks a :class:`Spelling` built from
 the profile, at the one moment it emits a message:
 
 * the content of a tool-only assistant message: ``null``, ``""`` or no key
-  (:attr:`Encoder.tool_only`);
-* call arguments as a JSON string or as an object (:attr:`Encoder.object_arguments`, used
+  (:attr:`Spelling.tool_only`);
+* call arguments as a JSON string or as an object (:attr:`Spelling.object_arguments`, used
   by the core while it cleans each call);
-* text and calls together in one assistant message, or apart in two (:attr:`Encoder.apart`,
+* text and calls together in one assistant message, or apart in two (:attr:`Spelling.apart`,
   Mistral's MI-5: then the core neither merges a text fragment with the calls after it nor
   emits one message holding both);
 * call ids in the provider's style, unique across the conversation where it must be
-  (:meth:`Encoder.new_id`), the same id written on the call and on its result;
-* the ``name`` of the function a tool message answers (:attr:`Encoder.response_name`);
-* the shape of each message (:meth:`Encoder.shape`): content parts typed, blank text parts
+  (:meth:`Spelling.new_id`), the same id written on the call and on its result;
+* the ``name`` of the function a tool message answers (:attr:`Spelling.response_name`);
+* the shape of each message (:meth:`Spelling.shape`): content parts typed, blank text parts
   dropped, text parts flattened to one string, a part that is not text replaced where only
   a string is accepted, reasoning fields stripped or padded, ``tool_calls`` off messages
   that are not the assistant's, names sanitized.
@@ -100,7 +100,7 @@ from ._rules import RULES
 if TYPE_CHECKING:
     from ._profiles import Profile
 
-__all__ = ["Encoder", "mistral_id", "base62", "close_json"]
+__all__ = ["Spelling", "mistral_id", "base62", "close_json"]
 
 Message = dict[str, Any]
 
@@ -112,10 +112,10 @@ _A: Final = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B: Final = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES: Final = ("system", "user", "assistant", "tool")
-#: The keys whose presence lets :meth:`Encoder._drop_opaque` change a message.
+#: The keys whose presence lets :meth:`Spelling._drop_opaque` change a message.
 _OPAQUE_TRIGGERS: Final = frozenset((*OPAQUE_KEYS, "finish_reason"))
 #: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
-#: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
+#: Past it every new id is numbered (unique by construction, see :meth:`Spelling._anthropic_id`).
 MAX_KEPT_IDS = 100_000
 
 
@@ -153,8 +153,10 @@ def mistral_id(n: int) -> str:
     return f"{_ALPHABET[first]}{_PAIRS[mid // 3844]}{_PAIRS[mid % 3844]}{_PAIRS[low // 3844]}{_PAIRS[low % 3844]}"
 
 
-class Encoder:
-    """One profile's encoding choices, read by the core when it emits (module docstring).
+class Spelling:
+    """One provider's spelling of each message: the profile's encoding choices, read by the
+    core when it emits (module docstring). Not ``formats.Encoder``, which writes finished
+    messages as bytes in a file format.
 
     ``shapes`` is False when :meth:`shape` would return every message unchanged (the core
     then never calls it); ``rewrites_ids`` likewise for :meth:`new_id`.
@@ -509,7 +511,7 @@ class Encoder:
 
 def _sanitized(name: str) -> str:
     """A ``name`` that does not match ``NAME_PATTERN``, as the provider is sent it (the one
-    rule for :meth:`Encoder.shape`, which writes it, and :meth:`Encoder.speaker`)."""
+    rule for :meth:`Spelling.shape`, which writes it, and :meth:`Spelling.speaker`)."""
     return NOT_ID_CHAR.sub("_", name) or "_"
 
 

@@ -52,7 +52,7 @@ from .._errors import UsageError
 from .._small_files import nested_at, read_small_text
 from .._options import make_options
 from .._note import Note
-from ._encode import Encoder
+from ._encode import Spelling
 from ._stage import ProfileStage
 
 __all__ = ["Profile", "PROFILES", "get_profile", "load_profile", "make_stage", "MAX_PROFILE_BYTES",
@@ -520,7 +520,7 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 
 def make_stage(
-    profile: Profile, encoder: Encoder, out: Callable[[dict[str, Any] | None, list[Note]], None]
+    profile: Profile, encoder: Spelling, out: Callable[[dict[str, Any] | None, list[Note]], None]
 ) -> ProfileStage | None:
     """The profile's stage after the core (sending what is final to ``out``), or None when
     it has nothing to do."""

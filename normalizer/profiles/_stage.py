@@ -39,7 +39,7 @@ from .._errors import LimitExceeded
 from .._note import Note
 
 if TYPE_CHECKING:
-    from ._encode import Encoder
+    from ._encode import Spelling
     from ._profiles import Profile
 
 __all__ = ["ProfileStage", "MAX_LEADING_SYSTEMS", "MAX_MERGED"]
@@ -69,7 +69,7 @@ class ProfileStage:
         '_leading_merge', '_merged', '_out', '_placed', '_prefix', '_prev_last', '_requires_user',
         '_rstrip', '_seen_user', '_started', '_system', 'idle', 'profile')
 
-    def __init__(self, profile: Profile, encoder: Encoder, out: Callable[[Message | None, list[Note]], None]) -> None:
+    def __init__(self, profile: Profile, encoder: Spelling, out: Callable[[Message | None, list[Note]], None]) -> None:
         p = self.profile = profile
         self._out = out  # where a final message goes (None: a message dropped, its notes say why)
         self._encoder = encoder  # to shape a system message that becomes a user message
@@ -289,7 +289,7 @@ class ProfileStage:
             # The core never emits two same-speaker users, or two same-speaker assistant
             # fragments, side by side: if they meet here, the stage removed or converted
             # what stood between them, and they merge as the core would have merged them.
-            # (Speakers are told apart by the names the output carries: Encoder.speaker.)
+            # (Speakers are told apart by the names the output carries: Spelling.speaker.)
             # The text half of a Mistral split merges into a text-only assistant before it
             # too (the core keeps text and calls apart for Mistral, so "text" then "text +
             # calls" reaches the stage as two messages); the calls half never merges.

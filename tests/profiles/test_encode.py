@@ -425,11 +425,11 @@ def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() ->
     assert list(drop_unknown_fields(user, "user")[1]) == unknown_fields(user, "user") == ["tool_calls", "yy"]
 
 
-# -- the guards in Encoder.shape
+# -- the guards in Spelling.shape
 
 
 def _unguarded_shape(encoder: Any, message: dict[str, Any], role: str, notes: list[Any]) -> dict[str, Any]:
-    """Encoder.shape as it was before its steps were guarded: every step that the profile
+    """Spelling.shape as it was before its steps were guarded: every step that the profile
     enables runs on every message (each step returns its input when it has nothing to do)."""
     from normalizer._content import NAME_PATTERN, NOT_ID_CHAR
     from normalizer._report import Note
@@ -517,9 +517,9 @@ def test_guarded_shape_is_the_unguarded_one(profile: str) -> None:
     """The guards only skip steps that would change nothing: the message, the copy-or-not,
     and the notes are the same as when every step runs (a message with known fields only,
     one with an unknown top-level field, one with unknown fields on its calls...)."""
-    from normalizer.profiles._encode import Encoder
+    from normalizer.profiles._encode import Spelling
 
-    encoder = Encoder(normalizer.profiles.get_profile(profile))
+    encoder = Spelling(normalizer.profiles.get_profile(profile))
     for role, message in _SHAPE_CASES:
         got_notes: list[Any] = []
         want_notes: list[Any] = []
@@ -579,7 +579,7 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
     # exempt fields (the CLI makes an encoder per conversation): each still equals what the
     # profile's own rules give, and a cached table is shared, never rebuilt.
     from normalizer._content import FIELD_TABLES, field_table, known_fields
-    from normalizer.profiles._encode import _ALL_ROLES, Encoder, _roles_of, field_tables, known_reasoning
+    from normalizer.profiles._encode import _ALL_ROLES, Spelling, _roles_of, field_tables, known_reasoning
     from normalizer.profiles._profiles import PROFILES
     from normalizer.profiles._rules import RULES
 
@@ -594,7 +594,7 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
         assert field_tables(profile) == (tuple(tables) or ("chat",))
         table = field_table(tables or ["chat"])
         assert table == FIELD_TABLES["mistral" if "MI-14" in profile.active_rules() else "chat"]
-        one, two = Encoder(profile), Encoder(profile)
+        one, two = Spelling(profile), Spelling(profile)
         assert one._fields == table
         assert one._known == {role: known_fields(role, exempt, table) for role in _ALL_ROLES}
         assert one._known is two._known
