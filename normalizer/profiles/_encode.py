@@ -95,7 +95,7 @@ from .._content import (
 )
 from .._json import JSONDecodeError, loads
 from .._note import Note
-from ._rules import RULES
+from .rules import plan_for
 
 if TYPE_CHECKING:
     from ._profiles import Profile
@@ -172,50 +172,51 @@ class Spelling:
 
     def __init__(self, profile: Profile) -> None:
         p = self.profile = profile
-        keys = p.keys()
+        # What the profile's rules switch on (rules/: each rule's repair()), compiled once per
+        # set of rules; the encoding settings are the profile's own fields.
+        plan = plan_for(p.active_rules())
         #: Content of a tool-only assistant message: "null", "empty" ("") or "omit".
         self.tool_only: str = "null" if p.tool_only_content == "keep" else p.tool_only_content
         #: Call arguments as objects (Ollama native), not JSON strings.
         self.object_arguments = p.arguments == "object"
         #: Text and calls in two assistant messages, never one (MI-5).
-        self.apart = "content.not_both_text_and_calls" in keys
+        self.apart = plan.apart
         #: A tool message carries the name of the function it answers.
-        self.response_name = "tool.response_name" in keys
+        self.response_name = plan.response_name
         #: Thinking mode: assistant messages carry ``reasoning_content`` (padded with "").
         self.pad_reasoning = p.requires_reasoning()
         self.id_style = p.id_style
         self._seen_ids: set[str] = set()  # anthropic64: the ids given so far (at most MAX_KEPT_IDS)
         self.rewrites_ids = p.id_style != "keep"
         self._strip_reasoning = p.reasoning == "strip"
-        self._nonempty = bool(keys & {"content.nonempty_text_part", "content.non_whitespace_text",
-                                      "content.nonempty_message"})
-        self._null_to_empty = "content.null" in keys
-        self._names = "content.name_pattern" in keys
-        self._part_types = "content.part_type" in keys
-        self._strip_calls = "fields.role_specific" in keys
+        self._nonempty = plan.nonempty
+        self._null_to_empty = plan.null_to_empty
+        self._names = plan.names
+        self._part_types = plan.part_types
+        self._strip_calls = plan.strip_calls
         self._flatten = p.content_form == "string"
-        self._single_text = "content.single_text" in keys
+        self._single_text = plan.single_text
         # Roles whose content must be a string (content.string_only): there a part that is
         # not text cannot stay (see "Parts that are not text" in the module docstring).
-        self._string_roles = _roles_of(p, "content.string_only")
+        self._string_roles = plan.string_roles
         # Roles whose content must be text (content.text_only, OpenAI's tool messages): a list
         # of text parts is fine there, a part that is not text is replaced as above.
-        self._text_roles = _roles_of(p, "content.text_only")
+        self._text_roles = plan.text_roles
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
                          or self._null_to_empty or bool(self._string_roles) or bool(self._text_roles))
         #: A ``developer`` message is written as ``system`` (templates and converters that know no
         #: developer role).
-        self._developer_to_system = "role.developer" in keys
+        self._developer_to_system = plan.developer_to_system
         #: Call arguments that do not parse as JSON (truncated) are repaired (:meth:`repair_arguments`).
-        self.repairs_arguments = "tool.arguments_valid_json" in keys
+        self.repairs_arguments = plan.repairs_arguments
         #: One call per assistant message: a parallel turn is sent as call/result rounds (the core).
-        self.single_call = "tool.single_call" in keys
+        self.single_call = plan.single_call
         #: Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``) is
         #: replayed as stored; a profile for a provider it means nothing to drops it instead.
         self.keeps_opaque = p.opaque == "keep"
         # fields.unknown: fields the provider does not know are removed (kept whole in the
         # note); the reasoning fields follow the reasoning policy instead.
-        self._unknown = "fields.unknown" in keys
+        self._unknown = plan.unknown_fields
         self._exempt = known_reasoning(p)
         # The fields the provider knows: the table its fields.unknown rule names (Rule.fields;
         # with several such rules, what every one of them knows).
@@ -584,33 +585,15 @@ def _string_start(text: str) -> int | None:
 def known_reasoning(profile: Profile) -> tuple[str, ...]:
     """The reasoning fields exempt from fields.unknown: ``reasoning_content`` when the profile
     sends it (thinking mode), all of them when another rule strips them (Groq's GQ-1)."""
-    if "reasoning.unsupported" in profile.keys():
+    if plan_for(profile.active_rules()).exempt_all_reasoning:
         return REASONING_KEYS
     return ("reasoning_content",) if profile.requires_reasoning() else ()
-
-
-def _roles_of(profile: Profile, key: str) -> frozenset[str]:
-    """The roles an active rule of ``profile`` enforces ``key`` on."""
-    return _roles_for(profile.active_rules(), key)
-
-
-# Computed once per set of rules (or of exempt fields), not per encoder: the CLI makes an
-# encoder per file, and per conversation of a fine-tuning file.
-@functools.lru_cache(maxsize=256)
-def _roles_for(active: tuple[str, ...], key: str) -> frozenset[str]:
-    return frozenset(role for rule in active if key in RULES[rule].keys for role in (RULES[rule].roles or _ALL_ROLES))
 
 
 def field_tables(profile: Profile) -> tuple[str, ...]:
     """The names of the field tables (``_content.FIELD_TABLES``) that the profile's
     ``fields.unknown`` rules name, sorted; ``("chat",)`` when it has none."""
-    return _tables_for(profile.active_rules())
-
-
-@functools.lru_cache(maxsize=256)
-def _tables_for(active: tuple[str, ...]) -> tuple[str, ...]:
-    names = {RULES[rule].fields or "chat" for rule in active if "fields.unknown" in RULES[rule].keys}
-    return tuple(sorted(names)) or ("chat",)
+    return tuple(sorted(plan_for(profile.active_rules()).field_tables)) or ("chat",)
 
 
 @functools.lru_cache(maxsize=64)

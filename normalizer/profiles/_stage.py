@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .._content import Conflict, Fold, has_text, is_opaque, join, merge, unfold
 from .._errors import LimitExceeded
 from .._note import Note
+from .rules import plan_for
 
 if TYPE_CHECKING:
     from ._encode import Spelling
@@ -73,17 +74,19 @@ class ProfileStage:
         p = self.profile = profile
         self._out = out  # where a final message goes (None: a message dropped, its notes say why)
         self._encoder = encoder  # to shape a system message that becomes a user message
-        keys = p.keys()
-        self._alternate = p.alternate or "role.alternate" in keys
-        self._first_user = p.first_user or "role.first_user" in keys
-        self._requires_user = "role.requires_user" in keys
-        self._bridge = "role.mistral_transitions" in keys
+        # What the profile's rules switch on (rules/: each rule's repair()), compiled once per
+        # set of rules, with the profile's own placement settings.
+        plan = plan_for(p.active_rules())
+        self._alternate = p.alternate or plan.alternate
+        self._first_user = p.first_user or plan.first_user
+        self._requires_user = plan.requires_user
+        self._bridge = plan.bridge
         self._prefix = p.trailing_assistant == "prefix"
         self._forbid = p.trailing_assistant == "forbid"
-        self._rstrip = "content.final_assistant_trailing_ws" in keys and p.trailing_assistant == "allow"
+        self._rstrip = plan.rstrip_final and p.trailing_assistant == "allow"
         # mistral-common v3 merges an assistant's text with the calls right after it, then rejects both in
         # one message: that text cannot be sent (MI-12), and is dropped (kept whole in the report).
-        self._drop_text_before_calls = "content.text_then_calls" in keys
+        self._drop_text_before_calls = plan.drop_text_before_calls
         self._system = p.system
         self.idle = not (
             self._alternate or self._first_user or self._requires_user or self._bridge or self._prefix

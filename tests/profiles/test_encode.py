@@ -575,20 +575,24 @@ def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone(
 
 
 def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_every_profile() -> None:
-    # _roles_of and the known fields per event are cached by the rules in force and by the
-    # exempt fields (the CLI makes an encoder per conversation): each still equals what the
-    # profile's own rules give, and a cached table is shared, never rebuilt.
+    # The roles of the content rules and the known fields per event are compiled once per set
+    # of rules in force and of exempt fields (the CLI makes an encoder per conversation): each
+    # still equals what the profile's own rules give, and a cached table is shared, never rebuilt.
     from normalizer._content import FIELD_TABLES, field_table, known_fields
-    from normalizer.profiles._encode import _ALL_ROLES, Spelling, _roles_of, field_tables, known_reasoning
+    from normalizer.profiles._encode import _ALL_ROLES, Spelling, field_tables, known_reasoning
     from normalizer.profiles._profiles import PROFILES
     from normalizer.profiles._rules import RULES
+    from normalizer.profiles.rules import plan_for
 
-    keys = {k for rule in RULES.values() for k in rule.keys}
+    def roles(profile: normalizer.profiles.Profile, key: str) -> frozenset[str]:
+        return frozenset(role for rule in profile.active_rules() if key in RULES[rule].keys
+                         for role in (RULES[rule].roles or _ALL_ROLES))
+
     for profile in PROFILES.values():
-        for key in keys:
-            assert _roles_of(profile, key) == frozenset(
-                role for rule in profile.active_rules() if key in RULES[rule].keys
-                for role in (RULES[rule].roles or _ALL_ROLES)), (profile.name, key)
+        plan = plan_for(profile.active_rules())
+        assert plan is plan_for(profile.active_rules())
+        assert plan.string_roles == roles(profile, "content.string_only"), profile.name
+        assert plan.text_roles == roles(profile, "content.text_only"), profile.name
         exempt = known_reasoning(profile)
         tables = sorted({RULES[r].fields or "chat" for r in profile.active_rules() if "fields.unknown" in RULES[r].keys})
         assert field_tables(profile) == (tuple(tables) or ("chat",))
