@@ -572,35 +572,3 @@ def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone(
     turn = mistral[1]
     assert list(turn) == ["role", "content", "tool_calls"] and turn["tool_calls"][0]["id"] == new
     assert history[1]["tool_calls"][0]["id"] == "c1" and "reasoning_content" in history[1]
-
-
-def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_every_profile() -> None:
-    # The roles of the content rules and the known fields per event are compiled once per set
-    # of rules in force and of exempt fields (the CLI makes an encoder per conversation): each
-    # still equals what the profile's own rules give, and a cached table is shared, never rebuilt.
-    from normalizer._content import FIELD_TABLES, field_table, known_fields
-    from normalizer.profiles._encode import _ALL_ROLES, Spelling, field_tables, known_reasoning
-    from normalizer.profiles._profiles import PROFILES
-    from normalizer.profiles._rules import RULES
-    from normalizer.profiles.rules import plan_for
-
-    def roles(profile: normalizer.profiles.Profile, key: str) -> frozenset[str]:
-        return frozenset(role for rule in profile.active_rules() if key in RULES[rule].keys
-                         for role in (RULES[rule].roles or _ALL_ROLES))
-
-    for profile in PROFILES.values():
-        plan = plan_for(profile.active_rules())
-        assert plan is plan_for(profile.active_rules())
-        assert plan.string_roles == roles(profile, "content.string_only"), profile.name
-        assert plan.text_roles == roles(profile, "content.text_only"), profile.name
-        exempt = known_reasoning(profile)
-        tables = sorted({RULES[r].fields or "chat" for r in profile.active_rules() if "fields.unknown" in RULES[r].keys})
-        assert field_tables(profile) == (tuple(tables) or ("chat",))
-        table = field_table(tables or ["chat"])
-        assert table == FIELD_TABLES["mistral" if "MI-14" in profile.active_rules() else "chat"]
-        one, two = Spelling(profile), Spelling(profile)
-        assert one._fields == table
-        assert one._known == {role: known_fields(role, exempt, table) for role in _ALL_ROLES}
-        assert one._known is two._known
-        assert one._seen_ids is not two._seen_ids  # the state is each encoder's own
-
