@@ -169,7 +169,7 @@ class Spelling:
         '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
         '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
         'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'renames_speakers',
-        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only')
+        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only', '_steps')
 
     def __init__(self, profile: Profile) -> None:
         p = self.profile = profile
@@ -230,9 +230,11 @@ class Spelling:
         #: fields.unknown, Mistral). The core then tells speakers apart by :meth:`speaker`.
         self.renames_speakers = self._names or (self._unknown and not (
             "name" in self._known["user"] and "name" in self._known["assistant"]))
+        # Rules whose repair is a step of their own (Plan.message_steps): none built in.
+        self._steps = plan.message_steps
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
-                       or self._unknown)
+                       or self._unknown or bool(self._steps))
 
     # ------------------------------------------------------------------ one message
 
@@ -292,6 +294,9 @@ class Spelling:
             or (self.pad_reasoning and m.get("reasoning_content") is None)
         ):
             m = self._shape_reasoning(m, inputs, notes)
+        if self._steps:
+            for step in self._steps:
+                m = step(m, role, self.profile, inputs, notes)
         # (has_unknown_fields, its top-level test inlined: a call saved on most messages)
         if self._unknown and (not m.keys() <= self._known[role] or (
             role == "assistant" and "tool_calls" in m and has_unknown_fields(m, role, self._known[role], self._fields)

@@ -71,3 +71,26 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
         assert one._known is two._known
         assert one._seen_ids is not two._seen_ids  # the state is each encoder's own
 
+
+
+def test_a_rule_step_of_its_own_runs_on_every_shaped_message_before_unknown_fields_go() -> None:
+    # Plan.message_steps: a rule whose repair is none of the spelling's own steps brings one.
+    from typing import Any
+
+    from normalizer._note import Note
+    from normalizer.profiles._encode import Spelling
+
+    def step(m: dict[str, Any], role: str, profile: Any, inputs: list[int], notes: list[Note]) -> dict[str, Any]:
+        if role == "tool" and m.get("content") == "":
+            notes.append(Note("fill_tool_content", "empty tool content became '-'", inputs, None))
+            return {**m, "content": "-", "extra": 1}
+        return m
+
+    spelling = Spelling(PROFILES["mistral"])
+    spelling._steps = (step,)
+    notes: list[Note] = []
+    shaped = spelling.shape({"role": "tool", "tool_call_id": "a", "content": ""}, "tool", [3], notes)
+    assert shaped == {"role": "tool", "tool_call_id": "a", "content": "-"}  # 'extra' is unknown to Mistral
+    assert [n.kind for n in notes][0] == "fill_tool_content"
+    kept = {"role": "tool", "tool_call_id": "a", "content": "r"}
+    assert spelling.shape(kept, "tool", [4], []) is kept

@@ -22,18 +22,22 @@ key, in one class:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from ..._note import Note
     from .._check import Checker, Violation
+    from .._profiles import Profile
     from .._rules import Rule
 
-__all__ = ["KeyRule", "Plan", "HOOKS"]
+__all__ = ["KeyRule", "Plan", "Step", "HOOKS"]
 
 Out = list["Violation"]
 Msg = Mapping[str, Any]
+#: A rule's own repair step on one message (see :attr:`Plan.message_steps`).
+Step = Callable[[dict[str, Any], str, "Profile", list[int], list["Note"]], dict[str, Any]]
 
 
 @dataclass
@@ -87,6 +91,11 @@ class Plan:
     """Trailing whitespace removed from a final assistant message."""
     drop_text_before_calls: bool = False
     """The assistant text right before a turn's calls is dropped (kept in the report)."""
+    # -- a rule's own step
+    message_steps: tuple[Step, ...] = ()
+    """Steps of rules whose repair is none of the above: each is given every message the
+    spelling shapes (after its own steps, before the unknown fields go) and returns it, or a
+    copy with its change noted (``step(message, role, profile, inputs, notes)``)."""
 
 
 def roles_of(words: Sequence[Rule], every: tuple[str, ...]) -> frozenset[str]:
