@@ -457,6 +457,8 @@ def _unguarded_shape(encoder: Any, message: dict[str, Any], role: str, notes: li
         m = encoder._shape_content(m, role, inputs, notes)
     if role == "assistant":
         m = encoder._shape_reasoning(m, inputs, notes)
+    for step in encoder._steps:  # the rules' own steps (Plan.message_steps)
+        m = step(m, role, encoder.profile, inputs, notes)
     if encoder._unknown:
         m = encoder._drop_unknown(m, role, inputs, notes)
     return m
