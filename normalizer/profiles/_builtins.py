@@ -8,9 +8,9 @@ same merge as a profile file's). The rule ids are the catalogue's (``_rules.RULE
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["BUILTINS"]
+__all__ = ["BUILTINS", "ProfileName"]
 
 _CORE_TOOLS = ("OA-1", "OA-2", "OA-3", "OA-4")
 
@@ -133,3 +133,13 @@ BUILTINS: tuple[dict[str, Any], ...] = (
         alternate=True, first_user=True,
     ),
 )
+
+#: The built-in profiles by name, as a type (``normalizer.ProfileName``, for type checkers:
+#: ``tests/test_types.py`` keeps it in step with :data:`BUILTINS`), and the flag spellings
+#: the README documents.
+ProfileName = Literal[
+    "default", "openai", "deepseek", "moonshot", "anthropic", "bedrock", "gemini", "mistral", "mistral-v3",
+    "groq", "xai", "qwen", "zhipu", "jinja-strict", "llama3", "qwen3", "qwen3.5", "gemma", "mistral-template",
+    "ollama", "strict",
+    "deepseek:no-thinking", "moonshot:no-thinking", "qwen:thinking", "zhipu:thinking",
+]
