@@ -298,9 +298,12 @@ class Checker:
                 continue
             call_id = call.get("id") or call.get("call_id")
             function = call.get("function")
-            fname = function.get("name") if isinstance(function, Mapping) else None
+            if isinstance(function, Mapping):
+                fname, arguments = function.get("name"), function.get("arguments")
+            else:
+                fname = arguments = None
             for detect in on_call:
-                detect(self, call, call_id, fname, j + offset, block, index, out)
+                detect(self, call_id, fname, arguments, j + offset, block, index, out)
             if isinstance(call_id, str) and call_id:
                 block[call_id] = fname if isinstance(fname, str) else ""
         if block:

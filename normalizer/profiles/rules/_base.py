@@ -156,10 +156,11 @@ class KeyRule:
     def on_calls(self, c: Checker, msg: Msg, calls: list[Any], index: int, out: Out) -> None:
         """An assistant message with calls (``c.last``: the message before it)."""
 
-    def on_call(self, c: Checker, call: Msg, call_id: Any, fname: Any, j: int, block: Mapping[str, str],
+    def on_call(self, c: Checker, call_id: Any, fname: Any, arguments: Any, j: int, block: Mapping[str, str],
                 index: int, out: Out) -> None:
-        """Each call of a turn that is not opaque (``j``: its place as the provider counts it;
-        ``block``: the ids of the turn's calls before it)."""
+        """Each call of a turn that is not opaque (its id, its function's name and arguments;
+        ``j``: its place as the provider counts it; ``block``: the ids of the turn's calls
+        before it)."""
 
     def on_result(self, c: Checker, kind: str, msg: Msg, call_id: Any, position: int, first: int | None,
                   expected: str, index: int, out: Out) -> None:

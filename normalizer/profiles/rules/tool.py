@@ -19,11 +19,6 @@ __all__ = ["RULES"]
 # the core, for every profile: it answers each call once, right after its turn.
 
 
-def _arguments(call: Msg) -> Any:
-    function = call.get("function")
-    return function.get("arguments") if isinstance(function, Mapping) else None
-
-
 class UnansweredCall(KeyRule):
     key = "tool.unanswered_call"
 
@@ -71,7 +66,7 @@ class IdFormat(KeyRule):
     key = "tool.id_format"
     # Repaired by the profile's id_style (the spelling writes every id in it).
 
-    def on_call(self, c: Checker, call: Msg, call_id: Any, fname: Any, j: int, block: Mapping[str, str],
+    def on_call(self, c: Checker, call_id: Any, fname: Any, arguments: Any, j: int, block: Mapping[str, str],
                 index: int, out: Out) -> None:
         style = c.profile.id_style
         if style == "keep" or style == "unique":
@@ -95,9 +90,8 @@ class ArgumentsJson(KeyRule):
     key = "tool.arguments_json"
     # Repaired by the core (arguments written as a JSON string, "{}" when there are none).
 
-    def on_call(self, c: Checker, call: Msg, call_id: Any, fname: Any, j: int, block: Mapping[str, str],
+    def on_call(self, c: Checker, call_id: Any, fname: Any, arguments: Any, j: int, block: Mapping[str, str],
                 index: int, out: Out) -> None:
-        arguments = _arguments(call)
         if not isinstance(arguments, str) or not arguments.strip():
             if not isinstance(arguments, (dict, list)):
                 c.emit(out, self, index, id=call_id)
@@ -107,18 +101,17 @@ class ArgumentsObject(KeyRule):
     key = "tool.arguments_object"
     # Repaired by the profile's arguments="object" (the core decodes them as it cleans a call).
 
-    def on_call(self, c: Checker, call: Msg, call_id: Any, fname: Any, j: int, block: Mapping[str, str],
+    def on_call(self, c: Checker, call_id: Any, fname: Any, arguments: Any, j: int, block: Mapping[str, str],
                 index: int, out: Out) -> None:
-        if isinstance(_arguments(call), str):
+        if isinstance(arguments, str):
             c.emit(out, self, index)
 
 
 class ArgumentsValidJson(KeyRule):
     key = "tool.arguments_valid_json"
 
-    def on_call(self, c: Checker, call: Msg, call_id: Any, fname: Any, j: int, block: Mapping[str, str],
+    def on_call(self, c: Checker, call_id: Any, fname: Any, arguments: Any, j: int, block: Mapping[str, str],
                 index: int, out: Out) -> None:
-        arguments = _arguments(call)
         if isinstance(arguments, str) and arguments.strip():
             try:
                 loads(arguments)  # (orjson refuses an integer of 309 digits or more: valid JSON)
@@ -133,7 +126,7 @@ class DuplicateCallId(KeyRule):
     key = "tool.duplicate_call_id"
     # Repaired by the profile's id_style ("unique", "anthropic64", "mistral9").
 
-    def on_call(self, c: Checker, call: Msg, call_id: Any, fname: Any, j: int, block: Mapping[str, str],
+    def on_call(self, c: Checker, call_id: Any, fname: Any, arguments: Any, j: int, block: Mapping[str, str],
                 index: int, out: Out) -> None:
         if not isinstance(call_id, str) or not call_id:
             return
