@@ -213,7 +213,7 @@ def drop_unknown_fields(
     ``function``) copied only where something is removed from it.
 
     ``owned``: ``message`` is a copy the caller made and nobody else holds (an earlier
-    step of ``Encoder.shape`` changed it): the fields are removed from it in place, so a
+    step of ``Spelling.shape`` changed it): the fields are removed from it in place, so a
     message that two steps change is copied once, not twice. The result is the same dict
     either way (deleting keys keeps the order of the others)."""
     known = table.messages[event]
@@ -481,8 +481,14 @@ class Fold:
         return self._found
 
 
-#: A value a merge overwrote: (key, the earlier value, the later value that was kept).
-Conflict = tuple[str, Any, Any]
+class Conflict(NamedTuple):
+    """A value a merge overwrote."""
+
+    key: str
+    old: Any
+    """The earlier value."""
+    new: Any
+    """The later value, the one kept."""
 
 
 def merge(held: Message, new: Message, folds: dict[str, Fold], owned: set[str] | None = None) -> list[Conflict]:
@@ -529,7 +535,7 @@ def merge(held: Message, new: Message, folds: dict[str, Fold], owned: set[str] |
         if owned is not None:
             owned.discard(key)
         if old is not None:
-            conflicts.append((key, old, value))
+            conflicts.append(Conflict(key, old, value))
     return conflicts
 
 

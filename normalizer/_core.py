@@ -51,7 +51,7 @@ from ._report import Repair, Report, new_report
 from ._types import ProfileArg, RepairOptions
 from ._table import dispatch
 from ._state import CLOSED, IDLE
-from .profiles._encode import Encoder
+from .profiles._encode import Spelling as Encoder
 from .profiles._profiles import get_profile, make_stage
 
 __all__ = ["Normalizer"]

@@ -1,8 +1,11 @@
 """Providers' rules: the catalogue, the profiles that select from it, and their two uses.
 
-A :class:`Profile` names the rules one provider enforces (``_profiles``); the repair side
-applies them to the core's output (``_stage``), the checking side lists what a history
-breaks without changing it (``_check``).
+A :class:`Profile` names the rules one provider enforces (``_profiles``; the built-in ones
+are data, ``_builtins``). Each canonical key is one rule object (``rules/``, a module per
+family) holding what the checking side reports (``_check`` walks a history and asks the
+rules in force) and what the repair side does about it (``repair()``: what the spelling,
+``_encode``, writes on each message the core emits, and what the stage, ``_stage``, does
+across messages). The providers' own words and evidence are the catalogue (``_rules``).
 """
 
 from __future__ import annotations

@@ -2,20 +2,20 @@
 
 The core (``_core.py``) decides what the history *is* -- which messages, which turns, which
 results answer which calls. How each message is then *spelled* differs per provider
-(providers.md §16, "Provider conflicts"), and the core asks an :class:`Encoder` built from
+(providers.md §16, "Provider conflicts"), and the core asks a :class:`Spelling` built from
 the profile, at the one moment it emits a message:
 
 * the content of a tool-only assistant message: ``null``, ``""`` or no key
-  (:attr:`Encoder.tool_only`);
-* call arguments as a JSON string or as an object (:attr:`Encoder.object_arguments`, used
+  (:attr:`Spelling.tool_only`);
+* call arguments as a JSON string or as an object (:attr:`Spelling.object_arguments`, used
   by the core while it cleans each call);
-* text and calls together in one assistant message, or apart in two (:attr:`Encoder.apart`,
+* text and calls together in one assistant message, or apart in two (:attr:`Spelling.apart`,
   Mistral's MI-5: then the core neither merges a text fragment with the calls after it nor
   emits one message holding both);
 * call ids in the provider's style, unique across the conversation where it must be
-  (:meth:`Encoder.new_id`), the same id written on the call and on its result;
-* the ``name`` of the function a tool message answers (:attr:`Encoder.response_name`);
-* the shape of each message (:meth:`Encoder.shape`): content parts typed, blank text parts
+  (:meth:`Spelling.new_id`), the same id written on the call and on its result;
+* the ``name`` of the function a tool message answers (:attr:`Spelling.response_name`);
+* the shape of each message (:meth:`Spelling.shape`): content parts typed, blank text parts
   dropped, text parts flattened to one string, a part that is not text replaced where only
   a string is accepted, reasoning fields stripped or padded, ``tool_calls`` off messages
   that are not the assistant's, names sanitized.
@@ -94,13 +94,14 @@ from .._content import (
     text_of,
 )
 from .._json import JSONDecodeError, loads
+from ._arguments import close_json
 from .._note import Note
-from ._rules import RULES
+from .rules import plan_for
 
 if TYPE_CHECKING:
     from ._profiles import Profile
 
-__all__ = ["Encoder", "mistral_id", "base62", "close_json"]
+__all__ = ["Spelling", "mistral_id", "base62", "close_json"]
 
 Message = dict[str, Any]
 
@@ -112,10 +113,10 @@ _A: Final = 0x9E3779B97F4A7C15 % _SPACE | 1
 _B: Final = 0x2545F4914F6CDD1D % _SPACE
 assert _A % 31 and _A % 2
 _ALL_ROLES: Final = ("system", "user", "assistant", "tool")
-#: The keys whose presence lets :meth:`Encoder._drop_opaque` change a message.
+#: The keys whose presence lets :meth:`Spelling._drop_opaque` change a message.
 _OPAQUE_TRIGGERS: Final = frozenset((*OPAQUE_KEYS, "finish_reason"))
 #: ``anthropic64``: ids remembered to keep valid ones unchanged and unique (a few MB at most).
-#: Past it every new id is numbered (unique by construction, see :meth:`Encoder._anthropic_id`).
+#: Past it every new id is numbered (unique by construction, see :meth:`Spelling._anthropic_id`).
 MAX_KEPT_IDS = 100_000
 
 
@@ -153,8 +154,10 @@ def mistral_id(n: int) -> str:
     return f"{_ALPHABET[first]}{_PAIRS[mid // 3844]}{_PAIRS[mid % 3844]}{_PAIRS[low // 3844]}{_PAIRS[low % 3844]}"
 
 
-class Encoder:
-    """One profile's encoding choices, read by the core when it emits (module docstring).
+class Spelling:
+    """One provider's spelling of each message: the profile's encoding choices, read by the
+    core when it emits (module docstring). Not ``formats.Encoder``, which writes finished
+    messages as bytes in a file format.
 
     ``shapes`` is False when :meth:`shape` would return every message unchanged (the core
     then never calls it); ``rewrites_ids`` likewise for :meth:`new_id`.
@@ -166,54 +169,55 @@ class Encoder:
         '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
         '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
         'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'renames_speakers',
-        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only')
+        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only', '_steps')
 
     def __init__(self, profile: Profile) -> None:
         p = self.profile = profile
-        keys = p.keys()
+        # What the profile's rules switch on (rules/: each rule's repair()), compiled once per
+        # set of rules; the encoding settings are the profile's own fields.
+        plan = plan_for(p.active_rules())
         #: Content of a tool-only assistant message: "null", "empty" ("") or "omit".
         self.tool_only: str = "null" if p.tool_only_content == "keep" else p.tool_only_content
         #: Call arguments as objects (Ollama native), not JSON strings.
         self.object_arguments = p.arguments == "object"
         #: Text and calls in two assistant messages, never one (MI-5).
-        self.apart = "content.not_both_text_and_calls" in keys
+        self.apart = plan.apart
         #: A tool message carries the name of the function it answers.
-        self.response_name = "tool.response_name" in keys
+        self.response_name = plan.response_name
         #: Thinking mode: assistant messages carry ``reasoning_content`` (padded with "").
         self.pad_reasoning = p.requires_reasoning()
         self.id_style = p.id_style
         self._seen_ids: set[str] = set()  # anthropic64: the ids given so far (at most MAX_KEPT_IDS)
         self.rewrites_ids = p.id_style != "keep"
         self._strip_reasoning = p.reasoning == "strip"
-        self._nonempty = bool(keys & {"content.nonempty_text_part", "content.non_whitespace_text",
-                                      "content.nonempty_message"})
-        self._null_to_empty = "content.null" in keys
-        self._names = "content.name_pattern" in keys
-        self._part_types = "content.part_type" in keys
-        self._strip_calls = "fields.role_specific" in keys
+        self._nonempty = plan.nonempty
+        self._null_to_empty = plan.null_to_empty
+        self._names = plan.names
+        self._part_types = plan.part_types
+        self._strip_calls = plan.strip_calls
         self._flatten = p.content_form == "string"
-        self._single_text = "content.single_text" in keys
+        self._single_text = plan.single_text
         # Roles whose content must be a string (content.string_only): there a part that is
         # not text cannot stay (see "Parts that are not text" in the module docstring).
-        self._string_roles = _roles_of(p, "content.string_only")
+        self._string_roles = plan.string_roles
         # Roles whose content must be text (content.text_only, OpenAI's tool messages): a list
         # of text parts is fine there, a part that is not text is replaced as above.
-        self._text_roles = _roles_of(p, "content.text_only")
+        self._text_roles = plan.text_roles
         self._content = (self._part_types or self._nonempty or self._single_text or self._flatten
                          or self._null_to_empty or bool(self._string_roles) or bool(self._text_roles))
         #: A ``developer`` message is written as ``system`` (templates and converters that know no
         #: developer role).
-        self._developer_to_system = "role.developer" in keys
+        self._developer_to_system = plan.developer_to_system
         #: Call arguments that do not parse as JSON (truncated) are repaired (:meth:`repair_arguments`).
-        self.repairs_arguments = "tool.arguments_valid_json" in keys
+        self.repairs_arguments = plan.repairs_arguments
         #: One call per assistant message: a parallel turn is sent as call/result rounds (the core).
-        self.single_call = "tool.single_call" in keys
+        self.single_call = plan.single_call
         #: Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``) is
         #: replayed as stored; a profile for a provider it means nothing to drops it instead.
         self.keeps_opaque = p.opaque == "keep"
         # fields.unknown: fields the provider does not know are removed (kept whole in the
         # note); the reasoning fields follow the reasoning policy instead.
-        self._unknown = "fields.unknown" in keys
+        self._unknown = plan.unknown_fields
         self._exempt = known_reasoning(p)
         # The fields the provider knows: the table its fields.unknown rule names (Rule.fields;
         # with several such rules, what every one of them knows).
@@ -226,9 +230,11 @@ class Encoder:
         #: fields.unknown, Mistral). The core then tells speakers apart by :meth:`speaker`.
         self.renames_speakers = self._names or (self._unknown and not (
             "name" in self._known["user"] and "name" in self._known["assistant"]))
+        # Rules whose repair is a step of their own (Plan.message_steps): none built in.
+        self._steps = plan.message_steps
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
-                       or self._unknown)
+                       or self._unknown or bool(self._steps))
 
     # ------------------------------------------------------------------ one message
 
@@ -288,6 +294,9 @@ class Encoder:
             or (self.pad_reasoning and m.get("reasoning_content") is None)
         ):
             m = self._shape_reasoning(m, inputs, notes)
+        if self._steps:
+            for step in self._steps:
+                m = step(m, role, self.profile, inputs, notes)
         # (has_unknown_fields, its top-level test inlined: a call saved on most messages)
         if self._unknown and (not m.keys() <= self._known[role] or (
             role == "assistant" and "tool_calls" in m and has_unknown_fields(m, role, self._known[role], self._fields)
@@ -509,106 +518,22 @@ class Encoder:
 
 def _sanitized(name: str) -> str:
     """A ``name`` that does not match ``NAME_PATTERN``, as the provider is sent it (the one
-    rule for :meth:`Encoder.shape`, which writes it, and :meth:`Encoder.speaker`)."""
+    rule for :meth:`Spelling.shape`, which writes it, and :meth:`Spelling.speaker`)."""
     return NOT_ID_CHAR.sub("_", name) or "_"
-
-
-def close_json(text: str) -> str | None:
-    """JSON cut off mid-way (a model's output truncated at its token limit), closed: an open
-    string is closed, a dangling ``,`` or ``:`` (with its key) removed, open arrays and objects
-    closed in stack order. None when the result still does not parse as a JSON object. As
-    hermes-agent repairs truncated arguments (research/hermes.md §4.9), without guessing values.
-    """
-    stack: list[str] = []
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            stack.append("]" if ch == "[" else "}")
-        elif ch in "]}":
-            if not stack or stack[-1] != ch:
-                return None  # not a truncation: a misplaced closer
-            stack.pop()
-    body = text
-    if in_string:
-        body = (body[:-1] if escaped else body) + '"'  # a dangling escape is cut with the rest
-    candidates = [body]
-    stripped = body.rstrip()
-    if stripped.endswith((",", ":")):
-        candidates.append(stripped[:-1])
-    # A key with no value yet ('{"a": 1, "b"' or '{"a": 1, "b":'): drop the key.
-    trimmed = stripped.rstrip(":").rstrip()
-    if trimmed.endswith('"') and stack and stack[-1] == "}":
-        start = _string_start(trimmed)
-        if start is not None:
-            head = trimmed[:start].rstrip()
-            if head.endswith((",", "{")):
-                candidates.append(head.rstrip(","))
-    for candidate in candidates:
-        closed = candidate + "".join(reversed(stack))
-        try:
-            value = loads(closed)
-        except JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return closed
-    return None
-
-
-def _string_start(text: str) -> int | None:
-    """Where the JSON string that ``text`` ends with opens (``text`` ends with ``"``)."""
-    i = len(text) - 2
-    while i >= 0:
-        if text[i] == '"':
-            backslashes = 0
-            j = i - 1
-            while j >= 0 and text[j] == "\\":
-                backslashes += 1
-                j -= 1
-            if backslashes % 2 == 0:
-                return i
-        i -= 1
-    return None
 
 
 def known_reasoning(profile: Profile) -> tuple[str, ...]:
     """The reasoning fields exempt from fields.unknown: ``reasoning_content`` when the profile
     sends it (thinking mode), all of them when another rule strips them (Groq's GQ-1)."""
-    if "reasoning.unsupported" in profile.keys():
+    if plan_for(profile.active_rules()).exempt_all_reasoning:
         return REASONING_KEYS
     return ("reasoning_content",) if profile.requires_reasoning() else ()
-
-
-def _roles_of(profile: Profile, key: str) -> frozenset[str]:
-    """The roles an active rule of ``profile`` enforces ``key`` on."""
-    return _roles_for(profile.active_rules(), key)
-
-
-# Computed once per set of rules (or of exempt fields), not per encoder: the CLI makes an
-# encoder per file, and per conversation of a fine-tuning file.
-@functools.lru_cache(maxsize=256)
-def _roles_for(active: tuple[str, ...], key: str) -> frozenset[str]:
-    return frozenset(role for rule in active if key in RULES[rule].keys for role in (RULES[rule].roles or _ALL_ROLES))
 
 
 def field_tables(profile: Profile) -> tuple[str, ...]:
     """The names of the field tables (``_content.FIELD_TABLES``) that the profile's
     ``fields.unknown`` rules name, sorted; ``("chat",)`` when it has none."""
-    return _tables_for(profile.active_rules())
-
-
-@functools.lru_cache(maxsize=256)
-def _tables_for(active: tuple[str, ...]) -> tuple[str, ...]:
-    names = {RULES[rule].fields or "chat" for rule in active if "fields.unknown" in RULES[rule].keys}
-    return tuple(sorted(names)) or ("chat",)
+    return tuple(sorted(plan_for(profile.active_rules()).field_tables)) or ("chat",)
 
 
 @functools.lru_cache(maxsize=64)

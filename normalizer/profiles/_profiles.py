@@ -43,17 +43,20 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ._rules import RULES
+from .rules import plan_for, thinking_only
 from .._errors import UsageError
 from .._small_files import nested_at, read_small_text
 from .._options import make_options
 from .._note import Note
-from ._encode import Encoder
+from ._encode import Spelling
 from ._stage import ProfileStage
+from ._builtins import BUILTINS
 
 __all__ = ["Profile", "PROFILES", "get_profile", "load_profile", "make_stage", "MAX_PROFILE_BYTES",
            "MAX_PROFILE_DEPTH", "MAX_PROFILE_EXTENDS"]
@@ -148,10 +151,8 @@ class Profile(BaseModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> Profile:
-        keys = self.keys()
-        if self.system == "anywhere" and (
-            self.alternate or "role.alternate" in keys or "role.mistral_transitions" in keys
-        ):
+        plan = plan_for(self.active_rules())
+        if self.system == "anywhere" and (self.alternate or plan.alternate or plan.bridge):
             raise ValueError(
                 "strict alternation and Mistral's role transitions need system messages out of the "
                 "way: set system to 'leading', 'single' or 'fold'"
@@ -180,7 +181,8 @@ class Profile(BaseModel):
         return _build(self, {"name": name, **changes}, where=None)
 
 
-class _Derived(NamedTuple):
+@dataclass(frozen=True)
+class _Derived:
     active: tuple[str, ...]
     keys: frozenset[str]
 
@@ -191,8 +193,8 @@ def _derived(rules: tuple[str, ...], thinking: bool) -> _Derived:
     # copy made with model_copy(update=...) is another profile: the cache is keyed by the
     # fields, not the instance). Every Normalizer asks this several times (its encoder,
     # its stage), and the CLI makes one per file: computed once per set of rules.
-    active = tuple(r for r in rules if thinking or "reasoning.required_on_tool_turns" not in RULES[r].keys)
-    return _Derived(active, frozenset(k for rule in active for k in RULES[rule].keys))
+    active = tuple(r for r in rules if thinking or not thinking_only(r))
+    return _Derived(active=active, keys=frozenset(k for rule in active for k in RULES[rule].keys))
 
 
 def _build(parent: Profile | None, data: dict[str, Any], where: Any, trusted: bool = False) -> Profile:
@@ -257,126 +259,15 @@ def _line_of(text: str, key: str) -> int | None:
 
 # ---------------------------------------------------------------------- built-in profiles
 
-_CORE_TOOLS = ("OA-1", "OA-2", "OA-3", "OA-4")
-
-
 def _builtins() -> dict[str, Profile]:
-    def profile(**fields: Any) -> Profile:
-        return _build(None, fields, where=None, trusted=True)
-
-    def derive(parent: Profile, name: str, **changes: Any) -> Profile:
-        return _build(parent, {"name": name, **changes}, where=None, trusted=True)
-
-    default = profile(
-        name="default",
-        description="The core's repairs only; checks the OpenAI tool-pairing rules. Any OpenAI-compatible API.",
-        rules=_CORE_TOOLS,
-    )
-    openai = derive(
-        default, "openai", description="OpenAI Chat Completions and Azure OpenAI.",
-        add_rules=["OA-5", "OA-6a", "OA-6c", "OA-6d", "OA-7"], tool_only_content="null", id_style="openai40",
-    )
-    deepseek = profile(
-        name="deepseek", description="DeepSeek API (V3.x/V4). Thinking on by default (V4); 'deepseek:no-thinking' for off.",
-        rules=("DS-1", "DS-2", "OA-3", "OA-4", "DS-3b", "DS-5b"),
-        tool_only_content="null", reasoning="require", thinking=True, content_form="string",
-    )
-    moonshot = profile(
-        name="moonshot", description="Moonshot / Kimi (K2, K2.5+, K3) hosted. Thinking on; 'moonshot:no-thinking' for off.",
-        rules=("MS-1", "OA-2", "OA-3", "OA-4", "MS-2", "MS-3", "MS-4"),
-        tool_only_content="null", reasoning="require", thinking=True, content_form="string",
-    )
-    anthropic = profile(
-        name="anthropic",
-        description="OpenAI-shaped requests that a gateway turns into Claude (Anthropic's /v1/chat/completions, "
-        "OpenRouter, LiteLLM, Copilot). Claude >= 4.6: no prefill.",
-        rules=("AN-1", "AN-3", "AN-4", "AN-5", "AN-7a", "AN-7b", "AN-8", "AN-9", "AN-10a", "AN-11", "AN-12",
-               "AN-13", "AN-14", "AN-15", "AN-16"),
-        tool_only_content="null", id_style="anthropic64", trailing_assistant="forbid", system="leading",
-        alternate=True, opaque="plain",
-    )
-    bedrock = derive(
-        anthropic, "bedrock", description="AWS Bedrock Converse (any model) and InvokeModel with Claude.",
-        remove_rules=["AN-3", "AN-7a", "AN-7b", "AN-10a", "AN-15"], add_rules=["BR-1", "BR-2", "BR-3", "BR-5", "BR-6"],
-        first_user=True,
-    )
-    gemini = profile(
-        name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
-        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9"),
-        tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
-    )
-    mistral = profile(
-        name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
-        rules=("MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-10", "MI-11",
-               "MI-13", "MI-14", "MI-15"),
-        tool_only_content="null", id_style="mistral9", trailing_assistant="prefix", system="leading",
-        first_user=True, content_form="string", reasoning="strip", opaque="plain",
-    )
-    mistral_v3 = derive(
-        mistral, "mistral-v3", description="mistral-common tokenizer v3 (Mistral 7B v0.3, Mixtral 8x22B, Codestral 22B): "
-        "as mistral, and the text before a turn's calls is dropped (v3 cannot send both; kept in the report).",
-        add_rules=["MI-12"],
-    )
-    groq = derive(
-        default, "groq", description="Groq (strict field validation; no reasoning fields in history).",
-        add_rules=["OA-6a", "GQ-1", "GQ-2", "GQ-3", "GQ-4", "GQ-5"], tool_only_content="empty", reasoning="strip",
-        content_form="string",
-    )
-    xai = derive(
-        default, "xai", description="xAI Grok.", add_rules=["OA-6a", "XA-1", "XA-2", "XA-3"],
-        tool_only_content="empty", content_form="string",
-    )
-    qwen = profile(
-        name="qwen", description="Qwen on Alibaba DashScope (native and OpenAI-compatible). 'qwen:thinking' pads reasoning.",
-        rules=("QW-1", "QW-2", "OA-3", "OA-4", "QW-3"), tool_only_content="null", reasoning="require",
-    )
-    zhipu = profile(
-        name="zhipu", description="Zhipu GLM / Z.ai. 'zhipu:thinking' for preserved thinking (clear_thinking=false).",
-        rules=("ZP-1", "ZP-2", "ZP-3"), tool_only_content="null", id_style="unique", reasoning="require",
-    )
-    jinja = profile(
-        name="jinja-strict",
-        description="Self-hosted HF chat templates without tool-aware alternation (vLLM, SGLang, TGI, llama.cpp).",
-        rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10"), tool_only_content="empty", reasoning="strip",
-        system="single", alternate=True, first_user=True, content_form="string", opaque="plain",
-    )
-    # Model families whose template needs what another forbids (issue 14; each judged by its template).
-    llama3 = derive(
-        jinja, "llama3", description="Llama 3.1 / 3.2 / 3.3 chat templates: one tool call per assistant message "
-        "(parallel calls sent as call/result rounds).", add_rules=["JT-4"],
-    )
-    qwen3 = derive(
-        jinja, "qwen3", description="Qwen3 / Qwen2.5 chat templates (string content, '' beside calls).",
-    )
-    qwen35 = derive(
-        jinja, "qwen3.5", description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
-        add_rules=["JT-5a", "JT-12"], arguments="object",
-    )
-    gemma = derive(
-        jinja, "gemma", description="Gemma 2 / Gemma 3 chat templates: no system role (folded into the first user turn).",
-        remove_rules=["JT-3"], add_rules=["JT-2"], system="fold",
-    )
-    mistral_template = derive(
-        jinja, "mistral-template", description="Mistral chat templates served without mistral-common (Mistral-Nemo, "
-        "Mistral-Small-3.x, Devstral via HF templates): 9-character ids, user/assistant alternation that skips "
-        "tool turns.", add_rules=["JT-9", "JT-11"], id_style="mistral9",
-    )
-    ollama = profile(
-        name="ollama", description="Ollama native /api/chat (arguments as objects, string content).",
-        rules=("OL-1", "JT-5b", "OL-3"), tool_only_content="empty", content_form="string", arguments="object",
-    )
-    strict = profile(
-        name="strict",
-        description="The safe common ground when the target is unknown (providers.md (b)): all structural rules; "
-        "not MI-5 split, reasoning require/strip, or the null-vs-\"\" encoding.",
-        rules=(*_CORE_TOOLS, "OA-6a", "OA-6c", "OA-6d", "AN-4", "MI-4", "GM-7", "BR-1", "BR-2", "QW-3", "AN-11",
-               "JT-3", "MI-1", "AN-7a", "AN-7b", "AN-8", "AN-9"),
-        tool_only_content="null", id_style="mistral9", trailing_assistant="forbid", system="single",
-        alternate=True, first_user=True,
-    )
-    profiles = [default, openai, deepseek, moonshot, anthropic, bedrock, gemini, mistral, mistral_v3, groq, xai, qwen,
-                zhipu, jinja, llama3, qwen3, qwen35, gemma, mistral_template, ollama, strict]
-    return {p.name: p for p in profiles}
+    # Each entry of the table is a profile's fields, or (``extends``) the changes to an
+    # earlier one's; made without validation (trusted: the library's own data).
+    made: dict[str, Profile] = {}
+    for entry in BUILTINS:
+        data = dict(entry)
+        parent = data.pop("extends", None)
+        made[data["name"]] = _build(made[parent] if parent is not None else None, data, where=None, trusted=True)
+    return made
 
 
 #: The built-in profiles, by name.
@@ -520,7 +411,7 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 
 def make_stage(
-    profile: Profile, encoder: Encoder, out: Callable[[dict[str, Any] | None, list[Note]], None]
+    profile: Profile, encoder: Spelling, out: Callable[[dict[str, Any] | None, list[Note]], None]
 ) -> ProfileStage | None:
     """The profile's stage after the core (sending what is final to ``out``), or None when
     it has nothing to do."""

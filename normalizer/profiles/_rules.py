@@ -7,9 +7,10 @@ the research, ``{i}``-style placeholders filled in by :func:`render`), and the e
 (issues, PRs, documentation URLs). A profile lists rule ids; two providers enforcing the
 same key with different words are two rules.
 
-The catalogue is read by the profiles (which rules apply, hence which repairs the encoder
-and the stage make) and by the checker (which findings to report, in whose words). It
-imports nothing of the package but pydantic.
+Each key is one rule object (``rules/``: its ``detect`` hooks and its ``repair()``); the
+catalogue gives it its words. It is read by the profiles (which rules apply, hence which
+repairs the spelling and the stage make) and by the checker (which findings to report, in
+whose words). It imports nothing of the package but pydantic.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ class Rule(BaseModel):
     (``_content.FIELD_TABLES``); what the checker reports and the encoder removes."""
 
 
-# The keys the checker detects (and the stage repairs). One line each; the profile docs
-# and the README table use the same words.
+# The keys the checker detects (and the repair removes), each one rule object of rules/
+# (rules.BY_KEY). One line each; the profile docs and the README table use the same words.
 KEYS: dict[str, str] = {
     "tool.unanswered_call": "every tool call is answered by tool messages right after its turn",
     "tool.orphan_result": "every tool message answers a call of the assistant turn just before it",

@@ -37,9 +37,10 @@ from typing import TYPE_CHECKING, Any
 from .._content import Conflict, Fold, has_text, is_opaque, join, merge, unfold
 from .._errors import LimitExceeded
 from .._note import Note
+from .rules import plan_for
 
 if TYPE_CHECKING:
-    from ._encode import Encoder
+    from ._encode import Spelling
     from ._profiles import Profile
 
 __all__ = ["ProfileStage", "MAX_LEADING_SYSTEMS", "MAX_MERGED"]
@@ -65,25 +66,27 @@ class ProfileStage:
     # Slots, as the core's Normalizer: read on every message a profile shapes, and at 25 attributes
     # one more would pass the 30 keys an instance dict shares (CPython's slow path).
     __slots__ = ('_alternate', '_bridge', '_drop_text_before_calls', '_encoder', '_first_user',
-        '_forbid', '_held', '_held_merge', '_last', '_last_calls', '_leading', '_leading_count',
-        '_leading_merge', '_merged', '_out', '_placed', '_prefix', '_prev_last', '_requires_user',
+        '_forbid', '_held', '_held_merge', '_held_notes', '_last', '_last_calls', '_leading', '_leading_count',
+        '_leading_merge', '_leading_notes', '_merged', '_out', '_placed', '_prefix', '_prev_last', '_requires_user',
         '_rstrip', '_seen_user', '_started', '_system', 'idle', 'profile')
 
-    def __init__(self, profile: Profile, encoder: Encoder, out: Callable[[Message | None, list[Note]], None]) -> None:
+    def __init__(self, profile: Profile, encoder: Spelling, out: Callable[[Message | None, list[Note]], None]) -> None:
         p = self.profile = profile
         self._out = out  # where a final message goes (None: a message dropped, its notes say why)
         self._encoder = encoder  # to shape a system message that becomes a user message
-        keys = p.keys()
-        self._alternate = p.alternate or "role.alternate" in keys
-        self._first_user = p.first_user or "role.first_user" in keys
-        self._requires_user = "role.requires_user" in keys
-        self._bridge = "role.mistral_transitions" in keys
+        # What the profile's rules switch on (rules/: each rule's repair()), compiled once per
+        # set of rules, with the profile's own placement settings.
+        plan = plan_for(p.active_rules())
+        self._alternate = p.alternate or plan.alternate
+        self._first_user = p.first_user or plan.first_user
+        self._requires_user = plan.requires_user
+        self._bridge = plan.bridge
         self._prefix = p.trailing_assistant == "prefix"
         self._forbid = p.trailing_assistant == "forbid"
-        self._rstrip = "content.final_assistant_trailing_ws" in keys and p.trailing_assistant == "allow"
+        self._rstrip = plan.rstrip_final and p.trailing_assistant == "allow"
         # mistral-common v3 merges an assistant's text with the calls right after it, then rejects both in
         # one message: that text cannot be sent (MI-12), and is dropped (kept whole in the report).
-        self._drop_text_before_calls = "content.text_then_calls" in keys
+        self._drop_text_before_calls = plan.drop_text_before_calls
         self._system = p.system
         self.idle = not (
             self._alternate or self._first_user or self._requires_user or self._bridge or self._prefix
@@ -91,10 +94,12 @@ class ProfileStage:
         )
         # state
         self._started = False  # a non-system message has been placed
-        self._leading: tuple[Message, list[Note]] | None = None
+        self._leading: Message | None = None  # the leading system message held ...
+        self._leading_notes: list[Note] = []  # ... and its notes
         self._leading_merge: _Merging | None = None  # set while several leading systems merge
         self._leading_count = 0
-        self._held: tuple[Message, list[Note]] | None = None
+        self._held: Message | None = None  # the message held ...
+        self._held_notes: list[Note] = []  # ... and its notes
         self._held_merge: _Merging | None = None  # set while messages merge into the held one
         self._merged = 0
         self._last: str | None = None  # role of the last non-system message placed
@@ -154,17 +159,17 @@ class ProfileStage:
 
     def close(self) -> None:
         """End of input: place what is still held."""
-        lead_held = self._take_leading()
-        if not self._started and lead_held is not None:
-            lead, notes = lead_held
+        lead = self._take_leading()
+        if not self._started and lead is not None:
+            notes = self._leading_notes
             if self._system == "fold":
                 self._put(self._folded(lead, None), notes + [self._fold_note(lead)])
             else:
                 self._emit(lead, notes)
         self._settle_held()
-        held = self._held
-        if held is not None and held[0]["role"] == "assistant":
-            msg, notes = held
+        msg = self._held
+        if msg is not None and msg["role"] == "assistant":
+            notes = self._held_notes
             if self._prefix and msg.get("prefix") is not True:
                 msg = {**msg, "prefix": True}
                 notes = notes + [Note("set_prefix", "set prefix: true on the final assistant message "
@@ -172,7 +177,7 @@ class ProfileStage:
             elif self._rstrip:
                 notes = list(notes)  # (the held notes may be a list the core made: not ours to extend)
                 msg = self._rstripped(msg, notes)
-            self._held = (msg, notes)
+            self._held, self._held_notes = msg, notes
         self._flush(final=True)
         if self._forbid and self._last == "assistant" and not self._last_calls:
             self._put(
@@ -202,19 +207,19 @@ class ProfileStage:
                 hint="no real history has that many; is the input a history?",
             )
         if self._leading is None:
-            self._leading = (message, notes)
+            self._leading, self._leading_notes = message, notes
             return
         merging = self._leading_merge
         if merging is None:
-            merging = self._leading_merge = _Merging(*self._leading)
-            self._leading = (merging.fields, merging.notes)
+            merging = self._leading_merge = _Merging(self._leading, self._leading_notes)
+            self._leading, self._leading_notes = merging.fields, merging.notes
         held = merging.fields
         # Every key is kept: content joined as the core joins it, a key only the later one
         # has added, a conflicting value replaced by the later one (the earlier one recorded).
         merging.add(message)  # leaves tool_calls alone:
         if "tool_calls" in message:  # not a system field, but nothing is lost silently
             if "tool_calls" in held and held["tool_calls"] != message["tool_calls"]:
-                merging.conflicts.append(("tool_calls", held["tool_calls"], message["tool_calls"]))
+                merging.conflicts.append(Conflict("tool_calls", held["tool_calls"], message["tool_calls"]))
             held["tool_calls"] = message["tool_calls"]
         dropped = {"role": message["role"]} if message["role"] != held["role"] else None
         merging.notes.extend(notes)
@@ -230,8 +235,9 @@ class ProfileStage:
             for k, old, new in merging.take_conflicts()
         )
 
-    def _take_leading(self) -> tuple[Message, list[Note]] | None:
-        """The leading system message, its merged content joined (once), and no longer held."""
+    def _take_leading(self) -> Message | None:
+        """The leading system message (its notes: ``_leading_notes``), its merged content
+        joined (once), and no longer held."""
         if self._leading_merge is not None:
             self._leading_merge.settle()
             self._leading_merge = None
@@ -258,7 +264,7 @@ class ProfileStage:
             self._started = True
             lead = self._take_leading()
             if lead is not None:
-                lead_msg, lead_notes = lead
+                lead_msg, lead_notes = lead, self._leading_notes
                 if self._system == "fold":
                     if role == "user":
                         m, notes = self._folded(lead_msg, m), lead_notes + notes + [self._fold_note(lead_msg)]
@@ -281,7 +287,7 @@ class ProfileStage:
                          f"message: {self.profile.name} does not accept a user message right after a tool", [], None)])
         if (
             self._drop_text_before_calls and role == "assistant" and m.get("tool_calls")
-            and self._held is not None and self._held[0]["role"] == "assistant"
+            and self._held is not None and self._held["role"] == "assistant"
         ):
             self._drop_held_text()
         if self._last == role and role in ("user", "assistant"):
@@ -289,16 +295,16 @@ class ProfileStage:
             # The core never emits two same-speaker users, or two same-speaker assistant
             # fragments, side by side: if they meet here, the stage removed or converted
             # what stood between them, and they merge as the core would have merged them.
-            # (Speakers are told apart by the names the output carries: Encoder.speaker.)
+            # (Speakers are told apart by the names the output carries: Spelling.speaker.)
             # The text half of a Mistral split merges into a text-only assistant before it
             # too (the core keeps text and calls apart for Mistral, so "text" then "text +
             # calls" reaches the stage as two messages); the calls half never merges.
             if (
                 held is not None
-                and held[0]["role"] == role
-                and _mergeable(held[0], m)
+                and held["role"] == role
+                and _mergeable(held, m)
                 and (self._alternate or (
-                    held[0].get("name") == m.get("name")
+                    held.get("name") == m.get("name")
                     and (role == "user" or not m.get("tool_calls"))
                 ))
             ):
@@ -314,7 +320,7 @@ class ProfileStage:
             self._flush()
         # Hold what the next message may merge into, or may reveal as the final message.
         if role == "user" or (role == "assistant" and not m.get("tool_calls")):
-            self._held = (m, notes)
+            self._held, self._held_notes = m, notes
             self._merged = 1
             self._prev_last = self._last
             self._last, self._last_calls = role, False
@@ -326,11 +332,10 @@ class ProfileStage:
 
     def _drop_held_text(self) -> None:
         self._settle_held()
-        held = self._held
-        assert held is not None
+        text = self._held
+        assert text is not None
         self._held = None
-        text, notes = held
-        self._out(None, notes + [Note(
+        self._out(None, self._held_notes + [Note(
             "drop_text_before_calls",
             f"dropped the assistant text before its tool calls: {self.profile.name} merges it with the calls "
             "and then rejects text and calls in one message, so it cannot be sent (kept here)", [], text,
@@ -346,8 +351,8 @@ class ProfileStage:
         merging = self._held_merge
         if merging is None:
             assert self._held is not None  # _put merges only into a held message
-            merging = self._held_merge = _Merging(*self._held)
-            self._held = (merging.fields, merging.notes)
+            merging = self._held_merge = _Merging(self._held, self._held_notes)
+            self._held, self._held_notes = merging.fields, merging.notes
         a = merging.fields
         dropped: dict[str, Any] = {}
         if a.get("name") != m.get("name"):
@@ -375,7 +380,7 @@ class ProfileStage:
             held = self._held
             self._held = None
             assert held is not None
-            self._emit(held[0], held[1])
+            self._emit(held, self._held_notes)
 
     def _settle_held(self) -> None:
         """Join the held message's merged content (once): before it is read or sent."""
@@ -390,7 +395,7 @@ class ProfileStage:
         if self._held_merge is not None:  # (_settle_held's test: most held messages merged nothing)
             self._settle_held()
         self._held = None
-        m, notes = held
+        m, notes = held, self._held_notes
         if self._prefix and not final and m.get("prefix") is True and m["role"] == "assistant":
             m = {k: v for k, v in m.items() if k != "prefix"}
             notes = notes + [Note("clear_prefix", "removed prefix: true from an assistant message that is not "

@@ -456,7 +456,7 @@ def test_seen_ids_are_bounded() -> None:
     for m in history:
         checker.feed(m)
     checker.close()
-    assert checker.incomplete and len(checker._seen_ids) == 5
+    assert checker.incomplete and len(checker.seen_ids) == 5
 
 
 def test_a_check_past_max_seen_ids_says_it_is_incomplete() -> None:

@@ -425,11 +425,11 @@ def test_drop_unknown_fields_removes_exactly_the_paths_unknown_fields_names() ->
     assert list(drop_unknown_fields(user, "user")[1]) == unknown_fields(user, "user") == ["tool_calls", "yy"]
 
 
-# -- the guards in Encoder.shape
+# -- the guards in Spelling.shape
 
 
 def _unguarded_shape(encoder: Any, message: dict[str, Any], role: str, notes: list[Any]) -> dict[str, Any]:
-    """Encoder.shape as it was before its steps were guarded: every step that the profile
+    """Spelling.shape as it was before its steps were guarded: every step that the profile
     enables runs on every message (each step returns its input when it has nothing to do)."""
     from normalizer._content import NAME_PATTERN, NOT_ID_CHAR
     from normalizer._report import Note
@@ -457,6 +457,8 @@ def _unguarded_shape(encoder: Any, message: dict[str, Any], role: str, notes: li
         m = encoder._shape_content(m, role, inputs, notes)
     if role == "assistant":
         m = encoder._shape_reasoning(m, inputs, notes)
+    for step in encoder._steps:  # the rules' own steps (Plan.message_steps)
+        m = step(m, role, encoder.profile, inputs, notes)
     if encoder._unknown:
         m = encoder._drop_unknown(m, role, inputs, notes)
     return m
@@ -517,9 +519,9 @@ def test_guarded_shape_is_the_unguarded_one(profile: str) -> None:
     """The guards only skip steps that would change nothing: the message, the copy-or-not,
     and the notes are the same as when every step runs (a message with known fields only,
     one with an unknown top-level field, one with unknown fields on its calls...)."""
-    from normalizer.profiles._encode import Encoder
+    from normalizer.profiles._encode import Spelling
 
-    encoder = Encoder(normalizer.profiles.get_profile(profile))
+    encoder = Spelling(normalizer.profiles.get_profile(profile))
     for role, message in _SHAPE_CASES:
         got_notes: list[Any] = []
         want_notes: list[Any] = []
@@ -572,31 +574,3 @@ def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone(
     turn = mistral[1]
     assert list(turn) == ["role", "content", "tool_calls"] and turn["tool_calls"][0]["id"] == new
     assert history[1]["tool_calls"][0]["id"] == "c1" and "reasoning_content" in history[1]
-
-
-def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_every_profile() -> None:
-    # _roles_of and the known fields per event are cached by the rules in force and by the
-    # exempt fields (the CLI makes an encoder per conversation): each still equals what the
-    # profile's own rules give, and a cached table is shared, never rebuilt.
-    from normalizer._content import FIELD_TABLES, field_table, known_fields
-    from normalizer.profiles._encode import _ALL_ROLES, Encoder, _roles_of, field_tables, known_reasoning
-    from normalizer.profiles._profiles import PROFILES
-    from normalizer.profiles._rules import RULES
-
-    keys = {k for rule in RULES.values() for k in rule.keys}
-    for profile in PROFILES.values():
-        for key in keys:
-            assert _roles_of(profile, key) == frozenset(
-                role for rule in profile.active_rules() if key in RULES[rule].keys
-                for role in (RULES[rule].roles or _ALL_ROLES)), (profile.name, key)
-        exempt = known_reasoning(profile)
-        tables = sorted({RULES[r].fields or "chat" for r in profile.active_rules() if "fields.unknown" in RULES[r].keys})
-        assert field_tables(profile) == (tuple(tables) or ("chat",))
-        table = field_table(tables or ["chat"])
-        assert table == FIELD_TABLES["mistral" if "MI-14" in profile.active_rules() else "chat"]
-        one, two = Encoder(profile), Encoder(profile)
-        assert one._fields == table
-        assert one._known == {role: known_fields(role, exempt, table) for role in _ALL_ROLES}
-        assert one._known is two._known
-        assert one._seen_ids is not two._seen_ids  # the state is each encoder's own
-

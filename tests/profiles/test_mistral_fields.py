@@ -21,7 +21,7 @@ import normalizer
 from agent_strategies import agent_histories
 from normalizer._content import CHAT_FIELDS, FIELD_TABLES, MISTRAL_FIELDS
 from normalizer._note import Note
-from normalizer.profiles._encode import Encoder
+from normalizer.profiles._encode import Spelling
 from normalizer.profiles._profiles import PROFILES
 from normalizer.profiles._rules import RULES
 from provider_code import judges, require
@@ -63,8 +63,8 @@ def test_each_field_rule_names_its_table() -> None:
     assert all(rule.fields is None for rule in RULES.values() if "fields.unknown" not in rule.keys)
     assert set(FIELD_TABLES) == {"chat", "mistral"} and FIELD_TABLES["chat"] is CHAT_FIELDS
     for name in MISTRAL:
-        assert Encoder(PROFILES[name])._fields is MISTRAL_FIELDS
-    assert Encoder(PROFILES["groq"])._fields is CHAT_FIELDS
+        assert Spelling(PROFILES[name])._fields is MISTRAL_FIELDS
+    assert Spelling(PROFILES["groq"])._fields is CHAT_FIELDS
 
 
 def test_a_profile_with_two_field_rules_knows_only_what_both_know() -> None:
@@ -207,7 +207,7 @@ def test_check_flags_exactly_the_fields_repair_removes(profile: str, case: tuple
     flagged = [v.message.removesuffix(": Extra inputs are not permitted")
                for v in normalizer.Checker(profile).feed(copy.deepcopy(message)) if v.rule == "MI-14"]
     notes: list[Note] = []
-    shaped = Encoder(PROFILES[profile]).shape(copy.deepcopy(message), event, [0], notes)
+    shaped = Spelling(PROFILES[profile]).shape(copy.deepcopy(message), event, [0], notes)
     removed = [path for n in notes if n.kind in ("drop_unknown_fields", "drop_opaque_state") for path in n.dropped]
     assert sorted(flagged) == sorted(removed)
     assert [v for v in normalizer.Checker(profile).feed(shaped) if v.rule in ("MI-14", "MI-15")] == []

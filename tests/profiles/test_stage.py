@@ -14,7 +14,7 @@ import normalizer
 from normalizer.profiles._check import check
 from normalizer.profiles._profiles import PROFILES, make_stage
 from normalizer._note import Note
-from normalizer.profiles._encode import Encoder
+from normalizer.profiles._encode import Spelling
 
 ALL = list(PROFILES)
 
@@ -166,7 +166,7 @@ def test_repair_without_validation_does_not_mutate(name: str, history: list[dict
 def test_only_profiles_with_rules_across_messages_have_a_stage() -> None:
     # The encoding of each message is the core's (one pass); the stage is only for where
     # messages stand: system placement, alternation, boundaries.
-    staged = sorted(n for n, p in PROFILES.items() if make_stage(p, Encoder(p), lambda m, notes: None) is not None)
+    staged = sorted(n for n, p in PROFILES.items() if make_stage(p, Spelling(p), lambda m, notes: None) is not None)
     assert staged == ["anthropic", "bedrock", "gemini", "gemma", "jinja-strict", "llama3", "mistral", "mistral-template",
                       "mistral-v3", "qwen", "qwen3", "qwen3.5", "strict", "zhipu"]
 
@@ -272,13 +272,13 @@ _PLACED = st.one_of(
 )
 
 
-@pytest.mark.parametrize("profile", [p for p in ALL if make_stage(PROFILES[p], Encoder(PROFILES[p]), lambda m, n: None)])
+@pytest.mark.parametrize("profile", [p for p in ALL if make_stage(PROFILES[p], Spelling(PROFILES[p]), lambda m, n: None)])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages=st.lists(st.tuples(_PLACED, st.booleans()), max_size=12))
 def test_fast_path_places_as_put_does(profile: str, messages: list[tuple[dict[str, Any], bool]]) -> None:
     def run(through_put: bool) -> list[tuple[Any, list[tuple[str, Any]]]]:
         out: list[tuple[Any, list[tuple[str, Any]]]] = []
-        stage = make_stage(PROFILES[profile], Encoder(PROFILES[profile]),
+        stage = make_stage(PROFILES[profile], Spelling(PROFILES[profile]),
                            lambda m, n: out.append((m, [(note.kind, note.dropped) for note in n])))
         assert stage is not None
         stage.feed({"role": "user", "content": "start"}, None)  # placed from here on

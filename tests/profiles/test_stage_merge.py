@@ -26,10 +26,10 @@ def _run_child(code: str) -> str:
 
 
 LINEAR = """
-from normalizer.profiles._encode import Encoder
+from normalizer.profiles._encode import Spelling
 from normalizer.profiles._profiles import PROFILES, make_stage
 out = []
-stage = make_stage(PROFILES[{profile!r}], Encoder(PROFILES[{profile!r}]), lambda m, notes: out.append((m, notes)))
+stage = make_stage(PROFILES[{profile!r}], Spelling(PROFILES[{profile!r}]), lambda m, notes: out.append((m, notes)))
 text = "x" * 20_000
 for k in range(4_000):
     stage.feed({{"role": {role!r}, "content": text, "name": f"n{{k % 2}}"}}, [])

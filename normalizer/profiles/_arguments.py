@@ -1,0 +1,74 @@
+"""Call arguments cut off mid-way, closed (``tool.arguments_valid_json``: the spelling's
+``repair_arguments``). Only a history whose arguments do not parse comes here."""
+
+from __future__ import annotations
+
+from .._json import JSONDecodeError, loads
+
+__all__ = ["close_json"]
+
+
+def close_json(text: str) -> str | None:
+    """JSON cut off mid-way (a model's output truncated at its token limit), closed: an open
+    string is closed, a dangling ``,`` or ``:`` (with its key) removed, open arrays and objects
+    closed in stack order. None when the result still does not parse as a JSON object. As
+    hermes-agent repairs truncated arguments (research/hermes.md §4.9), without guessing values.
+    """
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}":
+            if not stack or stack[-1] != ch:
+                return None  # not a truncation: a misplaced closer
+            stack.pop()
+    body = text
+    if in_string:
+        body = (body[:-1] if escaped else body) + '"'  # a dangling escape is cut with the rest
+    candidates = [body]
+    stripped = body.rstrip()
+    if stripped.endswith((",", ":")):
+        candidates.append(stripped[:-1])
+    # A key with no value yet ('{"a": 1, "b"' or '{"a": 1, "b":'): drop the key.
+    trimmed = stripped.rstrip(":").rstrip()
+    if trimmed.endswith('"') and stack and stack[-1] == "}":
+        start = _string_start(trimmed)
+        if start is not None:
+            head = trimmed[:start].rstrip()
+            if head.endswith((",", "{")):
+                candidates.append(head.rstrip(","))
+    for candidate in candidates:
+        closed = candidate + "".join(reversed(stack))
+        try:
+            value = loads(closed)
+        except JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return closed
+    return None
+
+
+def _string_start(text: str) -> int | None:
+    """Where the JSON string that ``text`` ends with opens (``text`` ends with ``"``)."""
+    i = len(text) - 2
+    while i >= 0:
+        if text[i] == '"':
+            backslashes = 0
+            j = i - 1
+            while j >= 0 and text[j] == "\\":
+                backslashes += 1
+                j -= 1
+            if backslashes % 2 == 0:
+                return i
+        i -= 1
+    return None
