@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     import sys
 
-    from ._stop import SIGNAL, Interrupted, install, interrupted_line, settle
+    from ..batch.stop import SIGNAL, Interrupted, install, interrupted_line, settle
 
     install()
     try:

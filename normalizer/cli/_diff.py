@@ -3,7 +3,7 @@
 The question ``ruff format --check`` answers, for chat histories. Each input is read and
 repaired as ``repair`` would, nothing is written, and two streams of lines are compared.
 A Claude Code session or a Codex rollout that ``repair`` writes in its own format (the same
-decision, ``_repair._session_format``: ``--to auto`` or ``--to claude-code|codex``) is
+decision, ``batch.detect.session_format``: ``--to auto`` or ``--to claude-code|codex``) is
 compared as the file's own bytes against the bytes the session repair writes: ``--check``
 says "would repair" exactly when ``repair`` would write something else. Any other input is
 compared as the messages read and the messages the repair writes, both encoded by the
@@ -35,9 +35,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._files import Job
-from ._repair import _ONE_CONVERSATION, Settings, _Input, _locate, _session_format, core_options
-from ._streams import WRITTEN
+from ..batch.detect import session_format
+from ..batch.plan import Job
+from ..batch.pump import ONE_CONVERSATION, locate
+from ..batch.results import Settings, core_options
+from ..batch.streams import Input
+from ..batch.tracking import WRITTEN
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError, LimitExceeded
@@ -248,8 +251,8 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     raw: Any = None
     try:
         raw = sys.stdin.buffer if job.input == "-" else open(job.input, "rb")  # noqa: SIM115 - closed below
-        source = _Input(raw, job.name, None)
-        session, head = _session_format(source, job, settings)
+        source = Input(raw, job.name, None)
+        session, head = session_format(source, job, settings)
         if session is not None:
             kind = session
             _compare_session(source, job, settings, session, differ)
@@ -273,7 +276,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
                 differ.b.add(after.start())
             elif not after.multi:
                 raise InputError(
-                    f"this file holds several conversations, and {_ONE_CONVERSATION[after.name]} holds one",
+                    f"this file holds several conversations, and {ONE_CONVERSATION[after.name]} holds one",
                     source=job.name, line=conv.line, hint="Compare one conversation per line with --to finetune",
                 )
             assert before is not None
@@ -289,7 +292,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
                 for repaired in core.close():
                     differ.b.add(after.message(repaired))
             except InputError as exc:
-                _locate(exc, job, conversations, core, multi)
+                locate(exc, job, conversations, core, multi)
                 raise
             differ.a.add(before.end())
             differ.b.add(after.end())
@@ -316,7 +319,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     return result
 
 
-def _compare_session(source: _Input, job: Job, settings: Settings, fmt: str, differ: _Differ) -> None:
+def _compare_session(source: Input, job: Job, settings: Settings, fmt: str, differ: _Differ) -> None:
     """The file's own bytes against what the session repair writes for it (``repair``'s
     ``_pump_session``, with the same options): a line at a time on both sides, so the
     comparison streams as the repair does."""

@@ -37,15 +37,15 @@ import orjson
 from .. import __version__
 from .._defaults import DEFAULT_MAX_SEEN_IDS, DEFAULT_STUB_TEXT
 from ._choices import Choice, python_value
-from ._stop import DEFER, SIGNAL, Interrupted, interrupted_line, settle
-from ._stop import install as install_signals
+from ..batch.stop import DEFER, SIGNAL, Interrupted, interrupted_line, settle
+from ..batch.stop import install as install_signals
 from ._text import error_text, printable, say
 from .._errors import NormalizerError
 
 if TYPE_CHECKING:
     from ..profiles._profiles import Profile
-    from ._repair import FileResult
-    from ._report import Totals
+    from ..batch.report import Totals
+    from ..batch.results import FileResult
 
 __all__ = ["main", "cli"]
 
@@ -286,8 +286,8 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
       chatnorm repair --check sessions/            # exit 1 if anything would change
       chatnorm repair --diff session.jsonl | less  # what would change
     """
-    from ._files import PlanError, check_paths, plan_jobs
-    from ._repair import Settings
+    from ..batch.plan import PlanError, check_paths, plan_jobs
+    from ..batch.results import Settings
 
     items = list(inputs) or ["-"]
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it (chatnorm repair - < session.jsonl)",
@@ -309,7 +309,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     options = {"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls,
                "stub_text": stub_text, "on_invalid": on_invalid}
     if trailing_calls is None:
-        del options["trailing_calls"]  # decided per input: see _repair.core_options
+        del options["trailing_calls"]  # decided per input: see batch.results.core_options
     _validate_core(profile, options)
     _RUNNING.update(command="repair", output="in-place" if in_place else "files" if output not in (None, "-")
                     else "stdout")
@@ -328,8 +328,8 @@ def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_i
                   quiet: bool, options: dict[str, Any], writes: list[str]) -> None:
     """``repair --check`` / ``--diff``: nothing is written (``_diff``)."""
     from ._diff import run_compare
-    from ._files import Job, PlanError, expand_inputs
-    from ._repair import Settings
+    from ..batch.plan import Job, PlanError, expand_inputs
+    from ..batch.results import Settings
 
     flag = "--diff" if diff else "--check"
     if writes:
@@ -340,7 +340,7 @@ def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_i
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     if options["trailing_calls"] is None:
-        del options["trailing_calls"]  # decided per input: see _repair.core_options
+        del options["trailing_calls"]  # decided per input: see batch.results.core_options
     _validate_core(profile, options)
     settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, options=options)
     jobs = [Job(path, "<stdin>" if path == "-" else path, "-") for path in found]
@@ -417,11 +417,11 @@ def _repair(plan: list[Any], settings: Any, *, jobs: int, quiet: bool, report_pa
     """Run the plan and say what became of each file as it is done, in the plan's order:
     its error, or its summary line; the report gets its counts and records at the same
     time. A result is then forgotten: only the totals are kept, so a run of millions of
-    files holds no more than a run of ten (``_order.REORDER_WINDOW``)."""
-    from ._jobs import run_jobs
+    files holds no more than a run of ten (``batch.order.REORDER_WINDOW``)."""
+    from ..batch.jobs import run_jobs
+    from ..batch.report import Totals
+    from ..batch.results import FileResult
     from ._progress import make_tracker
-    from ._report import Totals
-    from ._repair import FileResult
 
     start = time.perf_counter()
     report = _open_report(report_path, settings.spool_dir) if report_path is not None else None
@@ -518,15 +518,15 @@ def _report_name(path: str) -> str:
 
 
 class _ReportOut:
-    """``--report``, written as the results come (``_report.ReportStream``): into the file
+    """``--report``, written as the results come (``batch.report.ReportStream``): into the file
     (a temporary one renamed when complete), or for ``-`` into a file in the spool folder
     that is copied to stderr at the end (the summary lines share stderr meanwhile). A write
     error ends the report, not the run: it is said at the end, once every output is
     written, and the exit status is 1."""
 
     def __init__(self, path: str, spool_dir: str | None) -> None:
-        from ._files import open_output
-        from ._report import ReportStream
+        from ..batch.outputs import open_output
+        from ..batch.report import ReportStream
 
         assert spool_dir is not None  # made for --report (_spool_folder)
         self.path = path
@@ -643,7 +643,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
       chatnorm repair session.jsonl | chatnorm check -
     """
     from ._check import CheckSettings, run_check
-    from ._files import PlanError, expand_inputs
+    from ..batch.plan import PlanError, expand_inputs
     from ._findings import Selection, SelectorError
     from ._report_formats import make_output
 
@@ -793,7 +793,7 @@ _RUNNING: dict[str, str] = {}
 def _left_behind() -> str:
     """What an interrupted run leaves behind, as it is: stdout may hold part of the output
     (counted), output files are complete or absent (never half-written)."""
-    from ._streams import WRITTEN
+    from ..batch.tracking import WRITTEN
 
     command = _RUNNING.get("command")
     if command == "check":
@@ -820,7 +820,7 @@ def _run(argv: list[str] | None) -> int:
         cli.main(args=argv, prog_name="chatnorm", standalone_mode=False)
     except (Interrupted, KeyboardInterrupt):
         settle()  # from here on a signal only notes itself: the line below is said once
-        from ._files import remove_live_temps
+        from ..batch.outputs import remove_live_temps
 
         remove_live_temps()  # what a signal caught between a temp's creation and its owner
         signum = SIGNAL[0] or signal.SIGINT

@@ -1,7 +1,7 @@
 """The progress line: one line on stderr when stderr is a terminal, nothing otherwise.
 
-Workers never draw. They bump plain counters on a :class:`Tracker` -- bytes and messages
-each time the reader reads (``_repair._Input``), so the count moves whatever stdout is (a
+Workers never draw. They bump plain counters on a :class:`Tracker` (``batch.tracking``) -- bytes
+and messages each time the reader reads (``batch.streams.Input``), so the count moves whatever stdout is (a
 file, a pipe, the terminal, /dev/null) -- and a drawing thread redraws the line eight times
 a second from those counters. The per-message path pays nothing for the display.
 
@@ -31,6 +31,9 @@ import threading
 import time
 from typing import Any
 
+from ..batch.tracking import LIVE as _LIVE
+from ..batch.tracking import Tracker, clear
+
 __all__ = ["Tracker", "make_tracker", "clear", "render_line", "SHOW_AFTER"]
 
 #: Seconds before the line first appears.
@@ -39,45 +42,6 @@ SHOW_AFTER = 0.3
 REFRESH = 0.125
 
 _CLEAR = "\r\x1b[K"
-
-
-class Tracker:
-    """Counters the workers bump; the null display (stderr not a terminal, ``--quiet``)."""
-
-    def __init__(self, files_total: int, bytes_total: int | None = None) -> None:
-        self.files_total = files_total
-        self.files_done = 0
-        self.messages = 0
-        self.bytes_read = 0
-        #: The run's input size, or None when part of it is unknown (a pipe on stdin).
-        self.bytes_total = bytes_total
-        self._lock = threading.Lock()
-
-    def advance(self, messages: int, nbytes: int) -> None:
-        """Called as the input is read, with the increments since the last call."""
-        self.messages += messages
-        self.bytes_read += nbytes
-
-    def file_done(self) -> None:
-        with self._lock:
-            self.files_done += 1
-
-    def __enter__(self) -> Tracker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-# The live line, if one is shown (one at a time: the CLI runs one command).
-_LIVE: list[_LineTracker] = []
-
-
-def clear() -> None:
-    """Erase the progress line, if one is shown, before something else is written to the
-    terminal; it is drawn again at the next tick. Safe to call from any thread."""
-    for live in _LIVE:
-        live.clear()
 
 
 class _LineTracker(Tracker):

@@ -1,5 +1,5 @@
 """The engine-neutral entry points: a batch of JSON lines, or one file, repaired by the very
-pipe the command line runs (``cli._repair``: reader -> one core per conversation -> the
+pipe the command line runs (``batch.pump``: reader -> one core per conversation -> the
 ``--to`` encoder), so every engine writes what ``chatnorm repair`` writes, byte for byte.
 
 Everything here is sync and plain data in and out (strings, paths, :class:`FileResult`):
@@ -26,11 +26,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, overload
 
-from ..cli._files import Job, open_output
-from ..cli._progress import Tracker
-from ..cli._report import ReportStream, Totals, report_chunks, total_counts
-from ..cli._repair import FileResult, Settings, _Input, _Output, _pump
-from ..cli._repair import repair_file as _repair_job
+from ..batch.outputs import open_output
+from ..batch.plan import Job
+from ..batch.pump import pump
+from ..batch.repair import repair_file as _repair_job
+from ..batch.report import ReportStream, Totals, report_chunks, total_counts
+from ..batch.results import FileResult, Settings
+from ..batch.streams import Input, Output
+from ..batch.tracking import Tracker
 from .._errors import InputError, UsageError
 from ..formats._encode import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
@@ -150,9 +153,9 @@ def repair_lines(
     result = FileResult(name, "")
     start = time.perf_counter()
     sink = _Collect()
-    out = _Output(sink)
+    out = Output(sink)
     try:
-        _pump(_Input(_Lines(lines), name, None), out, Job(name, name, ""), settings, Tracker(1), result)
+        pump(Input(_Lines(lines), name, None), out, Job(name, name, ""), settings, Tracker(1), result)
         out.drain()
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
@@ -331,7 +334,7 @@ def repair_files(
     def run(plan: Sequence[Job], settings: Settings) -> Iterable[FileResult]:
         if jobs <= 1 or len(plan) <= 1:
             return (_repair_job(job, settings, Tracker(1)) for job in plan)
-        from ..cli._jobs import run_pool
+        from ..batch.jobs import run_pool
 
         return run_pool(plan, settings, Tracker(len(plan)), jobs)
 

@@ -8,7 +8,7 @@ Two layouts, two functions:
   returns the results in the inputs' order; ``report=`` merges them into one report. The
   same as ``chatnorm repair --engine dask [--scheduler ADDR] DIR -o OUT``. A worker that
   dies mid-file leaves no partial output; the file is tried again, and reported failed
-  when every attempt dies (see ``normalizer.cli._dask``).
+  when every attempt dies (see ``normalizer.batch.dask_engine``).
 * **Lines** (fine-tuning JSONL and the like, one conversation per line):
   :func:`repair_bag` maps :func:`normalizer.distributed.repair_lines` over each partition
   of a bag of lines (``dask.bag.read_text(paths, blocksize=None)``: one partition per file,
@@ -39,10 +39,11 @@ from typing import Any, Literal, overload
 
 import orjson
 
-from ..cli._dask import iter_file_jobs
-from ..cli._files import Job, open_output
-from ..cli._report import Totals
-from ..cli._repair import FileResult, Settings
+from ..batch.dask_engine import iter_file_jobs
+from ..batch.outputs import open_output
+from ..batch.plan import Job
+from ..batch.report import Totals
+from ..batch.results import FileResult, Settings
 from ..profiles._profiles import Profile
 from ._batch import repair_lines, settings_for, stream_files
 

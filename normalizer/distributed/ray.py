@@ -35,11 +35,12 @@ from typing import Any, Literal, overload
 
 import orjson
 
-from ..cli._dask import CHUNK_BYTES, CHUNK_FILES, chunk_task, chunks, new_tag
-from ..cli._files import Job, remove_run_temps
-from ..cli._order import InOrder
-from ..cli._report import Totals
-from ..cli._repair import FileResult, Settings
+from ..batch.dask_engine import CHUNK_BYTES, CHUNK_FILES, chunk_task, chunks, new_tag
+from ..batch.order import InOrder
+from ..batch.outputs import remove_run_temps
+from ..batch.plan import Job
+from ..batch.report import Totals
+from ..batch.results import FileResult, Settings
 from .._errors import UsageError
 from ..profiles._profiles import Profile
 from ._batch import repair_lines, settings_for, stream_files

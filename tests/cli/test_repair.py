@@ -559,7 +559,7 @@ def test_model_picks_the_profile_and_profile_wins_over_it(tmp_path: Path):
 
 
 
-# -- telling a session from the rest (_repair._peek) ----------------------------------------------
+# -- telling a session from the rest (batch.detect.peek) ----------------------------------------------
 
 
 def peek(data: bytes, monkeypatch: pytest.MonkeyPatch, chunk: int | None = None) -> tuple[str | None, int, bytes]:
@@ -568,7 +568,8 @@ def peek(data: bytes, monkeypatch: pytest.MonkeyPatch, chunk: int | None = None)
     it, from the start)."""
     import io
 
-    from normalizer.cli import _repair
+    from normalizer.batch import detect
+    from normalizer.batch.streams import Input
     from normalizer.formats import _records
 
     judged = []
@@ -583,8 +584,8 @@ def peek(data: bytes, monkeypatch: pytest.MonkeyPatch, chunk: int | None = None)
             return self.read(min(n, chunk) if chunk and n > 0 else n)
 
     monkeypatch.setattr(_records, "sniff", counting_sniff)
-    src = _repair._Input(Pipe(data), "x", None)
-    fmt = _repair._peek(src).fmt
+    src = Input(Pipe(data), "x", None)
+    fmt = detect.peek(src).fmt
     rest = b"".join(iter(lambda: src.read(1 << 16), b""))
     return fmt, len(judged), rest
 
@@ -621,10 +622,11 @@ def test_a_session_whose_first_line_is_long_is_still_told(monkeypatch: pytest.Mo
 
 
 def test_a_first_line_past_the_line_limit_is_left_to_the_chat_reader(monkeypatch: pytest.MonkeyPatch):
-    from normalizer.cli import _repair
+    from normalizer.batch import detect
+    from normalizer.batch.streams import Input
 
-    monkeypatch.setattr(_repair, "DEFAULT_MAX_LINE_BYTES", 3 * _repair.CHUNK_BYTES)
-    data = b'{"messages": "' + b"z" * (10 * _repair.CHUNK_BYTES) + b'"}'
+    monkeypatch.setattr(detect, "DEFAULT_MAX_LINE_BYTES", 3 * detect.CHUNK_BYTES)
+    data = b'{"messages": "' + b"z" * (10 * detect.CHUNK_BYTES) + b'"}'
     fmt, judged, rest = peek(data, monkeypatch)
     assert (fmt, rest) == (None, data)
     assert judged == 1  # the first chunk; past the limit the line is the line reader's to refuse
@@ -635,18 +637,19 @@ def test_blank_lines_between_records_are_passed_over_not_read_64_mib_ahead(monke
     line after each record is told from its first 16 records (blank lines used to count,
     so 8 records never made 16 and the peek read on to 64 MiB, joining the head again at
     every chunk: 10.7 s for 73 MB, 38 s on a pipe)."""
-    from normalizer.cli import _repair
+    from normalizer.batch import detect
+    from normalizer.batch.streams import Input
 
     line = orjson.dumps({"role": "user", "content": "x" * 200}) + b"\n\n"
     data = line * 50_000
     consumed = []
-    real = _repair._FirstRecords.feed
+    real = detect.FirstRecords.feed
 
-    def feed(self: _repair._FirstRecords, data: bytes, *, final: bool) -> object:
+    def feed(self: detect.FirstRecords, data: bytes, *, final: bool) -> object:
         consumed.append(len(data))
         return real(self, data, final=final)
 
-    monkeypatch.setattr(_repair._FirstRecords, "feed", feed)
+    monkeypatch.setattr(detect.FirstRecords, "feed", feed)
     fmt, judged, rest = peek(data, monkeypatch, chunk=1 << 16)
     assert (fmt, judged, rest) == ("chat", 1, data)
     assert sum(consumed) == 1 << 16  # the first chunk held 16 records

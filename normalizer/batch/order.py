@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._repair import FileResult
+from .results import FileResult
 
 __all__ = ["InOrder", "REORDER_WINDOW"]
 

@@ -33,10 +33,13 @@ from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._files import Job, remove_stale_temps
-from ._order import InOrder
-from ._progress import Tracker
-from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
+from .outputs import remove_stale_temps
+from .plan import Job
+from .order import InOrder
+from .tracking import Tracker
+from .repair import repair_file
+from .results import FileResult, Settings
+from .stop import STOP, Interrupted
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -65,7 +68,7 @@ def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, e
     by its own pipe, start to end).
     """
     if engine == "dask":
-        from ._dask import run_dask
+        from .dask_engine import run_dask
 
         return run_dask(jobs, settings, tracker, n, scheduler)
     if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):

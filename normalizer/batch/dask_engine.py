@@ -43,10 +43,13 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._files import Job, remove_run_temps, temp_owner
-from ._order import InOrder
-from ._progress import Tracker
-from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
+from .outputs import remove_run_temps, temp_owner
+from .plan import Job
+from .order import InOrder
+from .tracking import Tracker
+from .repair import repair_file
+from .results import FileResult, Settings
+from .stop import STOP, Interrupted
 
 __all__ = ["run_dask", "run_file_jobs", "iter_file_jobs", "file_task", "chunk_task", "chunks", "new_tag", "IN_FLIGHT_PER_WORKER",
            "CHUNK_FILES", "CHUNK_BYTES", "STOP_GRACE_SECONDS"]

@@ -11,7 +11,7 @@ from typing import IO
 
 import orjson
 
-from ._repair import FileResult
+from .results import FileResult
 
 __all__ = ["total_counts", "report_chunks", "Totals", "ReportStream"]
 
