@@ -39,6 +39,7 @@ from ..batch.detect import session_format
 from ..batch.plan import Job
 from ..batch.pump import ONE_CONVERSATION, locate
 from ..batch.results import Settings, core_options
+from ..batch.sessions import repair_session
 from ..batch.streams import Input
 from ..batch.tracking import WRITTEN
 from ._text import error_text, printable, say
@@ -47,7 +48,7 @@ from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
 from ..formats import ENCODERS, FORMATS, ConversationStream
 from ..formats._reader import Reader
-from ..formats._records import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES
+from ..formats._records import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["CompareResult", "compare_file", "run_compare"]
 
@@ -321,19 +322,14 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
 
 def _compare_session(source: Input, job: Job, settings: Settings, fmt: str, differ: _Differ) -> None:
     """The file's own bytes against what the session repair writes for it (``repair``'s
-    ``_pump_session``, with the same options): a line at a time on both sides, so the
-    comparison streams as the repair does."""
-    from ..formats._sessions import SessionRepairer  # only for session files, as in repair
+    own ``batch.sessions.repair_session``, with the same options and the same refusals): a
+    line at a time on both sides, so the comparison streams as the repair does."""
 
-    repairer = SessionRepairer(fmt, report=new_report(max_records=0), on_invalid=settings.on_invalid,
-                               source=job.name, **settings.session_options)
-    while True:
-        chunk = source.read(CHUNK_BYTES)
-        differ.a.add(chunk)
-        differ.b.add(repairer.feed(chunk) if chunk else repairer.close())
+    def output(data: bytes, end: bool) -> None:
+        differ.b.add(data)
         differ.step()
-        if not chunk:
-            break
+
+    repair_session(source, job, settings, fmt, new_report(max_records=0), read=differ.a.add, output=output)
 
 
 def _too_long(exc: _TooLong, name: str, kind: str) -> LimitExceeded:
