@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, cast, overload
 
 from ..batch.outputs import open_output
 from ..batch.plan import Job
@@ -38,7 +38,7 @@ from .._errors import InputError, UsageError
 from ..formats._encode import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
-__all__ = ["FileResult", "Totals", "Plan", "repair_lines", "repair_file", "repair_files", "run_files", "stream_files", "settings_for",
+__all__ = ["FileResult", "Totals", "Plan", "RepairFiles", "by_keep_results", "repair_lines", "repair_file", "repair_files", "stream_files", "settings_for",
            "total_counts", "report_chunks", "write_report"]
 
 _LINE_OUTPUTS = ("auto", "jsonl", "finetune")
@@ -234,26 +234,6 @@ class Plan(Sequence[Job]):
 Engine = Callable[[Sequence[Job], Settings], Iterable[FileResult]]
 
 
-@overload
-def run_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
-              report: str | os.PathLike[str] | None, run: Engine, *, keep_results: Literal[True] = ...,
-              **settings: Any) -> list[FileResult]: ...
-@overload
-def run_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
-              report: str | os.PathLike[str] | None, run: Engine, *, keep_results: Literal[False],
-              **settings: Any) -> Totals: ...
-def run_files(
-    srcs: Sequence[str | os.PathLike[str]],
-    dsts: Sequence[str | os.PathLike[str]],
-    report: str | os.PathLike[str] | None,
-    run: Engine,
-    *,
-    keep_results: bool = True,
-    **settings: Any,
-) -> list[FileResult] | Totals:
-    return stream_files(srcs, dsts, report, run, keep_results, settings)
-
-
 def stream_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
                  report: str | os.PathLike[str] | None, run: Engine, keep_results: bool,
                  settings: dict[str, Any]) -> list[FileResult] | Totals:
@@ -301,12 +281,27 @@ def stream_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os
             shutil.rmtree(spool, ignore_errors=True)
 
 
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+class RepairFiles(Protocol):
+    """Every engine's ``repair_files`` (this module's, ``dask``'s, ``ray``'s), as type checkers
+    see it: one :class:`FileResult` per input, or with ``keep_results=False`` the
+    :class:`Totals` only. The one home of these overloads (:func:`by_keep_results`); each
+    engine's own arguments pass through ``**kwargs``."""
+
+    @overload
+    def __call__(self, srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
                  keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+    @overload
+    def __call__(self, srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
                  keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+
+
+def by_keep_results(f: Callable[..., list[FileResult] | Totals]) -> RepairFiles:
+    """An engine's ``repair_files``, typed as :class:`RepairFiles` (what it returns follows
+    ``keep_results``). At run time the function itself, unchanged."""
+    return cast(RepairFiles, f)
+
+
+@by_keep_results
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],

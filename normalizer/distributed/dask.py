@@ -35,7 +35,7 @@ import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any
 
 import orjson
 
@@ -45,17 +45,12 @@ from ..batch.plan import Job
 from ..batch.report import Totals
 from ..batch.results import FileResult, Settings
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, settings_for, stream_files
+from ._batch import by_keep_results, repair_lines, settings_for, stream_files
 
 __all__ = ["repair_files", "repair_bag", "bag_results", "repair_partition"]
 
 
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+@by_keep_results
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any
 
 import orjson
 
@@ -43,7 +43,7 @@ from ..batch.report import Totals
 from ..batch.results import FileResult, Settings
 from .._errors import UsageError
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, settings_for, stream_files
+from ._batch import by_keep_results, repair_lines, settings_for, stream_files
 
 __all__ = ["repair_files", "repair_text"]
 
@@ -55,12 +55,7 @@ def _run_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, 
     return {"first": row["first"], "results": orjson.dumps([dataclasses.asdict(r) for r in results if r is not None]).decode()}
 
 
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+@by_keep_results
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],
