@@ -38,7 +38,7 @@ from ._findings import CAUSES, Causes, Finding, Root, Selection, finding_of
 from ._report_formats import Output, Summary
 from ._text import error_text, say
 from .._errors import InputError
-from .._report import Report, new_report
+from .._report import new_report
 from ..formats import FORMATS, ConversationStream, Position, read_conversations
 
 __all__ = ["run_check", "INCOMPLETE", "CheckSettings"]

@@ -45,7 +45,7 @@ from ..batch.tracking import WRITTEN
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError, LimitExceeded
-from .._report import Report, new_report
+from .._report import new_report
 from ..formats import ENCODERS, FORMATS, ConversationStream
 from ..formats._reader import Reader
 from ..formats._records import DEFAULT_MAX_LINE_BYTES
