@@ -9,7 +9,7 @@ file's head is judged once and its format detected once.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from .._errors import InputError
 from .._json import JSONDecodeError, loads
@@ -21,29 +21,42 @@ from .plan import Job
 from .results import Settings
 from .streams import Input
 
-__all__ = ["session_format", "peek", "Peek", "FirstRecords"]
+__all__ = ["session_format", "Route", "peek", "Peek", "FirstRecords"]
 
 
-def session_format(src: Input, job: Job, settings: Settings) -> tuple[str | None, Head | None]:
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Which pipe a file goes through (:func:`session_format`)."""
+
+    #: The session format to repair it in, its own; None: the chat pipe.
+    session: str | None
+    #: What the peek at its head told, for the chat pipe's reader (None: nothing was peeked
+    #: at, or the reader finds it itself).
+    head: Head | None
+
+
+def session_format(src: Input, job: Job, settings: Settings) -> Route:
     """The session format to repair the file in (``--to claude-code|codex``, or ``--to
     auto`` on a session), else None: the file goes through the chat pipe; and what the peek
     at its head told, for the chat pipe's reader (None: nothing was peeked at)."""
     if settings.to in SESSION_FORMATS:
-        return (settings.to if settings.fmt == "auto" else settings.fmt), None
+        return Route(settings.to if settings.fmt == "auto" else settings.fmt, None)
     if settings.to != "auto":
-        return None, None
+        return Route(None, None)
     fmt: str | None = settings.fmt
     head: Head | None = None
     if fmt == "auto":
-        fmt, head = peek(src)
+        peeked = peek(src)
+        fmt, head = peeked.fmt, peeked.head
     if fmt not in SESSION_FORMATS:
-        return None, head
+        return Route(None, head)
     if settings.provider and not job.in_place:
-        return None, head  # a provider's profile asks for its chat messages
-    return fmt, head
+        return Route(None, head)  # a provider's profile asks for its chat messages
+    return Route(fmt, head)
 
 
-class Peek(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Peek:
     """What the head of an input told (:func:`peek`)."""
 
     #: The format its first records show (what chooses a session); None for a JSON document,
@@ -111,7 +124,10 @@ def _head(read: list[bytes], kind: str, fmt: str | None) -> Head | None:
     return Head(kind, fmt)
 
 
-class _Verdict(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """What the first records settle (:class:`FirstRecords`)."""
+
     fmt: str | None
     #: Told from records the reader would detect from (see FirstRecords): it may take it.
     exact: bool = False

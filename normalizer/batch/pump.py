@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO
 
 import orjson
@@ -30,7 +31,7 @@ from .._core import Normalizer
 from .._errors import InputError
 from .._json import dumps
 from .._report import Repair, new_report
-from ..formats import ENCODERS, FORMATS, ConversationStream, Encoder
+from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream, Encoder
 from ..formats._encode import FLUSH_BYTES
 from ..formats._reader import Head, Reader
 from .detect import session_format
@@ -60,11 +61,11 @@ def pump(src: Input, out: Output, job: Job, settings: Settings, tracker: Tracker
     on_record = spool_record if settings.spool_dir is not None else None
     spool = _Spool(settings.spool_dir, result)
     try:
-        session, head = session_format(src, job, settings)
-        if session is not None:
-            pump_session(src, out, job, settings, tracker, result, on_record, session)
+        route = session_format(src, job, settings)
+        if route.session is not None:
+            pump_session(src, out, job, settings, tracker, result, on_record, route.session)
         else:
-            _pump_records(src, out, job, settings, tracker, result, on_record, conv_index, head)
+            _pump_records(src, out, job, settings, tracker, result, on_record, conv_index, route.head)
     except BaseException:
         spool.close(quiet=True)  # the failure on the way out is the one to report
         raise
@@ -109,49 +110,84 @@ class _Spool:
 
 def _pump_records(src: Input, out: Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
                   on_record: Callable[[Repair], None] | None, conv_index: list[int | None], head: Head | None) -> None:
-    reader_report = new_report(max_records=0, on_record=on_record)
-    # read_conversations' reader, told what the peek found (head): the head is not judged
-    # again, nor the format detected again from the same records.
-    reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
-    conversations = ConversationStream(src, reader)
-    buf = out.buf
-    encoder: Encoder | None = None
-    multi = False
-    done = [0, 0]  # messages and bytes already counted by the tracker
-    core: Normalizer | None = None
+    _RecordsPump(src, out, job, settings, tracker, result, on_record, conv_index, head).run()
 
-    def count() -> None:
+
+class _RecordsPump:
+    """The chat pipe of one file: the reader's conversations, a core for each, the
+    ``--to`` encoder, and the progress counters kept in step as it goes."""
+
+    def __init__(self, src: Input, out: Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
+                 on_record: Callable[[Repair], None] | None, conv_index: list[int | None], head: Head | None) -> None:
+        self.src, self.out, self.job, self.settings, self.tracker, self.result = src, out, job, settings, tracker, result
+        self.on_record = on_record
+        self.conv_index = conv_index
+        self.reader_report = new_report(max_records=0, on_record=on_record)
+        # read_conversations' reader, told what the peek found (head): the head is not judged
+        # again, nor the format detected again from the same records.
+        reader = Reader(settings.fmt, report=self.reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
+        self.conversations = ConversationStream(src, reader)
+        self.encoder: Encoder | None = None
+        self.multi = False
+        self.done_messages = self.done_bytes = 0  # already counted by the tracker
+        self.core: Normalizer | None = None  # the conversation's, while it is repaired
+
+    def count(self) -> None:
         # After every read (src.after_read) and at flush points: the progress counters.
-        n = result.messages_in + (core.report.messages_in if core is not None else 0)
-        tracker.advance(n - done[0], src.bytes - done[1])
-        done[0], done[1] = n, src.bytes
+        core = self.core
+        n = self.result.messages_in + (core.report.messages_in if core is not None else 0)
+        self.tracker.advance(n - self.done_messages, self.src.bytes - self.done_bytes)
+        self.done_messages, self.done_bytes = n, self.src.bytes
 
-    def flush_point() -> None:
+    def flush_point(self) -> None:
         # Every FLUSH_BYTES of output: write, update the counters, honour a stop request.
-        out.drain()
-        count()
+        self.out.drain()
+        self.count()
         if STOP.is_set():
             raise Interrupted(0)
 
-    src.after_read = count
-
-    for conv in conversations:
-        if encoder is None:
-            encoder, multi = _encoder(settings, job, conversations, result)
-            buf += encoder.start()
-        elif not encoder.multi:
-            position = conversations.position
+    def run(self) -> None:
+        src, result, job = self.src, self.result, self.job
+        src.after_read = self.count
+        for conv in self.conversations:
+            if self.encoder is None:
+                self._start()
+            elif not self.encoder.multi:
+                position = self.conversations.position
+                raise InputError(
+                    f"this file holds several conversations, and {ONE_CONVERSATION[self.encoder.name]} holds one",
+                    source=job.name, line=position.line if position else conv.line,
+                    column=position.column if position else None,
+                    hint="Write one conversation per line with --to finetune",
+                )
+            assert self.encoder is not None
+            self._conversation(conv, self.encoder)
+        encoder = self.encoder if self.encoder is not None else self._start()  # an empty input: still a valid (empty) output
+        self.out.buf += encoder.finish()
+        for key, value in self.reader_report.counts.items():
+            result.counts[key] = result.counts.get(key, 0) + value
+        if job.in_place and result.messages_in == 0 and self.reader_report.counts:
             raise InputError(
-                f"this file holds several conversations, and {ONE_CONVERSATION[encoder.name]} holds one",
-                source=job.name, line=position.line if position else conv.line,
-                column=position.column if position else None,
-                hint="Write one conversation per line with --to finetune",
+                f"nothing in this file was recognised as {result.format or self.settings.fmt}; it was left as it is",
+                source=job.name, hint="Is it in another format? Name it with --from",
             )
+        self.tracker.advance(result.messages_in - self.done_messages, src.bytes - self.done_bytes)
+
+    def _start(self) -> Encoder:
+        chosen = _encoder(self.settings, self.job, self.conversations, self.result)
+        self.encoder, self.multi = chosen.encoder, chosen.multi
+        self.out.buf += chosen.encoder.start()
+        return chosen.encoder
+
+    def _conversation(self, conv: Conversation, encoder: Encoder) -> None:
+        result, settings, multi = self.result, self.settings, self.multi
         result.conversations += 1
-        conv_index[0] = conv.index if multi else None
-        core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0, on_record=on_record)
+        self.conv_index[0] = conv.index if multi else None
+        core = self.core = Normalizer(settings.profile, **core_options(settings, multi), max_records=0,
+                                      on_record=self.on_record)
         feed = core.feed
         message, refused = encoder.message, encoder.refused
+        buf = self.out.buf
         try:
             buf += encoder.begin(conv.extra)
             # The hot path: nothing per message but feed, the encoder and a length check.
@@ -162,7 +198,7 @@ def _pump_records(src: Input, out: Output, job: Job, settings: Settings, tracker
                     except orjson.JSONEncodeError as exc:
                         buf += refused(repaired, exc)  # an integer past 64 bits (see Encoder.again)
                 if len(buf) >= FLUSH_BYTES:
-                    flush_point()
+                    self.flush_point()
             for repaired in core.close():
                 try:
                     buf += message(repaired)
@@ -170,29 +206,17 @@ def _pump_records(src: Input, out: Output, job: Job, settings: Settings, tracker
                     buf += refused(repaired, exc)
             buf += encoder.end()
             if len(buf) >= FLUSH_BYTES:
-                flush_point()
+                self.flush_point()
         except InputError as exc:
-            locate(exc, job, conversations, core, multi)
+            locate(exc, self.job, self.conversations, core, multi)
             raise
         finally:
             report = core.report
-            core = None
+            self.core = None
             result.messages_in += report.messages_in
             result.messages_out += report.messages_out
             for key, value in report.counts.items():
                 result.counts[key] = result.counts.get(key, 0) + value
-    if encoder is None:  # an empty input: still a valid (empty) output
-        encoder, multi = _encoder(settings, job, conversations, result)
-        buf += encoder.start()
-    buf += encoder.finish()
-    for key, value in reader_report.counts.items():
-        result.counts[key] = result.counts.get(key, 0) + value
-    if job.in_place and result.messages_in == 0 and reader_report.counts:
-        raise InputError(
-            f"nothing in this file was recognised as {result.format or settings.fmt}; it was left as it is",
-            source=job.name, hint="Is it in another format? Name it with --from",
-        )
-    tracker.advance(result.messages_in - done[0], src.bytes - done[1])
 
 
 # How each single-conversation output is called in the error that refuses a second one.
@@ -204,7 +228,15 @@ ONE_CONVERSATION = {
 _CONTAINERS = {"jsonl": "lines", "array": "array", "object": "object"}
 
 
-def _encoder(settings: Settings, job: Job, conversations: ConversationStream, result: FileResult) -> tuple[Encoder, bool]:
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """The output's encoder, and whether the format read holds several conversations."""
+
+    encoder: Encoder
+    multi: bool
+
+
+def _encoder(settings: Settings, job: Job, conversations: ConversationStream, result: FileResult) -> _Chosen:
     """The output's encoder, once the format read is known; and whether that format holds
     several conversations (``--to auto`` then writes fine-tuning JSONL)."""
     fmt = result.format = conversations.format
@@ -216,8 +248,8 @@ def _encoder(settings: Settings, job: Job, conversations: ConversationStream, re
         kind = _own_format(fmt, conversations.container, job) if own else ("finetune" if multi else "jsonl")
     if (own or kind == fmt) and kind in ("json", "responses", "anthropic") and conversations.container in _CONTAINERS:
         # Written back in its own format: in its own container too.
-        return ENCODERS[kind](container=_CONTAINERS[conversations.container]), multi  # type: ignore[call-arg]
-    return ENCODERS[kind](), multi
+        return _Chosen(ENCODERS[kind](container=_CONTAINERS[conversations.container]), multi)  # type: ignore[call-arg]
+    return _Chosen(ENCODERS[kind](), multi)
 
 
 def _own_format(fmt: str | None, container: str | None, job: Job) -> str:

@@ -253,15 +253,15 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     try:
         raw = sys.stdin.buffer if job.input == "-" else open(job.input, "rb")  # noqa: SIM115 - closed below
         source = Input(raw, job.name, None)
-        session, head = session_format(source, job, settings)
-        if session is not None:
-            kind = session
-            _compare_session(source, job, settings, session, differ)
+        route = session_format(source, job, settings)
+        if route.session is not None:
+            kind = route.session
+            _compare_session(source, job, settings, route.session, differ)
             differ.close()
             result.changed = differ.changed
             return result
         # The reader told what the peek found (head), as repair's is.
-        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
+        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=route.head)  # type: ignore[arg-type]
         conversations = ConversationStream(source, reader)
         before = after = None
         multi = False

@@ -176,8 +176,9 @@ def test_what_the_peek_tells_the_reader():
     (a record that may nest too deep, or a head read past max_line_bytes, leave it to the
     reader); for a Codex rollout, the reader detects it itself (see Reader: its plan)."""
 
-    def told(data: bytes) -> tuple[str | None, _reader.Head]:
-        return tuple(_peeking.peek(Input(io.BytesIO(data), "x", None)))  # type: ignore[return-value]
+    def told(data: bytes) -> tuple[str | None, _reader.Head | None]:
+        peeked = _peeking.peek(Input(io.BytesIO(data), "x", None))
+        return peeked.fmt, peeked.head
 
     assert told(FILES["chat.jsonl"]) == ("chat", _reader.Head("jsonl", "chat"))
     assert told(FILES["long.jsonl"]) == ("chat", _reader.Head("jsonl", "chat"))
@@ -193,7 +194,7 @@ def test_what_the_peek_tells_the_reader():
     # A pipe that gives a byte order mark's first byte alone: the peek judged a cut head, the
     # reader (given it whole) finds the container itself.
     cut = Input(_Pipe(_records.BOM + FILES["array.json"], 1), "x", None)
-    assert _peeking.peek(cut) == (None, None)
+    assert _peeking.peek(cut) == _peeking.Peek(None, None)
     with pytest.raises(UsageError, match="a head is told to a reader that detects"):
         Reader("chat", report=new_report(), head=_reader.Head("jsonl"))
 
@@ -268,6 +269,6 @@ def _comparable(event: Any) -> Any:
 def test_a_reader_told_gives_what_it_gives_finding_it(lines: list[bytes], bom: bool, on_invalid: str, chunk: int):
     data = (_records.BOM if bom else b"") + b"".join(lines)
     src = Input(_Pipe(data, chunk), "x", None)
-    _, head = _peeking.peek(src)
+    head = _peeking.peek(src).head
     first = src.read()  # what the peek read, given back
     assert events(data, first, head, on_invalid, chunk) == events(data, first, None, on_invalid, chunk)
