@@ -21,6 +21,7 @@ import shutil
 import stat
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import IO
 
 __all__ = [
@@ -214,19 +215,27 @@ def make_folder(folder: str, *, again: bool = False) -> None:
         _FOLDERS_MADE.add(folder)
 
 
-def _create_temp(folder: str, prefix: str, mode: int) -> tuple[int, str]:
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """A temporary file made (:func:`_create_temp`): its descriptor and path."""
+
+    fd: int
+    path: str
+
+
+def _create_temp(folder: str, prefix: str, mode: int) -> _Made:
     """A new file ``folder/prefix + 8 random hex digits`` (the names ``_TMP_NAME`` knows),
     created exclusively (never an existing file or symlink); its descriptor and path."""
     for _ in range(100):
         path = os.path.join(folder, f"{prefix}{_NAMES.getrandbits(32):08x}")
         try:
-            return os.open(path, _TEMP_FLAGS, mode), path
+            return _Made(os.open(path, _TEMP_FLAGS, mode), path)
         except FileExistsError:
             continue
         except FileNotFoundError:
             # The folder went away since it was made (or was never made by us): once more.
             make_folder(folder, again=True)
-            return os.open(path, _TEMP_FLAGS, mode), path
+            return _Made(os.open(path, _TEMP_FLAGS, mode), path)
     raise FileExistsError(17, "no free temporary file name", os.path.join(folder, prefix))
 
 
@@ -269,9 +278,10 @@ class AtomicOutput:
         # A new file gets the usual mode: 0666 less the umask, which the kernel applies.
         # (mkstemp makes 0600, and the umask can only be read by setting it: two system
         # calls a file, and a moment in which another thread's new files get umask 0.)
-        fd, self.tmp = _create_temp(folder, prefix, 0o600 if mode_from is not None else 0o666)
+        made = _create_temp(folder, prefix, 0o600 if mode_from is not None else 0o666)
+        self.tmp = made.path
         _LIVE_TEMPS.add(self.tmp)
-        self.file: IO[bytes] = os.fdopen(fd, "wb")
+        self.file: IO[bytes] = os.fdopen(made.fd, "wb")
         self._done = False
         if mode_from is not None:
             keep_owner_and_mode(self.tmp, os.stat(mode_from))

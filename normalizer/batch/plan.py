@@ -16,7 +16,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-__all__ = ["Job", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "resolve"]
+__all__ = ["Job", "Found", "PlanError", "SESSION_SUFFIXES", "expand_inputs", "plan_jobs", "check_paths", "resolve"]
 
 #: What counts as a session file inside a folder. Given explicitly, any file is read.
 SESSION_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -43,13 +43,26 @@ class Job:
     in_place: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """An input file found (:func:`expand_inputs`)."""
+
+    #: The file (``-``: stdin).
+    path: str
+    #: The folder it was found in (its own folder for a file given by name).
+    root: str
+    #: Its path relative to ``root`` (what a mirrored output is named after).
+    relative: str
+
+
 def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
 def expand_inputs(inputs: list[str], *, exclude: str | None = None,
-                  missing: list[str] | None = None) -> list[tuple[str, str, str]]:
-    """``(path, root, relative path)`` for every input file, folders walked recursively.
+                  missing: list[str] | None = None) -> list[Found]:
+    """Every input file (:class:`Found`: its path, root and relative path), folders walked
+    recursively.
 
     ``root`` is the folder a file was found in (its own folder for a file given by name);
     ``exclude`` is a folder not to descend into (the output folder, when it is inside an
@@ -59,11 +72,11 @@ def expand_inputs(inputs: list[str], *, exclude: str | None = None,
     Raises:
         PlanError: an input does not exist (and ``missing`` is None).
     """
-    found: list[tuple[str, str, str]] = []
+    found: list[Found] = []
     excluded = os.path.realpath(exclude) if exclude else None
     for item in inputs:
         if item == "-":
-            found.append(("-", "", "-"))
+            found.append(Found("-", "", "-"))
             continue
         if os.path.isdir(item):
             # followlinks=False: a symlink loop must not make the walk endless.
@@ -77,9 +90,9 @@ def expand_inputs(inputs: list[str], *, exclude: str | None = None,
                 for name in sorted(files):
                     if _hidden(name) or not name.endswith(SESSION_SUFFIXES):
                         continue
-                    found.append((os.path.join(folder, name), item, name if under == "." else os.path.join(under, name)))
+                    found.append(Found(os.path.join(folder, name), item, name if under == "." else os.path.join(under, name)))
         elif os.path.exists(item):
-            found.append((item, os.path.dirname(item), os.path.basename(item)))
+            found.append(Found(item, os.path.dirname(item), os.path.basename(item)))
         elif missing is not None:
             missing.append(item)
         else:
@@ -142,7 +155,8 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str,
     if in_place:
         if output is not None:
             raise PlanError("--in-place and --output exclude each other")
-        for path, _, _ in found:
+        for each in found:
+            path = each.path
             if path == "-":
                 raise PlanError("--in-place needs files, not stdin")
             if not os.path.isfile(path):
@@ -157,9 +171,9 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str,
                 f"{len(found)} input files and one output stream: give -o DIR (mirrors the inputs), "
                 "--in-place, or --to finetune (one conversation per line)"
             )
-        return [Job(p, "<stdin>" if p == "-" else p, "-") for p, _, _ in found]
+        return [Job(f.path, "<stdin>" if f.path == "-" else f.path, "-") for f in found]
     if single and not os.path.isdir(output):
-        path = found[0][0]
+        path = found[0].path
         _refuse_same(path, output)
         return [Job(path, "<stdin>" if path == "-" else path, output)]
     if os.path.exists(output) and not os.path.isdir(output):
@@ -173,7 +187,8 @@ def plan_jobs(inputs: list[str], *, output: str | None, in_place: bool, to: str,
     base = os.path.realpath(output)
     seen: dict[str, str] = {}
     folders: dict[str, str] = {}
-    for path, _, rel in found:
+    for each in found:
+        path, rel = each.path, each.relative
         if path == "-":
             raise PlanError("stdin cannot be mirrored into a folder; give it alone with -o FILE")
         target = os.path.join(output, _renamed(rel, to))

@@ -41,7 +41,7 @@ def run_check_command(inputs: tuple[str, ...], *, fmt: str, profile: Profile, ou
     _need_stdin(items, "no input: give a file or a folder, or pipe a session into it", implicit=not inputs)
     missing: list[str] = []
     try:
-        files = [path for path, _, _ in expand_inputs(items, missing=missing)]
+        files = [found.path for found in expand_inputs(items, missing=missing)]
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     if not files and not missing:

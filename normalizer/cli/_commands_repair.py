@@ -84,7 +84,7 @@ def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_i
         raise click.UsageError(f"{flag} writes nothing: drop {' and '.join(writes)}")
     missing: list[str] = []
     try:
-        found = [path for path, _, _ in expand_inputs(items, missing=missing)]
+        found = [found.path for found in expand_inputs(items, missing=missing)]
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     if options["trailing_calls"] is None:
