@@ -29,6 +29,7 @@ import stat
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..batch.tracking import LIVE as _LIVE
@@ -155,24 +156,32 @@ def _pipe_ends_on(terminal: Any, hops: int = 8) -> bool:
     return False
 
 
-def _size(n: float) -> tuple[float, str]:
+@dataclass(frozen=True, slots=True)
+class _Size:
+    """A byte count in a unit of its size (:func:`_size`)."""
+
+    value: float
+    unit: str
+
+
+def _size(n: float) -> _Size:
     for unit in ("bytes", "kB", "MB", "GB"):
         if n < 1000 or unit == "GB":
-            return n, unit
+            return _Size(n, unit)
         n /= 1000
-    return n, "TB"  # pragma: no cover - the loop returns at GB
+    return _Size(n, "TB")  # pragma: no cover - the loop returns at GB
 
 
 def _amount(done: int, total: int | None) -> str:
     """``52.5/58.4 MB`` (both in the total's unit), or ``12.3 MB`` with no total."""
     if total is None:
-        value, unit = _size(done)
-        return f"{done:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-    scaled, unit = _size(total)
-    if unit == "bytes":
+        size = _size(done)
+        return f"{done:,} bytes" if size.unit == "bytes" else f"{size.value:.1f} {size.unit}"
+    size = _size(total)
+    if size.unit == "bytes":
         return f"{done:,}/{total:,} bytes"
-    factor = total / scaled
-    return f"{done / factor:.1f}/{scaled:.1f} {unit}"
+    factor = total / size.value
+    return f"{done / factor:.1f}/{size.value:.1f} {size.unit}"
 
 
 def _clock(seconds: float) -> str:
