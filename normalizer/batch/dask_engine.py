@@ -4,7 +4,7 @@
 One task per file -- or per run of consecutive small files (:func:`chunks`: up to
 :data:`CHUNK_FILES` files, about :data:`CHUNK_BYTES` of input), since a task costs the
 scheduler a round trip or two -- running the per-file pipe of one job
-(``_repair.repair_file``) on each, so each output is byte for byte what ``chatnorm repair``
+(``repair.repair_file``) on each, so each output is byte for byte what ``chatnorm repair``
 writes; the results are gathered in the jobs' order. The paths must mean the same on the workers as here (a shared file system).
 
 What can go wrong, and what is left:
@@ -15,13 +15,13 @@ What can go wrong, and what is left:
   fails every task assigned to it.) Its output was a
   temporary file, never the destination. The scheduler runs the task again elsewhere (up to
   ``distributed.scheduler.allowed-failures`` times); the new attempt first removes the
-  temporary files of the run's earlier attempts at that output (:func:`_files.remove_run_temps`:
+  temporary files of the run's earlier attempts at that output (:func:`outputs.remove_run_temps`:
   the run's files carry its tag, because a pid means nothing on another host). A file
   whose attempts all die comes back as a failed result (``KilledWorker``), and its
   temporary files are removed here: never silently missing.
 * **This whole run killed** (``kill -9``, the machine gone): its temporary files carry their
-  host and worker pid too (``_files.temp_prefix``, the one naming of every run), so the next
-  run's tasks on that host remove those whose worker is dead (``_files.remove_stale_temps``),
+  host and worker pid too (``outputs.temp_prefix``, the one naming of every run), so the next
+  run's tasks on that host remove those whose worker is dead (``outputs.remove_stale_temps``),
   never a live run's, another host's, or a file not named like ours.
 * **^C or SIGTERM here.** No new file is sent; every worker is told to stop this run's
   tasks (``Client.run``), which stop at their next flush point and remove their temporary
@@ -29,8 +29,8 @@ What can go wrong, and what is left:
   temporary files removed. Files already written stay whole.
 * At most :data:`IN_FLIGHT_PER_WORKER` files per worker are submitted at a time, so the
   scheduler never holds the whole plan; the results are handed out in the plan's order as
-  they come, at most ``_order.REORDER_WINDOW`` (and the rest of a run) of them waiting for
-  an earlier one (``_order.InOrder``), so nothing here grows with the number of files.
+  they come, at most ``order.REORDER_WINDOW`` (and the rest of a run) of them waiting for
+  an earlier one (``order.InOrder``), so nothing here grows with the number of files.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def repair_files(
 
 def _run(jobs: Sequence[Job], settings: Settings) -> Iterator[FileResult]:
     """The results in the jobs' order, each handed out as soon as it and the ones before
-    it are done (``_order.InOrder``), not gathered into a list."""
+    it are done (``batch.order.InOrder``), not gathered into a list."""
     import ray.data
 
     tag = new_tag()
