@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 
 from .._errors import InputError
 from .tracking import clear as clear_progress
 
-__all__ = ["printable", "error_text", "warn"]
+__all__ = ["printable", "error_text", "warn", "WARN"]
 
 # C0 controls but tab and newline (a multi-line message keeps its lines; each line is still
 # escaped), DEL, C1 controls, and the bidi embeddings, overrides and isolates.
@@ -42,10 +43,19 @@ def error_text(exc: BaseException) -> str:
     return str(exc)
 
 
+#: How :func:`warn` says a line, when someone says it for it: the command line puts its own
+#: ``say`` here (``cli._text``), so its warnings go out as all its other lines do.
+WARN: list[Callable[[str], None]] = []
+
+
 def warn(text: str) -> None:
-    """One line of human text on stderr, made :func:`printable`, as the command line's
-    ``say(text, err=True)`` writes it (one write of the line and its newline, then a flush),
-    without click; the progress line, if one is shown, is erased first."""
+    """One line of human text on stderr, made :func:`printable`: through :data:`WARN` when
+    it is set (the command line), else as the command line's ``say(text, err=True)`` writes
+    it (one write of the line and its newline, then a flush), without click; the progress
+    line, if one is shown, is erased first."""
+    if WARN:
+        WARN[0](text)
+        return
     clear_progress()
     stream = sys.stderr
     stream.write(printable(text) + "\n")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import click
 
-from ..batch.text import error_text, printable
+from ..batch.text import WARN, error_text, printable
 from ..batch.tracking import clear as clear_progress
 
 __all__ = ["printable", "say", "error_text"]
@@ -26,3 +26,7 @@ def say(text: str, *, err: bool = False) -> None:
     progress line, if one is shown, is erased first (it is drawn again below)."""
     clear_progress()
     click.echo(printable(text), err=err)
+
+
+# The batch engine's warnings (a torn last line) are said as every other line of the command.
+WARN[:] = [lambda text: say(text, err=True)]
