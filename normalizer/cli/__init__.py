@@ -1,9 +1,12 @@
 """The ``chatnorm`` command: one module per command around the library.
 
-``_main`` declares the commands and their options (click) and maps errors to exit
-statuses; ``_repair``, ``_check`` and ``_explain`` run one command each; ``_files`` plans
-inputs and writes outputs atomically; ``_streams``, ``_progress`` and ``_text`` deal with
-the terminal and the standard streams. Nothing here repairs anything: it loops the core.
+Only click, rich and presentation. ``_main`` declares the commands and their options (click;
+the shared options are ``_options``) and maps errors to exit statuses; ``_commands_repair``
+(with ``_diff`` for ``--check``/``--diff``), ``_commands_check`` (with ``_check``,
+``_findings`` and ``_report_formats``) and ``_explain`` run one command each; ``_streams``,
+``_progress`` and ``_text`` deal with the terminal and the standard streams. Files are
+planned, repaired and written by the batch engine (``normalizer.batch``): nothing here
+repairs anything.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     import sys
 
-    from ._stop import SIGNAL, Interrupted, install, interrupted_line, settle
+    from ..batch.stop import SIGNAL, Interrupted, install, interrupted_line, settle
 
     install()
     try:

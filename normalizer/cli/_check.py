@@ -38,7 +38,7 @@ from ._findings import CAUSES, Causes, Finding, Root, Selection, finding_of
 from ._report_formats import Output, Summary
 from ._text import error_text, say
 from .._errors import InputError
-from .._report import Report, new_report
+from .._report import new_report
 from ..formats import FORMATS, ConversationStream, Position, read_conversations
 
 __all__ = ["run_check", "INCOMPLETE", "CheckSettings"]
@@ -66,6 +66,14 @@ class CheckSettings:
     repair: str = "chatnorm repair"  # the command that fixes what is fixable (for the hint)
 
 
+@dataclass(frozen=True, slots=True)
+class _CallsAt:
+    """An assistant message with calls: its index, and where it was read."""
+
+    index: int
+    position: Position | None
+
+
 class _Places:
     """Where the findings of one conversation are (see the module docstring)."""
 
@@ -76,7 +84,7 @@ class _Places:
         self.conversation = conversation
         self.record = stream.position if conversation is not None else None
         self.index = -1  # the message just fed to the checker
-        self.calls: tuple[int, Position | None] | None = None  # the last assistant message with calls
+        self.calls: _CallsAt | None = None  # the last assistant message with calls
 
     def fed(self) -> None:
         self.index += 1
@@ -88,15 +96,15 @@ class _Places:
         # Kept after placing: this message's findings may name the calls message before it.
         if self.conversation is None and isinstance(message, dict) and message.get("role") == "assistant" \
                 and message.get("tool_calls"):
-            self.calls = (self.index, self.stream.position)
+            self.calls = _CallsAt(self.index, self.stream.position)
 
     def position(self, index: int | None) -> Position | None:
         if self.conversation is not None:
             return self.record
         if index is not None and index == self.index:
             return self.stream.position
-        if self.calls is not None and index == self.calls[0]:
-            return self.calls[1]
+        if self.calls is not None and index == self.calls.index:
+            return self.calls.position
         return None
 
 
@@ -119,7 +127,8 @@ class _FileFindings:
         (a root is made only when its own code is selected: ``_enabled``)."""
         top = causes.place(violations, at_end=at_end)
         self.count([v for v in violations if v.cause is not None or selection(v.code, v.key)])
-        for old, root in causes.replaced:  # a finding placed earlier, now folded under a new root
+        for replaced in causes.replaced:  # a finding placed earlier, now folded under a new root
+            old, root = replaced.old, replaced.root
             if old in self.kept:
                 self.kept[self.kept.index(old)] = root
             elif not selection(old.code, old.key):  # not shown until now: the root is a new problem

@@ -3,7 +3,7 @@
 The question ``ruff format --check`` answers, for chat histories. Each input is read and
 repaired as ``repair`` would, nothing is written, and two streams of lines are compared.
 A Claude Code session or a Codex rollout that ``repair`` writes in its own format (the same
-decision, ``_repair._session_format``: ``--to auto`` or ``--to claude-code|codex``) is
+decision, ``batch.detect.session_format``: ``--to auto`` or ``--to claude-code|codex``) is
 compared as the file's own bytes against the bytes the session repair writes: ``--check``
 says "would repair" exactly when ``repair`` would write something else. Any other input is
 compared as the messages read and the messages the repair writes, both encoded by the
@@ -35,16 +35,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._files import Job
-from ._repair import _ONE_CONVERSATION, Settings, _Input, _locate, _session_format, core_options
-from ._streams import WRITTEN
+from ..batch.detect import session_format
+from ..batch.plan import Job
+from ..batch.pump import ONE_CONVERSATION, locate
+from ..batch.results import Settings, core_options
+from ..batch.sessions import repair_session
+from ..batch.streams import Input
+from ..batch.tracking import WRITTEN
 from ._text import error_text, printable, say
 from .._core import Normalizer
 from .._errors import InputError, LimitExceeded
-from .._report import Report, new_report
+from .._report import new_report
 from ..formats import ENCODERS, FORMATS, ConversationStream
 from ..formats._reader import Reader
-from ..formats._records import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES
+from ..formats._records import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["CompareResult", "compare_file", "run_compare"]
 
@@ -248,16 +252,16 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     raw: Any = None
     try:
         raw = sys.stdin.buffer if job.input == "-" else open(job.input, "rb")  # noqa: SIM115 - closed below
-        source = _Input(raw, job.name, None)
-        session, head = _session_format(source, job, settings)
-        if session is not None:
-            kind = session
-            _compare_session(source, job, settings, session, differ)
+        source = Input(raw, job.name, None)
+        route = session_format(source, job, settings)
+        if route.session is not None:
+            kind = route.session
+            _compare_session(source, job, settings, route.session, differ)
             differ.close()
             result.changed = differ.changed
             return result
         # The reader told what the peek found (head), as repair's is.
-        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
+        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=route.head)  # type: ignore[arg-type]
         conversations = ConversationStream(source, reader)
         before = after = None
         multi = False
@@ -273,7 +277,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
                 differ.b.add(after.start())
             elif not after.multi:
                 raise InputError(
-                    f"this file holds several conversations, and {_ONE_CONVERSATION[after.name]} holds one",
+                    f"this file holds several conversations, and {ONE_CONVERSATION[after.name]} holds one",
                     source=job.name, line=conv.line, hint="Compare one conversation per line with --to finetune",
                 )
             assert before is not None
@@ -289,7 +293,7 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
                 for repaired in core.close():
                     differ.b.add(after.message(repaired))
             except InputError as exc:
-                _locate(exc, job, conversations, core, multi)
+                locate(exc, job, conversations, core, multi)
                 raise
             differ.a.add(before.end())
             differ.b.add(after.end())
@@ -316,21 +320,16 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     return result
 
 
-def _compare_session(source: _Input, job: Job, settings: Settings, fmt: str, differ: _Differ) -> None:
+def _compare_session(source: Input, job: Job, settings: Settings, fmt: str, differ: _Differ) -> None:
     """The file's own bytes against what the session repair writes for it (``repair``'s
-    ``_pump_session``, with the same options): a line at a time on both sides, so the
-    comparison streams as the repair does."""
-    from ..formats._sessions import SessionRepairer  # only for session files, as in repair
+    own ``batch.sessions.repair_session``, with the same options and the same refusals): a
+    line at a time on both sides, so the comparison streams as the repair does."""
 
-    repairer = SessionRepairer(fmt, report=new_report(max_records=0), on_invalid=settings.on_invalid,
-                               source=job.name, **settings.session_options)
-    while True:
-        chunk = source.read(CHUNK_BYTES)
-        differ.a.add(chunk)
-        differ.b.add(repairer.feed(chunk) if chunk else repairer.close())
+    def output(data: bytes, end: bool) -> None:
+        differ.b.add(data)
         differ.step()
-        if not chunk:
-            break
+
+    repair_session(source, job, settings, fmt, new_report(max_records=0), read=differ.a.add, output=output)
 
 
 def _too_long(exc: _TooLong, name: str, kind: str) -> LimitExceeded:

@@ -25,6 +25,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -51,19 +52,27 @@ def _shorten(value: Any, limit: int) -> Any:
     return value
 
 
-def _groups(records: list[Repair]) -> list[tuple[int | None, list[Repair]]]:
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """The records of one output message (``output`` None: a record of its own)."""
+
+    output: int | None
+    records: list[Repair]
+
+
+def _groups(records: list[Repair]) -> list[_Group]:
     """Records by output message, in output order; record-only ones after the change they
     follow (in report order)."""
-    groups: list[tuple[int | None, list[Repair]]] = []
+    groups: list[_Group] = []
     by_output: dict[int, list[Repair]] = {}
     for rec in records:
         if rec.output is not None:
             if rec.output not in by_output:
                 by_output[rec.output] = []
-                groups.append((rec.output, by_output[rec.output]))
+                groups.append(_Group(rec.output, by_output[rec.output]))
             by_output[rec.output].append(rec)
         else:
-            groups.append((None, [rec]))
+            groups.append(_Group(None, [rec]))
     return groups
 
 
@@ -87,7 +96,15 @@ def _core_only(profile: Profile, options: dict[str, Any], messages: list[dict[st
         return []
 
 
-def _closest(message: Any, candidates: list[Any], near: int) -> tuple[int, Any] | None:
+@dataclass(frozen=True, slots=True)
+class _Match:
+    """A candidate alike enough to be the same message before a change (:func:`_closest`)."""
+
+    index: int
+    message: Any
+
+
+def _closest(message: Any, candidates: list[Any], near: int) -> _Match | None:
     """The candidate most like ``message`` (same role, within a few places of ``near``), if
     it is alike enough to be the same message before a change."""
     target = dumps(message, 0, str).decode()
@@ -99,10 +116,18 @@ def _closest(message: Any, candidates: list[Any], near: int) -> tuple[int, Any] 
         ratio = difflib.SequenceMatcher(None, target, dumps(other, 0, str).decode()).ratio()
         if best is None or ratio > best[0]:
             best = (ratio, k, other)
-    return (best[1], best[2]) if best is not None and best[0] >= 0.75 else None
+    return _Match(best[1], best[2]) if best is not None and best[0] >= 0.75 else None
 
 
-def _marked(left: list[list[str]], right: list[list[str]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+@dataclass(frozen=True, slots=True)
+class _Sides:
+    """The two columns of a change, each line with its mark (:func:`_marked`)."""
+
+    left: list[tuple[str, str]]
+    right: list[tuple[str, str]]
+
+
+def _marked(left: list[list[str]], right: list[list[str]]) -> _Sides:
     """Each side's lines with a mark: ``-`` a line of the left side that is not on the right,
     ``+`` the reverse, `` `` a line both have (difflib over the JSON lines of all the
     messages of a side; a message's ``[i]`` label is never matched)."""
@@ -123,14 +148,140 @@ def _marked(left: list[list[str]], right: list[list[str]]) -> tuple[list[tuple[s
         same_b.update(range(block.b, block.b + block.size))
     marked_a = [(("" if label else " " if i in same_a else "-"), line) for i, (line, label) in enumerate(a)]
     marked_b = [(("" if label else " " if i in same_b else "+"), line) for i, (line, label) in enumerate(b)]
-    return marked_a, marked_b
+    return _Sides(marked_a, marked_b)
+
+
+@dataclass(frozen=True, slots=True)
+class _Explained:
+    """One conversation, read and repaired whole: the messages read, the repaired ones, the
+    core's report (every record) and the line the conversation starts on."""
+
+    before: list[dict[str, Any]]
+    after: list[Any]
+    report: Report
+    line: int | None
+
+
+def _repair_all(path: str, fmt: str, profile: Profile, options: dict[str, Any]) -> list[_Explained]:
+    """Every conversation of ``path`` (``-``: stdin), read and repaired with every record
+    kept. Raises InputError; a core error about a message gets the place it came from."""
+    report = new_report()
+    conversations: list[_Explained] = []
+    stream = read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report)
+    for conv in stream:
+        before: list[dict[str, Any]] = []
+        places: list[Position | None] = []  # where each message came from, for errors
+        for m in conv.messages:
+            before.append(m)
+            places.append(stream.position)
+        core = Normalizer(profile, **options, max_records=1_000_000)
+        after = []
+        for i, m in enumerate(before):
+            try:
+                after.extend(core.feed(m))
+            except InputError as exc:
+                place = places[i]
+                if exc.line is None and exc.index == i and place is not None:
+                    exc.located(line=place.line, column=place.column)
+                raise
+        after.extend(core.close())
+        conversations.append(_Explained(before, after, core.report, conv.line))
+    return conversations
+
+
+_STYLES = {"-": "red", "+": "green", " ": "", "": "dim"}
+
+
+class _Tables:
+    """The side-by-side tables of the changes (rich), one per output message changed."""
+
+    def __init__(self, *, use_color: bool, max_chars: int, profile: Profile, options: dict[str, Any]) -> None:
+        self.use_color = use_color
+        self.max_chars = max_chars
+        self.profile = profile
+        self.options = options
+        self.total = 0  # changes shown so far (they are numbered across conversations)
+        self._core_out: list[Any] | None = None  # the conversation's core-only output, when needed
+
+    def print_conversation(self, console: Any, conv: _Explained) -> None:
+        self._core_out = None
+        for group in _groups(conv.report.records):
+            self.total += 1
+            console.print(self._table(group.output, group.records, conv))
+            console.print()
+
+    def _lines_of(self, message: Any) -> list[str]:
+        # The message is data: JSON escapes C0 controls, printable() the rest (DEL, C1, bidi).
+        data = _shorten(message, self.max_chars)
+        return printable(dumps(data, orjson.OPT_INDENT_2, str).decode()).splitlines()  # (integers past 64 bits too)
+
+    def _column(self, marked: list[tuple[str, str]]) -> Any:
+        from rich.text import Text
+
+        text = Text()
+        for n, (mark, line) in enumerate(marked):
+            if n:
+                text.append("\n")
+            text.append(f"{mark} {line}" if mark else line, style=_STYLES[mark] if self.use_color else "")
+        return text
+
+    def _table(self, output: int | None, records: list[Repair], conv: _Explained) -> Any:
+        from rich import box
+        from rich.table import Table
+        from rich.text import Text
+
+        inputs = sorted({i for rec in records for i in rec.input})
+        kinds = printable(", ".join(dict.fromkeys(rec.kind for rec in records)))
+        where = f"message{'s' if len(inputs) > 1 else ''} {_span(inputs)}" if inputs else "no input message"
+        dropped = [rec.dropped for rec in records if rec.dropped is not None]
+        if output is not None:
+            where += f" → output {output}"
+        elif dropped:
+            where += " → removed"
+        title = Text.assemble((f"#{self.total} ", "bold"), (kinds, "bold cyan" if self.use_color else ""), f"  ({where})")
+        why = Text(printable("\n".join(f"• {rec.kind}: {rec.detail}" for rec in records)))
+        table = Table(box=box.ROUNDED if self.use_color else box.ASCII, expand=True, show_lines=True,
+                      title=title, title_justify="left", caption=why, caption_justify="left")
+        table.add_column("before", ratio=1, overflow="fold")
+        table.add_column("after", ratio=1, overflow="fold")
+        sides = self._sides(output, records, inputs, dropped, conv)
+        table.add_row(self._column(sides.left), self._column(sides.right))
+        return table
+
+    def _sides(self, output: int | None, records: list[Repair], inputs: list[int], dropped: list[Any],
+               conv: _Explained) -> _Sides:
+        before, after = conv.before, conv.after
+        left = [[f"[{i}]", *self._lines_of(before[i])] for i in inputs if 0 <= i < len(before)]
+        added = any(rec.kind in _ADDED for rec in records)
+        if not left and not added and output is not None and 0 <= output < len(after):
+            # A change of the profile's stage: its "before" is the core's message (no input index).
+            if self._core_out is None:
+                self._core_out = _core_only(self.profile, self.options, before)
+            match = _closest(after[output], self._core_out, output)
+            if match is not None:
+                left = [[f"core output [{match.index}], before the {self.profile.name} profile's changes",
+                         *self._lines_of(match.message)]]
+        if output is not None and 0 <= output < len(after):
+            right = [[f"[{output}]", *self._lines_of(after[output])]]
+        elif dropped:
+            right = [["removed, kept in the report:" if k == 0 else "", *self._lines_of(d)] for k, d in enumerate(dropped)]
+        else:
+            right = [["(no output message of its own)"]]
+        sides = _marked(left, right)
+        marked_left, marked_right = sides.left, sides.right
+        if output is None and dropped:
+            # Nothing came out: the left side is what went; the right shows it as the report keeps it.
+            marked_left = [(mark and "-", line) for mark, line in marked_left]
+            marked_right = [(mark and " ", line) for mark, line in marked_right]
+        if not left:
+            marked_left = [("", "(none: the repair added this message)" if output is not None
+                            else "(what was removed is on the right)" if dropped else "(none)")]
+        return _Sides(marked_left, marked_right)
 
 
 def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any], color: bool | None,
                 width: int | None, max_chars: int, pager: bool = True) -> int:
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     name = "<stdin>" if path == "-" else path
@@ -141,98 +292,20 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
         file=rendered, force_terminal=use_color, no_color=not use_color, highlight=False,
         width=width or (shutil.get_terminal_size((120, 30)).columns if tty else 120), soft_wrap=False,
     )
-    report = new_report()
-    conversations: list[tuple[list[dict[str, Any]], list[dict[str, Any]], Report, int | None]] = []
     try:
-        stream = read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report)
-        for conv in stream:
-            before: list[dict[str, Any]] = []
-            places: list[Position | None] = []  # where each message came from, for errors
-            for m in conv.messages:
-                before.append(m)
-                places.append(stream.position)
-            core = Normalizer(profile, **options, max_records=1_000_000)
-            after = []
-            for i, m in enumerate(before):
-                try:
-                    after.extend(core.feed(m))
-                except InputError as exc:
-                    place = places[i]
-                    if exc.line is None and exc.index == i and place is not None:
-                        exc.located(line=place.line, column=place.column)
-                    raise
-            after.extend(core.close())
-            conversations.append((before, after, core.report, conv.line))
+        conversations = _repair_all(path, fmt, profile, options)
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
             exc.located(source=name)
         say(f"error: {error_text(exc)}", err=True)
         return 1
-
-    def lines_of(message: Any) -> list[str]:
-        # The message is data: JSON escapes C0 controls, printable() the rest (DEL, C1, bidi).
-        data = _shorten(message, max_chars)
-        return printable(dumps(data, orjson.OPT_INDENT_2, str).decode()).splitlines()  # (integers past 64 bits too)
-
-    styles = {"-": "red", "+": "green", " ": "", "": "dim"}
-
-    def column(marked: list[tuple[str, str]]) -> Any:
-        text = Text()
-        for n, (mark, line) in enumerate(marked):
-            if n:
-                text.append("\n")
-            text.append(f"{mark} {line}" if mark else line, style=styles[mark] if use_color else "")
-        return text
-
-    total = 0
-    for c, (before, after, core_report, line) in enumerate(conversations):
+    tables = _Tables(use_color=use_color, max_chars=max_chars, profile=profile, options=options)
+    for c, conv in enumerate(conversations):
         if len(conversations) > 1:
-            console.rule(f"conversation {c}" + (f" (line {line})" if line else ""), style="bold" if use_color else "")
-        core_out: list[Any] | None = None
-        for output, records in _groups(core_report.records):
-            total += 1
-            inputs = sorted({i for rec in records for i in rec.input})
-            kinds = printable(", ".join(dict.fromkeys(rec.kind for rec in records)))
-            where = f"message{'s' if len(inputs) > 1 else ''} {_span(inputs)}" if inputs else "no input message"
-            dropped = [rec.dropped for rec in records if rec.dropped is not None]
-            if output is not None:
-                where += f" → output {output}"
-            elif dropped:
-                where += " → removed"
-            title = Text.assemble((f"#{total} ", "bold"), (kinds, "bold cyan" if use_color else ""), f"  ({where})")
-            why = Text(printable("\n".join(f"• {rec.kind}: {rec.detail}" for rec in records)))
-            table = Table(box=box.ROUNDED if use_color else box.ASCII, expand=True, show_lines=True,
-                          title=title, title_justify="left", caption=why, caption_justify="left")
-            table.add_column("before", ratio=1, overflow="fold")
-            table.add_column("after", ratio=1, overflow="fold")
-            left = [[f"[{i}]", *lines_of(before[i])] for i in inputs if 0 <= i < len(before)]
-            added = any(rec.kind in _ADDED for rec in records)
-            if not left and not added and output is not None and 0 <= output < len(after):
-                # A change of the profile's stage: its "before" is the core's message (no input index).
-                if core_out is None:
-                    core_out = _core_only(profile, options, before)
-                match = _closest(after[output], core_out, output)
-                if match is not None:
-                    left = [[f"core output [{match[0]}], before the {profile.name} profile's changes",
-                             *lines_of(match[1])]]
-            if output is not None and 0 <= output < len(after):
-                right = [[f"[{output}]", *lines_of(after[output])]]
-            elif dropped:
-                right = [["removed, kept in the report:" if k == 0 else "", *lines_of(d)] for k, d in enumerate(dropped)]
-            else:
-                right = [["(no output message of its own)"]]
-            marked_left, marked_right = _marked(left, right)
-            if output is None and dropped:
-                # Nothing came out: the left side is what went; the right shows it as the report keeps it.
-                marked_left = [(mark and "-", line) for mark, line in marked_left]
-                marked_right = [(mark and " ", line) for mark, line in marked_right]
-            if not left:
-                marked_left = [("", "(none: the repair added this message)" if output is not None
-                                else "(what was removed is on the right)" if dropped else "(none)")]
-            table.add_row(column(marked_left), column(marked_right))
-            console.print(table)
-            console.print()
-        summary = core_report.summary()
+            console.rule(f"conversation {c}" + (f" (line {conv.line})" if conv.line else ""),
+                         style="bold" if use_color else "")
+        tables.print_conversation(console, conv)
+        summary = conv.report.summary()
         console.print(Text(printable(f"{name}: {summary}"), style="bold" if use_color else ""))
     if not conversations:
         console.print(Text(printable(f"{name}: no messages")))

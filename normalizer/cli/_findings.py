@@ -162,12 +162,20 @@ class _Run:
         self.root: Root | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Between:
+    """NZ-2: the message between calls and their results (its index), and its role."""
+
+    index: int
+    role: str
+
+
 @dataclass(eq=False)
 class Root(Finding):
     """A root cause: its consequences are the violations it explains."""
 
     run: _Run | None = None  # NZ-1: the turn's messages
-    between: tuple[int, str] | None = None  # NZ-2: the message between calls and results, its role
+    between: _Between | None = None  # NZ-2: the message between calls and results, its role
 
     def describe(self) -> str:
         """The root cause's sentence, from what it holds now."""
@@ -175,12 +183,38 @@ class Root(Finding):
             run = self.run
             return (f"one model turn stored as {run.end - run.start + 1} assistant messages ({run.start}-{run.end}); "
                     "repair merges them into one")
-        ender, role = self.between or (0, "a")
+        between = self.between or _Between(0, "a")
+        ender, role = between.index, between.role
         results = sorted({f.index for f in self.consequences if f.index is not None and f.index > ender})
         many = len(results) != 1
         return (f"{role} message {ender} stands between the calls of message {self.index} and their "
                 f"result{'s' if many else ''} (message{'s' if many else ''} {', '.join(map(str, results))}); "
                 f"repair moves {'them' if many else 'it'} up to the calls")
+
+
+@dataclass(frozen=True, slots=True)
+class _Opening:
+    """The block of calls an assistant message opens: id -> its index; the run it is in."""
+
+    block: dict[str, int]
+    run: _Run | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Unanswered:
+    """A call found unanswered: that finding, the message that ended its block, its role."""
+
+    finding: Finding
+    ender: int
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """A finding already returned, now folded under a new root, which takes its place."""
+
+    old: Finding
+    root: Root
 
 
 class Causes:
@@ -210,11 +244,11 @@ class Causes:
         # The open block of calls: id -> index of its assistant message; the run it is in.
         self.block: dict[str, int] = {}
         self.block_run: _Run | None = None
-        self._opening: tuple[dict[str, int], _Run | None] | None = None
-        # Calls found unanswered: id -> (that finding, the message that ended the block, its role).
-        self.unanswered: dict[str, tuple[Finding, int, str]] = {}
+        self._opening: _Opening | None = None
+        # Calls found unanswered: id -> that finding, the message that ended the block, its role.
+        self.unanswered: dict[str, _Unanswered] = {}
         self._late: dict[tuple[int, int], Root] = {}
-        self.replaced: list[tuple[Finding, Root]] = []
+        self.replaced: list[Replaced] = []
 
     def message(self, message: Any, position: Any) -> None:
         self.index += 1
@@ -248,7 +282,7 @@ class Causes:
                 call_id = call.get("id") if isinstance(call, dict) else None
                 if isinstance(call_id, str) and len(self.unanswered) + len(block) < MAX_TRACKED_IDS:
                     block[call_id] = self.index
-            self._opening = (block, run)
+            self._opening = _Opening(block, run)
 
     def place(self, found: list[Finding], *, at_end: bool = False) -> list[Finding]:
         top: list[Finding] = []
@@ -265,7 +299,8 @@ class Causes:
             if finding.severity == "error":
                 root.severity = "error"
         if self.role != "tool":  # any other message ends the open block; an assistant with calls opens one
-            self.block, self.block_run = self._opening if self._opening is not None else ({}, None)
+            opening = self._opening
+            self.block, self.block_run = (opening.block, opening.run) if opening is not None else ({}, None)
         return top
 
     def _root_of(self, finding: Finding) -> Root | None:
@@ -276,7 +311,7 @@ class Causes:
             ended_in_turn = self.role == "assistant" and self.block_run is not None and self.block_run is self.run
             for call_id, where in self.block.items():
                 if where == finding.index and len(self.unanswered) < MAX_TRACKED_IDS:
-                    self.unanswered[call_id] = (finding, self.index, self.role or "other")
+                    self.unanswered[call_id] = _Unanswered(finding, self.index, self.role or "other")
             return self._split_root(self.run) if ended_in_turn and self.run is not None else None
         if self.role == "tool" and (key in ("tool.orphan_result", "tool.duplicate_result") or key in _ALTERNATION_KEYS):
             return self._late_root()
@@ -305,7 +340,7 @@ class Causes:
         known = self.unanswered.get(self.result_id) if self.result_id is not None else None
         if known is None:
             return None
-        first, ender, ender_role = known
+        first, ender, ender_role = known.finding, known.ender, known.role
         if isinstance(first.cause, Root):
             return first.cause
         if not self.enabled.get("NZ-2", True) or ender_role not in ("user", "system"):
@@ -316,10 +351,10 @@ class Causes:
             root = Root(
                 code="NZ-2", key=CAUSES["NZ-2"][0], message="", file=self.file, line=first.line,
                 column=first.column, index=first.index, conversation=self.conversation, severity=first.severity,
-                fixable=first.fixable, provider="chat-normalizer", between=(ender, ender_role),
+                fixable=first.fixable, provider="chat-normalizer", between=_Between(ender, ender_role),
             )
             root.consequences.append(first)
             first.cause = root
             self._late[key] = root
-            self.replaced.append((first, root))
+            self.replaced.append(Replaced(first, root))
         return root

@@ -1,7 +1,7 @@
 """The progress line: one line on stderr when stderr is a terminal, nothing otherwise.
 
-Workers never draw. They bump plain counters on a :class:`Tracker` -- bytes and messages
-each time the reader reads (``_repair._Input``), so the count moves whatever stdout is (a
+Workers never draw. They bump plain counters on a :class:`Tracker` (``batch.tracking``) -- bytes
+and messages each time the reader reads (``batch.streams.Input``), so the count moves whatever stdout is (a
 file, a pipe, the terminal, /dev/null) -- and a drawing thread redraws the line eight times
 a second from those counters. The per-message path pays nothing for the display.
 
@@ -29,7 +29,11 @@ import stat
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
+
+from ..batch.tracking import LIVE as _LIVE
+from ..batch.tracking import Tracker, clear
 
 __all__ = ["Tracker", "make_tracker", "clear", "render_line", "SHOW_AFTER"]
 
@@ -39,45 +43,6 @@ SHOW_AFTER = 0.3
 REFRESH = 0.125
 
 _CLEAR = "\r\x1b[K"
-
-
-class Tracker:
-    """Counters the workers bump; the null display (stderr not a terminal, ``--quiet``)."""
-
-    def __init__(self, files_total: int, bytes_total: int | None = None) -> None:
-        self.files_total = files_total
-        self.files_done = 0
-        self.messages = 0
-        self.bytes_read = 0
-        #: The run's input size, or None when part of it is unknown (a pipe on stdin).
-        self.bytes_total = bytes_total
-        self._lock = threading.Lock()
-
-    def advance(self, messages: int, nbytes: int) -> None:
-        """Called as the input is read, with the increments since the last call."""
-        self.messages += messages
-        self.bytes_read += nbytes
-
-    def file_done(self) -> None:
-        with self._lock:
-            self.files_done += 1
-
-    def __enter__(self) -> Tracker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-# The live line, if one is shown (one at a time: the CLI runs one command).
-_LIVE: list[_LineTracker] = []
-
-
-def clear() -> None:
-    """Erase the progress line, if one is shown, before something else is written to the
-    terminal; it is drawn again at the next tick. Safe to call from any thread."""
-    for live in _LIVE:
-        live.clear()
 
 
 class _LineTracker(Tracker):
@@ -191,24 +156,32 @@ def _pipe_ends_on(terminal: Any, hops: int = 8) -> bool:
     return False
 
 
-def _size(n: float) -> tuple[float, str]:
+@dataclass(frozen=True, slots=True)
+class _Size:
+    """A byte count in a unit of its size (:func:`_size`)."""
+
+    value: float
+    unit: str
+
+
+def _size(n: float) -> _Size:
     for unit in ("bytes", "kB", "MB", "GB"):
         if n < 1000 or unit == "GB":
-            return n, unit
+            return _Size(n, unit)
         n /= 1000
-    return n, "TB"  # pragma: no cover - the loop returns at GB
+    return _Size(n, "TB")  # pragma: no cover - the loop returns at GB
 
 
 def _amount(done: int, total: int | None) -> str:
     """``52.5/58.4 MB`` (both in the total's unit), or ``12.3 MB`` with no total."""
     if total is None:
-        value, unit = _size(done)
-        return f"{done:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-    scaled, unit = _size(total)
-    if unit == "bytes":
+        size = _size(done)
+        return f"{done:,} bytes" if size.unit == "bytes" else f"{size.value:.1f} {size.unit}"
+    size = _size(total)
+    if size.unit == "bytes":
         return f"{done:,}/{total:,} bytes"
-    factor = total / scaled
-    return f"{done / factor:.1f}/{scaled:.1f} {unit}"
+    factor = total / size.value
+    return f"{done / factor:.1f}/{size.value:.1f} {size.unit}"
 
 
 def _clock(seconds: float) -> str:

@@ -25,20 +25,9 @@ import io
 import os
 import sys
 
-__all__ = ["guard_std_streams", "stdin_closed", "stdout_error", "WRITTEN"]
+__all__ = ["guard_std_streams", "stdin_closed", "stdout_error"]
 
 _NAMES = ("stdin", "stdout", "stderr")
-
-
-class _Written:
-    """What this run has written so far: what an interrupted run says it leaves behind."""
-
-    def __init__(self) -> None:
-        self.stdout_lines = 0  # lines written to stdout (the repaired output, a diff)
-        self.files = 0  # output files completed (renamed into place)
-
-
-WRITTEN = _Written()
 
 
 def _closed_error(name: str) -> OSError:

@@ -3,7 +3,7 @@
 File names, call ids, provider texts and message contents come from the user's data. Printed
 raw, an escape sequence in them is obeyed by the terminal (set the title, clear the screen,
 fake a prompt), and a bidi override makes a line read differently from what it holds. So
-every human-readable line the CLI prints goes through :func:`printable`, which shows such
+every human-readable line the CLI prints goes through :func:`printable` (``batch.text``), which shows such
 characters as escapes (``\\x1b``, ``\\u202e``). JSON output (the repaired JSONL, ``--report``)
 is data and is never passed through here.
 
@@ -13,28 +13,12 @@ a file name stays those seven characters.
 
 from __future__ import annotations
 
-import re
-
 import click
 
-from .._errors import InputError
-from ._progress import clear as clear_progress
+from ..batch.text import WARN, error_text, printable
+from ..batch.tracking import clear as clear_progress
 
 __all__ = ["printable", "say", "error_text"]
-
-# C0 controls but tab and newline (a multi-line message keeps its lines; each line is still
-# escaped), DEL, C1 controls, and the bidi embeddings, overrides and isolates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with every character a terminal would act on shown as an escape."""
-    return _UNSAFE.sub(_escape, text)
 
 
 def say(text: str, *, err: bool = False) -> None:
@@ -44,10 +28,5 @@ def say(text: str, *, err: bool = False) -> None:
     click.echo(printable(text), err=err)
 
 
-def error_text(exc: BaseException) -> str:
-    """An error as the command line says it. Bad input reads ``FILE:LINE:COL: message N:
-    what. What to do`` (the parts known): the compilers' form, which editors and grep read,
-    and the form of ``check``'s findings. (``InputError`` renders itself so, in Python too.)"""
-    if isinstance(exc, InputError):
-        return exc._render()  # current even if a field was set after it was raised
-    return str(exc)
+# The batch engine's warnings (a torn last line) are said as every other line of the command.
+WARN[:] = [lambda text: say(text, err=True)]

@@ -1,5 +1,5 @@
 """The engine-neutral entry points: a batch of JSON lines, or one file, repaired by the very
-pipe the command line runs (``cli._repair``: reader -> one core per conversation -> the
+pipe the command line runs (``batch.pump``: reader -> one core per conversation -> the
 ``--to`` encoder), so every engine writes what ``chatnorm repair`` writes, byte for byte.
 
 Everything here is sync and plain data in and out (strings, paths, :class:`FileResult`):
@@ -24,18 +24,21 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, cast, overload
 
-from ..cli._files import Job, open_output
-from ..cli._progress import Tracker
-from ..cli._report import ReportStream, Totals, report_chunks, total_counts
-from ..cli._repair import FileResult, Settings, _Input, _Output, _pump
-from ..cli._repair import repair_file as _repair_job
+from ..batch.outputs import open_output
+from ..batch.plan import Job
+from ..batch.pump import pump
+from ..batch.repair import repair_file as _repair_job
+from ..batch.report import ReportStream, Totals, report_chunks, total_counts
+from ..batch.results import FileResult, Settings
+from ..batch.streams import Input, Output
+from ..batch.tracking import Tracker
 from .._errors import InputError, UsageError
 from ..formats._encode import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
-__all__ = ["FileResult", "Totals", "Plan", "repair_lines", "repair_file", "repair_files", "run_files", "stream_files", "settings_for",
+__all__ = ["FileResult", "Totals", "Plan", "RepairFiles", "by_keep_results", "repair_lines", "repair_file", "repair_files", "stream_files", "settings_for",
            "total_counts", "report_chunks", "write_report"]
 
 _LINE_OUTPUTS = ("auto", "jsonl", "finetune")
@@ -150,9 +153,9 @@ def repair_lines(
     result = FileResult(name, "")
     start = time.perf_counter()
     sink = _Collect()
-    out = _Output(sink)
+    out = Output(sink)
     try:
-        _pump(_Input(_Lines(lines), name, None), out, Job(name, name, ""), settings, Tracker(1), result)
+        pump(Input(_Lines(lines), name, None), out, Job(name, name, ""), settings, Tracker(1), result)
         out.drain()
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
@@ -231,26 +234,6 @@ class Plan(Sequence[Job]):
 Engine = Callable[[Sequence[Job], Settings], Iterable[FileResult]]
 
 
-@overload
-def run_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
-              report: str | os.PathLike[str] | None, run: Engine, *, keep_results: Literal[True] = ...,
-              **settings: Any) -> list[FileResult]: ...
-@overload
-def run_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
-              report: str | os.PathLike[str] | None, run: Engine, *, keep_results: Literal[False],
-              **settings: Any) -> Totals: ...
-def run_files(
-    srcs: Sequence[str | os.PathLike[str]],
-    dsts: Sequence[str | os.PathLike[str]],
-    report: str | os.PathLike[str] | None,
-    run: Engine,
-    *,
-    keep_results: bool = True,
-    **settings: Any,
-) -> list[FileResult] | Totals:
-    return stream_files(srcs, dsts, report, run, keep_results, settings)
-
-
 def stream_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]],
                  report: str | os.PathLike[str] | None, run: Engine, keep_results: bool,
                  settings: dict[str, Any]) -> list[FileResult] | Totals:
@@ -298,12 +281,27 @@ def stream_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os
             shutil.rmtree(spool, ignore_errors=True)
 
 
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+class RepairFiles(Protocol):
+    """Every engine's ``repair_files`` (this module's, ``dask``'s, ``ray``'s), as type checkers
+    see it: one :class:`FileResult` per input, or with ``keep_results=False`` the
+    :class:`Totals` only. The one home of these overloads (:func:`by_keep_results`); each
+    engine's own arguments pass through ``**kwargs``."""
+
+    @overload
+    def __call__(self, srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
                  keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
+    @overload
+    def __call__(self, srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
                  keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+
+
+def by_keep_results(f: Callable[..., list[FileResult] | Totals]) -> RepairFiles:
+    """An engine's ``repair_files``, typed as :class:`RepairFiles` (what it returns follows
+    ``keep_results``). At run time the function itself, unchanged."""
+    return cast(RepairFiles, f)
+
+
+@by_keep_results
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],
@@ -331,7 +329,7 @@ def repair_files(
     def run(plan: Sequence[Job], settings: Settings) -> Iterable[FileResult]:
         if jobs <= 1 or len(plan) <= 1:
             return (_repair_job(job, settings, Tracker(1)) for job in plan)
-        from ..cli._jobs import run_pool
+        from ..batch.jobs import run_pool
 
         return run_pool(plan, settings, Tracker(len(plan)), jobs)
 

@@ -8,7 +8,7 @@ Two layouts, two functions:
   returns the results in the inputs' order; ``report=`` merges them into one report. The
   same as ``chatnorm repair --engine dask [--scheduler ADDR] DIR -o OUT``. A worker that
   dies mid-file leaves no partial output; the file is tried again, and reported failed
-  when every attempt dies (see ``normalizer.cli._dask``).
+  when every attempt dies (see ``normalizer.batch.dask_engine``).
 * **Lines** (fine-tuning JSONL and the like, one conversation per line):
   :func:`repair_bag` maps :func:`normalizer.distributed.repair_lines` over each partition
   of a bag of lines (``dask.bag.read_text(paths, blocksize=None)``: one partition per file,
@@ -35,26 +35,22 @@ import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any
 
 import orjson
 
-from ..cli._dask import iter_file_jobs
-from ..cli._files import Job, open_output
-from ..cli._report import Totals
-from ..cli._repair import FileResult, Settings
+from ..batch.dask_engine import iter_file_jobs
+from ..batch.outputs import open_output
+from ..batch.plan import Job
+from ..batch.report import Totals
+from ..batch.results import FileResult, Settings
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, settings_for, stream_files
+from ._batch import by_keep_results, repair_lines, settings_for, stream_files
 
 __all__ = ["repair_files", "repair_bag", "bag_results", "repair_partition"]
 
 
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+@by_keep_results
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],

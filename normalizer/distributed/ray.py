@@ -31,18 +31,19 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any
 
 import orjson
 
-from ..cli._dask import CHUNK_BYTES, CHUNK_FILES, chunk_task, chunks, new_tag
-from ..cli._files import Job, remove_run_temps
-from ..cli._order import InOrder
-from ..cli._report import Totals
-from ..cli._repair import FileResult, Settings
+from ..batch.dask_engine import CHUNK_BYTES, CHUNK_FILES, chunk_task, chunks, new_tag
+from ..batch.order import InOrder
+from ..batch.outputs import remove_run_temps
+from ..batch.plan import Job
+from ..batch.report import Totals
+from ..batch.results import FileResult, Settings
 from .._errors import UsageError
 from ..profiles._profiles import Profile
-from ._batch import repair_lines, settings_for, stream_files
+from ._batch import by_keep_results, repair_lines, settings_for, stream_files
 
 __all__ = ["repair_files", "repair_text"]
 
@@ -54,12 +55,7 @@ def _run_row(row: dict[str, Any], *, settings: Settings, tag: str) -> dict[str, 
     return {"first": row["first"], "results": orjson.dumps([dataclasses.asdict(r) for r in results if r is not None]).decode()}
 
 
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[True] = ..., **kwargs: Any) -> list[FileResult]: ...
-@overload
-def repair_files(srcs: Sequence[str | os.PathLike[str]], dsts: Sequence[str | os.PathLike[str]], *,
-                 keep_results: Literal[False], **kwargs: Any) -> Totals: ...
+@by_keep_results
 def repair_files(
     srcs: Sequence[str | os.PathLike[str]],
     dsts: Sequence[str | os.PathLike[str]],
@@ -82,7 +78,7 @@ def repair_files(
 
 def _run(jobs: Sequence[Job], settings: Settings) -> Iterator[FileResult]:
     """The results in the jobs' order, each handed out as soon as it and the ones before
-    it are done (``_order.InOrder``), not gathered into a list."""
+    it are done (``batch.order.InOrder``), not gathered into a list."""
     import ray.data
 
     tag = new_tag()

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 from normalizer._errors import InputError, UsageError
 from normalizer._report import new_report
-from normalizer.cli import _repair
+from normalizer.batch import detect as _peeking
+from normalizer.batch import pump as _pump
+from normalizer.batch.streams import Input
 from normalizer.cli._main import main
 from normalizer.formats import _detect, _reader, _records
 from normalizer.formats import _sessions  # noqa: F401 - its names bound before the counting ones are patched in
@@ -113,7 +115,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
     # Each module holds the names it imported; the session repairer's (imported above, with
     # the real ones) asks each line what it looks like to count the lines it recognises:
     # not a detection, and not counted.
-    for module in (_detect, _reader, _repair):
+    for module in (_detect, _reader, _peeking):
         monkeypatch.setattr(module, "guess", counting_guess, raising=False)
         monkeypatch.setattr(module, "decide", counting_decide, raising=False)
     yield seen
@@ -161,7 +163,7 @@ def test_each_file_is_judged_and_detected_once_and_comes_out_as_before(
         assert counts.decided <= 1
         assert max(counts.guessed.values(), default=1) == 1  # no record guessed twice
 
-    monkeypatch.setattr(_repair, "Reader", untold)
+    monkeypatch.setattr(_pump, "Reader", untold)
     before = repair(path, tmp_path / "before" / "out.jsonl", options, capsys)
     assert now[0] == before[0]
     assert now[1].replace("/now/", "/before/") == before[1]
@@ -174,8 +176,9 @@ def test_what_the_peek_tells_the_reader():
     (a record that may nest too deep, or a head read past max_line_bytes, leave it to the
     reader); for a Codex rollout, the reader detects it itself (see Reader: its plan)."""
 
-    def told(data: bytes) -> tuple[str | None, _reader.Head]:
-        return tuple(_repair._peek(_repair._Input(io.BytesIO(data), "x", None)))  # type: ignore[return-value]
+    def told(data: bytes) -> tuple[str | None, _reader.Head | None]:
+        peeked = _peeking.peek(Input(io.BytesIO(data), "x", None))
+        return peeked.fmt, peeked.head
 
     assert told(FILES["chat.jsonl"]) == ("chat", _reader.Head("jsonl", "chat"))
     assert told(FILES["long.jsonl"]) == ("chat", _reader.Head("jsonl", "chat"))
@@ -190,8 +193,8 @@ def test_what_the_peek_tells_the_reader():
     assert told(line({"x": "[" * 100}) + FILES["chat.jsonl"]) == ("chat", _reader.Head("jsonl", "chat"))
     # A pipe that gives a byte order mark's first byte alone: the peek judged a cut head, the
     # reader (given it whole) finds the container itself.
-    cut = _repair._Input(_Pipe(_records.BOM + FILES["array.json"], 1), "x", None)
-    assert _repair._peek(cut) == (None, None)
+    cut = Input(_Pipe(_records.BOM + FILES["array.json"], 1), "x", None)
+    assert _peeking.peek(cut) == _peeking.Peek(None, None)
     with pytest.raises(UsageError, match="a head is told to a reader that detects"):
         Reader("chat", report=new_report(), head=_reader.Head("jsonl"))
 
@@ -265,7 +268,7 @@ def _comparable(event: Any) -> Any:
        st.sampled_from([1, 7, 64, 1 << 16]))
 def test_a_reader_told_gives_what_it_gives_finding_it(lines: list[bytes], bom: bool, on_invalid: str, chunk: int):
     data = (_records.BOM if bom else b"") + b"".join(lines)
-    src = _repair._Input(_Pipe(data, chunk), "x", None)
-    _, head = _repair._peek(src)
+    src = Input(_Pipe(data, chunk), "x", None)
+    head = _peeking.peek(src).head
     first = src.read()  # what the peek read, given back
     assert events(data, first, head, on_invalid, chunk) == events(data, first, None, on_invalid, chunk)

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from normalizer.cli._files import host_id
+from normalizer.batch.outputs import host_id
 from tests.cli.conftest import EXAMPLE, ROOT, big_session, jsonl, run
 
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
@@ -181,7 +181,7 @@ def test_unwritable_output_folder(tmp_path: Path):
 
 def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     """As root a folder cannot be made unwritable, so the refusal is injected."""
-    from normalizer.cli import _files as _cli_files
+    from normalizer.batch import outputs as _cli_files
     from normalizer.cli._main import main
 
     path = tmp_path / "s.jsonl"
@@ -198,7 +198,7 @@ def test_permission_denied_in_place_keeps_the_input(tmp_path: Path, monkeypatch:
 
 
 def test_disk_full_mid_file_in_place_keeps_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
-    from normalizer.cli import _files as _cli_files
+    from normalizer.batch import outputs as _cli_files
     from normalizer.cli._main import main
 
     path = big_session(tmp_path / "s.jsonl", 3_000)
@@ -423,7 +423,7 @@ def test_report_spool_that_cannot_be_written_is_named_as_such(tmp_path: Path, mo
 def test_a_signal_between_a_temps_creation_and_its_owner_leaves_nothing(tmp_path: Path, monkeypatch):
     # Found under load: SIGINT landed inside AtomicOutput() right after mkstemp, before any
     # abort() could know the file. The run's end removes every temp still listed as live.
-    from normalizer.cli import _files
+    from normalizer.batch import outputs as _files
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

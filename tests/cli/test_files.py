@@ -1,4 +1,4 @@
-"""``cli/_files``: how an output's temporary file is made (its mode, its name, a taken name,
+"""``batch/outputs`` and ``batch/plan``: how an output's temporary file is made (its mode, its name, a taken name,
 a folder that went away) and what is done once per folder rather than once per file."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from normalizer.cli import _files
-from normalizer.cli._files import TMP_MARK, AtomicOutput, open_output, remove_stale_temps
+from normalizer.batch import outputs as _files
+from normalizer.batch import plan as _plan
+from normalizer.batch.outputs import TMP_MARK, AtomicOutput, open_output, remove_stale_temps
 
 
 @pytest.fixture
@@ -162,7 +163,7 @@ def test_resolve_is_realpath_with_each_folder_resolved_once(tmp_path: Path, monk
     ]
     folders: dict[str, str] = {}
     for path in paths:
-        assert _files.resolve(path, folders) == os.path.realpath(path), path
+        assert _plan.resolve(path, folders) == os.path.realpath(path), path
     calls: list[str] = []
     real = os.path.realpath
 
@@ -173,7 +174,7 @@ def test_resolve_is_realpath_with_each_folder_resolved_once(tmp_path: Path, monk
     monkeypatch.setattr(_files.os.path, "realpath", counted)
     folders = {}
     for i in range(50):
-        assert _files.resolve(f"linked/sub/{i}.jsonl", folders) == str(tmp_path / "real" / "sub" / f"{i}.jsonl")
+        assert _plan.resolve(f"linked/sub/{i}.jsonl", folders) == str(tmp_path / "real" / "sub" / f"{i}.jsonl")
     assert calls == ["linked/sub"]
 
 
@@ -182,7 +183,7 @@ def test_resolve_is_realpath_with_each_folder_resolved_once(tmp_path: Path, monk
     ("/x", "/", True), ("/", "/", True), ("/a/b/c/d", "/a", True),
 ])
 def test_inside(path: str, folder: str, inside: bool):
-    assert _files._inside(path, folder) is inside
+    assert _plan._inside(path, folder) is inside
     assert (os.path.commonpath([path, folder]) == folder) is inside  # what it replaces
 
 
@@ -190,7 +191,7 @@ def test_inside(path: str, folder: str, inside: bool):
 
 
 def test_check_paths_names_a_folder_given_as_input_and_a_backup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from normalizer.cli._files import Job, PlanError, check_paths
+    from normalizer.batch.plan import Job, PlanError, check_paths
 
     monkeypatch.chdir(tmp_path)
     Path("in").mkdir()
@@ -214,7 +215,7 @@ def test_check_paths_keeps_an_int_per_existing_file_and_makes_no_sentence_unless
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The tables hold an identity and a job index a file; the names are only read to
     refuse (a Job whose name cannot be read shows that none was read)."""
-    from normalizer.cli._files import Job, _identity, check_paths
+    from normalizer.batch.plan import Job, _identity, check_paths
 
     class Unnamed(Job):
         @property  # type: ignore[misc]

@@ -75,7 +75,8 @@ def test_not_being_allowed_to_give_the_file_away_is_no_failure(tmp_path: Path, m
 
 # -- a file still being written -----------------------------------------------------------------
 
-from normalizer.cli import _files, _repair  # noqa: E402
+from normalizer.batch import outputs as _files  # noqa: E402
+from normalizer.batch.streams import Input  # noqa: E402
 from tests.cli.conftest import ROOT  # noqa: E402
 
 CHANGED = "changed while it was repaired; left untouched: run again when the tool that writes it has stopped"
@@ -101,17 +102,17 @@ def test_lines_appended_after_the_end_was_read_are_repaired_through_the_same_sta
     assert main(["repair", "-q", "--in-place", str(expected)]) == 0
     path = tmp_path / name
     path.write_bytes(head)
-    original = _repair._Input._watched
+    original = Input._watched
     appended: list[bool] = []
 
-    def append_at_the_end(self: _repair._Input, data: bytes, n: int) -> bytes:
+    def append_at_the_end(self: Input, data: bytes, n: int) -> bytes:
         if not data and not appended:
             appended.append(True)
             with open(path, "ab") as f:  # as the tool does: open, append, close
                 f.write(rest)
         return original(self, data, n)
 
-    monkeypatch.setattr(_repair._Input, "_watched", append_at_the_end)
+    monkeypatch.setattr(Input, "_watched", append_at_the_end)
     assert main(["repair", "-q", "--in-place", str(path)]) == 0
     assert appended
     assert path.read_bytes() == expected.read_bytes()
@@ -149,17 +150,17 @@ def test_a_file_rewritten_not_appended_to_while_it_was_read_is_left_untouched(
     path = tmp_path / "s.jsonl"
     path.write_bytes(EXAMPLE.read_bytes())
     rewritten = EXAMPLE.read_bytes().replace(b"README", b"LICENSE") + b'{"role": "user", "content": "more"}\n'
-    original = _repair._Input._watched
+    original = Input._watched
     done: list[bool] = []
 
-    def rewrite_at_the_end(self: _repair._Input, data: bytes, n: int) -> bytes:
+    def rewrite_at_the_end(self: Input, data: bytes, n: int) -> bytes:
         if not data and not done:
             done.append(True)
             with open(path, "r+b") as f:  # in place: the same inode, grown
                 f.write(rewritten)
         return original(self, data, n)
 
-    monkeypatch.setattr(_repair._Input, "_watched", rewrite_at_the_end)
+    monkeypatch.setattr(Input, "_watched", rewrite_at_the_end)
     assert main(["repair", "-q", "--in-place", str(path)]) == 1
     assert f"{path} {CHANGED}" in capsys.readouterr().err
     assert path.read_bytes() == rewritten and _leftovers(tmp_path) == []

@@ -19,8 +19,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from normalizer.cli._files import Job
-from normalizer.cli._progress import Tracker, make_tracker, render_line
+from normalizer.batch.plan import Job
+from normalizer.batch.tracking import Tracker
+from normalizer.cli._progress import make_tracker, render_line
 from tests.cli.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pseudo-terminals as on Linux")

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.cli.conftest import EXAMPLE, SAMPLES, big_session, needs_samples, run, write_jsonl
+from tests.cli.conftest import EXAMPLE, ROOT, SAMPLES, big_session, needs_samples, run, write_jsonl
 
 E = str(EXAMPLE)
 
@@ -251,3 +251,20 @@ def test_check_and_diff_take_a_session_format_as_to(to: str, example: str):
     wrong = run("repair", "--check", "--to", "codex" if to == "claude-code" else "claude-code", path)
     assert wrong.returncode == 1 and b"Traceback" not in wrong.stderr
     assert lines(wrong.stderr)[0].startswith(f"error: {path}: no record of this file was recognised as ")
+
+
+@pytest.mark.parametrize("flag", ["--check", "--diff"])
+def test_a_session_option_refused_is_said_as_repair_says_it(flag: str):
+    """One session repairer for repair and --check/--diff (``batch.sessions.repair_session``):
+    an option a session in its own format cannot take is refused with the same words,
+    naming the file and saying what to do, and the file counts as one that could not be read."""
+    session = ROOT / "examples" / "claude-session.jsonl"
+    error = (f"error: {session}: orphan_results='keep_as_user' cannot be applied to a session in its own format; "
+             "use 'drop' or 'error'. Give --to jsonl to repair it as chat messages")
+    repaired = run("repair", "--orphan-results", "keep-as-user", session)
+    assert (repaired.returncode, repaired.stdout) == (1, b"")
+    assert lines(repaired.stderr)[0] == error
+    compared = run("repair", flag, "--orphan-results", "keep-as-user", session)
+    assert (compared.returncode, compared.stdout) == (1, b"")
+    assert lines(compared.stderr) == [
+        error, "0 files would be repaired, 0 files already clean, 1 could not be read [profile default]"]

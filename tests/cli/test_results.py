@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
-from normalizer.cli import _jobs, _order
-from normalizer.cli._files import Job
-from normalizer.cli._progress import Tracker
-from normalizer.cli._repair import FileResult, Settings
-from normalizer.cli._report import ReportStream, Totals, report_chunks
+from normalizer.batch import jobs as _jobs
+from normalizer.batch import order as _order
+from normalizer.batch.plan import Job
+from normalizer.batch.tracking import Tracker
+from normalizer.batch.results import FileResult, Settings
+from normalizer.batch.report import ReportStream, Totals, report_chunks
 from tests.cli.conftest import EXAMPLE, run
 
 

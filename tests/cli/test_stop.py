@@ -1,4 +1,4 @@
-"""``normalizer.cli._stop``: a signal that lands inside an import is given again shortly
+"""``normalizer.batch.stop``: a signal that lands inside an import is given again shortly
 after; once the run ends on a signal (``settle``), that re-delivery is called off and a
 later signal only notes itself, so the interrupted line is said once."""
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from normalizer.cli import _stop
+from normalizer.batch import stop as _stop
 
 
 @pytest.fixture

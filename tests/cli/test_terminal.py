@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from normalizer.cli._text import printable
+from normalizer.batch.text import printable
 from tests.cli.conftest import EXAMPLE, jsonl, run, write_jsonl
 
 EVIL_ID = "\x1b]0;PWNED\x07\x1b[2J"

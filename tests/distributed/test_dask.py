@@ -164,8 +164,8 @@ def test_a_file_whose_workers_always_die_is_reported_failed_and_only_it(tmp_path
 
 
 def test_small_files_go_in_runs_and_big_ones_alone(tmp_path: Path):
-    from normalizer.cli._dask import chunks
-    from normalizer.cli._files import Job
+    from normalizer.batch.dask_engine import chunks
+    from normalizer.batch.plan import Job
 
     sizes = [10, 10, 500, 10, 10, 10, 10]
     jobs = []
@@ -197,7 +197,7 @@ def test_a_killed_dask_runs_temporary_files_go_with_the_next_dask_run(tmp_path: 
     """Issue 35, third round: the temporary files of a killed ``--engine dask`` run (its
     workers gone) stayed forever. The next run's workers remove those whose process is dead
     on their host, and nothing else (a live process's file, another host's, the user's)."""
-    from normalizer.cli._files import host_id
+    from normalizer.batch.outputs import host_id
     from tests.cli.test_faults import dead_pid
 
     src = tmp_path / "in"
@@ -271,9 +271,10 @@ def test_results_come_in_order_with_at_most_the_window_waiting(client: Any, tmp_
                                                                 monkeypatch: pytest.MonkeyPatch):
     """A task per file, a window of 3: whatever order the cluster finishes them in, the
     results come in the plan's order and never more than 3 wait for an earlier one."""
-    from normalizer.cli import _dask, _order
-    from normalizer.cli._files import Job
-    from normalizer.cli._repair import Settings
+    from normalizer.batch import dask_engine as _dask
+    from normalizer.batch import order as _order
+    from normalizer.batch.plan import Job
+    from normalizer.batch.results import Settings
 
     monkeypatch.setattr(_order, "REORDER_WINDOW", 3)
     monkeypatch.setattr(_dask, "CHUNK_FILES", 1)

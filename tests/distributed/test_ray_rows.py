@@ -8,9 +8,10 @@ from pathlib import Path
 
 import orjson
 
-from normalizer.cli._files import Job
-from normalizer.cli._repair import FileResult, repair_file
-from normalizer.cli._progress import Tracker
+from normalizer.batch.plan import Job
+from normalizer.batch.repair import repair_file
+from normalizer.batch.results import FileResult
+from normalizer.batch.tracking import Tracker
 from normalizer.distributed._batch import settings_for
 from normalizer.distributed.ray import _run_row
 from tests.cli.conftest import EXAMPLE

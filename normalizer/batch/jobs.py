@@ -1,6 +1,6 @@
 """Many files at once: ``--jobs N`` in a process pool, or ``--engine dask`` on a cluster.
 
-Both run the very per-file pipe of one job (``_repair.repair_file``) on each file, so each
+Both run the very per-file pipe of one job (``repair.repair_file``) on each file, so each
 output is byte for byte what ``--jobs 1`` writes, and gather the results in the inputs'
 order (the summary and ``--report`` list files as the plan does).
 
@@ -10,9 +10,9 @@ The process pool (:func:`run_pool`):
   (~0.4 s each, in parallel) and then take file after file.
 * At most ``2 N`` files in flight (:data:`IN_FLIGHT_PER_WORKER`): the pool's queue never
   holds the whole plan.
-* Results are handed out in the plan's order as they come (``_order.InOrder``), so the
+* Results are handed out in the plan's order as they come (``order.InOrder``), so the
   command prints and reports each file and forgets it: a file finished before an earlier
-  one waits, at most ``_order.REORDER_WINDOW`` of them, and past that no new file starts until
+  one waits, at most ``order.REORDER_WINDOW`` of them, and past that no new file starts until
   the earliest is done. What the run holds does not grow with the number of files.
 * Stopping: ``^C`` or SIGTERM here sets a shared event; every worker sees it at its next
   flush point (every ``FLUSH_BYTES`` of output), stops, and removes its temporary output, as
@@ -33,10 +33,13 @@ from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._files import Job, remove_stale_temps
-from ._order import InOrder
-from ._progress import Tracker
-from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
+from .outputs import remove_stale_temps
+from .plan import Job
+from .order import InOrder
+from .tracking import Tracker
+from .repair import repair_file
+from .results import FileResult, Settings
+from .stop import STOP, Interrupted
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -55,7 +58,7 @@ def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, e
     """Repair every job, ``n`` at a time; the results come in the jobs' order, each as soon
     as it and every one before it are done.
 
-    ``engine="dask"``: as tasks on a Dask cluster (``_dask.run_dask``: a LocalCluster of
+    ``engine="dask"``: as tasks on a Dask cluster (``dask_engine.run_dask``: a LocalCluster of
     ``n`` workers, or the one at ``scheduler``).
 
     One job, or ``n == 1``: a plain loop in this process (nothing to start, and a signal
@@ -65,7 +68,7 @@ def run_jobs(jobs: list[Job], settings: Settings, tracker: Tracker, n: int, *, e
     by its own pipe, start to end).
     """
     if engine == "dask":
-        from ._dask import run_dask
+        from .dask_engine import run_dask
 
         return run_dask(jobs, settings, tracker, n, scheduler)
     if n <= 1 or len(jobs) <= 1 or any(job.output == "-" for job in jobs):

@@ -4,7 +4,7 @@
 One task per file -- or per run of consecutive small files (:func:`chunks`: up to
 :data:`CHUNK_FILES` files, about :data:`CHUNK_BYTES` of input), since a task costs the
 scheduler a round trip or two -- running the per-file pipe of one job
-(``_repair.repair_file``) on each, so each output is byte for byte what ``chatnorm repair``
+(``repair.repair_file``) on each, so each output is byte for byte what ``chatnorm repair``
 writes; the results are gathered in the jobs' order. The paths must mean the same on the workers as here (a shared file system).
 
 What can go wrong, and what is left:
@@ -15,13 +15,13 @@ What can go wrong, and what is left:
   fails every task assigned to it.) Its output was a
   temporary file, never the destination. The scheduler runs the task again elsewhere (up to
   ``distributed.scheduler.allowed-failures`` times); the new attempt first removes the
-  temporary files of the run's earlier attempts at that output (:func:`_files.remove_run_temps`:
+  temporary files of the run's earlier attempts at that output (:func:`outputs.remove_run_temps`:
   the run's files carry its tag, because a pid means nothing on another host). A file
   whose attempts all die comes back as a failed result (``KilledWorker``), and its
   temporary files are removed here: never silently missing.
 * **This whole run killed** (``kill -9``, the machine gone): its temporary files carry their
-  host and worker pid too (``_files.temp_prefix``, the one naming of every run), so the next
-  run's tasks on that host remove those whose worker is dead (``_files.remove_stale_temps``),
+  host and worker pid too (``outputs.temp_prefix``, the one naming of every run), so the next
+  run's tasks on that host remove those whose worker is dead (``outputs.remove_stale_temps``),
   never a live run's, another host's, or a file not named like ours.
 * **^C or SIGTERM here.** No new file is sent; every worker is told to stop this run's
   tasks (``Client.run``), which stop at their next flush point and remove their temporary
@@ -29,8 +29,8 @@ What can go wrong, and what is left:
   temporary files removed. Files already written stay whole.
 * At most :data:`IN_FLIGHT_PER_WORKER` files per worker are submitted at a time, so the
   scheduler never holds the whole plan; the results are handed out in the plan's order as
-  they come, at most ``_order.REORDER_WINDOW`` (and the rest of a run) of them waiting for
-  an earlier one (``_order.InOrder``), so nothing here grows with the number of files.
+  they come, at most ``order.REORDER_WINDOW`` (and the rest of a run) of them waiting for
+  an earlier one (``order.InOrder``), so nothing here grows with the number of files.
 """
 
 from __future__ import annotations
@@ -43,10 +43,13 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._files import Job, remove_run_temps, temp_owner
-from ._order import InOrder
-from ._progress import Tracker
-from ._repair import STOP, FileResult, Interrupted, Settings, repair_file
+from .outputs import remove_run_temps, temp_owner
+from .plan import Job
+from .order import InOrder
+from .tracking import Tracker
+from .repair import repair_file
+from .results import FileResult, Settings
+from .stop import STOP, Interrupted
 
 __all__ = ["run_dask", "run_file_jobs", "iter_file_jobs", "file_task", "chunk_task", "chunks", "new_tag", "IN_FLIGHT_PER_WORKER",
            "CHUNK_FILES", "CHUNK_BYTES", "STOP_GRACE_SECONDS"]
@@ -171,86 +174,107 @@ def iter_file_jobs(client: Any, jobs: Sequence[Job], settings: Settings, *, trac
         Interrupted: ``stop`` was set (every task of the run has stopped or was cancelled,
             and nothing half-written is left).
     """
-    from distributed import wait
-
-    tag = tag or new_tag()
-    tracker = tracker or Tracker(len(jobs))
-    threads = sum(client.nthreads().values()) or 1
-    window = IN_FLIGHT_PER_WORKER * threads
-    fresh = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
-    upcoming: list[int] | None = next(fresh, None)
-    order = InOrder()
-    pending: dict[Any, list[int]] = {}
-    queue: collections.deque[list[int]] = collections.deque()  # split runs, before the fresh ones
-    # A file whose workers died while other tasks ran beside it may only have shared a worker
-    # with the file at fault (a worker's death fails every task assigned to it): it goes once
-    # more with nothing else in flight, and only a file that dies alone is reported failed.
-    alone: collections.deque[int] = collections.deque()
-    solo: set[Any] = set()
-    submitted = 0
-
-    def submit(run: list[int]) -> Any:
-        nonlocal submitted
-        # The settings go with each task (~1 KB): scattered once, they would be lost with
-        # the workers holding them, and every task after with them.
-        submitted += 1  # a key is never reused: a split task's files get new ones
-        future = client.submit(chunk_task, [jobs[i] for i in run], settings, tag,
-                               key=f"chatnorm-{tag}-{submitted}", pure=False)
-        pending[future] = run
-        return future
-
+    run = _Run(client, jobs, settings, tracker or Tracker(len(jobs)), tag or new_tag())
     try:
         while True:
-            while not stop.is_set() and len(pending) < window and not solo:
-                if queue:
-                    submit(queue.popleft())  # (earlier files than any fresh run: always room)
-                elif upcoming is not None and order.room(upcoming[0]):  # (a run may reach past it)
-                    submit(upcoming)
-                    upcoming = next(fresh, None)
-                else:
-                    break
-            if not stop.is_set() and not pending and not queue and alone:
-                # (before the fresh runs left, if any: the window stops them behind it)
-                solo.add(submit([alone.popleft()]))
-            if not pending or stop.is_set():
+            run.submit_more(stop)
+            if not run.pending or stop.is_set():
                 break
-            try:
-                wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
-            except TimeoutError:
+            if not run.wait():
                 continue
-            done = [f for f in pending if f.done()]
-            # One round trip for all the finished ones: result() per future costs one each.
-            finished = [f for f in done if f.status == "finished"]
-            gathered = dict(zip(finished, client.gather(finished, errors="skip"))) if finished else {}
-            for future in done:
-                run = pending.pop(future)
-                if future not in gathered and len(run) > 1:
-                    # Its workers died (or it failed) with several files in it: each file
-                    # again on its own, so only the one at fault is reported failed.
-                    queue.extendleft([i] for i in reversed(run))
-                    continue
-                if future not in gathered and future not in solo and _killed(future):
-                    alone.append(run[0])
-                    continue
-                solo.discard(future)
-                outcomes = gathered.get(future) or [_outcome(future, jobs[i], tag) for i in run]
-                for i, result in zip(run, outcomes):
-                    order.put(i, result)
-                    if result is not None:
-                        tracker.advance(result.messages_in, 0)
-                    tracker.file_done()
+            run.collect()
             if not stop.is_set():
-                yield from order.take()
+                yield from run.order.take()
         if stop.is_set():
-            _stop(client, pending, jobs, tag)
+            _stop(client, run.pending, jobs, run.tag)
             raise Interrupted(0)
     except (KeyboardInterrupt, GeneratorExit):  # ^C in a program of the caller's (the command
         # sets ``stop``), or the caller stopped taking the results
-        _stop(client, pending, jobs, tag)
+        _stop(client, run.pending, jobs, run.tag)
         raise
     finally:
-        for future in pending:
+        for future in run.pending:
             future.release()
+
+
+class _Run:
+    """The client's side of one run (:func:`iter_file_jobs`): the tasks in flight, the runs
+    of files still to send, and the results waiting for an earlier one."""
+
+    def __init__(self, client: Any, jobs: Sequence[Job], settings: Settings, tracker: Tracker, tag: str) -> None:
+        self.client, self.jobs, self.settings, self.tracker, self.tag = client, jobs, settings, tracker, tag
+        threads = sum(client.nthreads().values()) or 1
+        self.window = IN_FLIGHT_PER_WORKER * threads
+        self.fresh = chunks(jobs, max_files=CHUNK_FILES, max_bytes=CHUNK_BYTES)
+        self.upcoming: list[int] | None = next(self.fresh, None)
+        self.order = InOrder()
+        self.pending: dict[Any, list[int]] = {}
+        self.queue: collections.deque[list[int]] = collections.deque()  # split runs, before the fresh ones
+        # A file whose workers died while other tasks ran beside it may only have shared a worker
+        # with the file at fault (a worker's death fails every task assigned to it): it goes once
+        # more with nothing else in flight, and only a file that dies alone is reported failed.
+        self.alone: collections.deque[int] = collections.deque()
+        self.solo: set[Any] = set()
+        self.submitted = 0
+
+    def submit(self, run: list[int]) -> Any:
+        # The settings go with each task (~1 KB): scattered once, they would be lost with
+        # the workers holding them, and every task after with them.
+        self.submitted += 1  # a key is never reused: a split task's files get new ones
+        future = self.client.submit(chunk_task, [self.jobs[i] for i in run], self.settings, self.tag,
+                                    key=f"chatnorm-{self.tag}-{self.submitted}", pure=False)
+        self.pending[future] = run
+        return future
+
+    def submit_more(self, stop: threading.Event) -> None:
+        """Fill the window: the split runs first, then the fresh ones (within the reorder
+        window), or a file to try alone once nothing else is in flight."""
+        while not stop.is_set() and len(self.pending) < self.window and not self.solo:
+            if self.queue:
+                self.submit(self.queue.popleft())  # (earlier files than any fresh run: always room)
+            elif self.upcoming is not None and self.order.room(self.upcoming[0]):  # (a run may reach past it)
+                self.submit(self.upcoming)
+                self.upcoming = next(self.fresh, None)
+            else:
+                break
+        if not stop.is_set() and not self.pending and not self.queue and self.alone:
+            # (before the fresh runs left, if any: the window stops them behind it)
+            self.solo.add(self.submit([self.alone.popleft()]))
+
+    def wait(self) -> bool:
+        """Wait for a task to finish (False: none did in time)."""
+        from distributed import wait
+
+        try:
+            wait(list(self.pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return False
+        return True
+
+    def collect(self) -> None:
+        """The finished tasks' results, put in order; a failed task of several files split."""
+        pending, solo = self.pending, self.solo
+        done = [f for f in pending if f.done()]
+        # One round trip for all the finished ones: result() per future costs one each.
+        finished = [f for f in done if f.status == "finished"]
+        gathered = dict(zip(finished, self.client.gather(finished, errors="skip"))) if finished else {}
+        for future in done:
+            run = pending.pop(future)
+            if future not in gathered and len(run) > 1:
+                # Its workers died (or it failed) with several files in it: each file
+                # again on its own, so only the one at fault is reported failed.
+                self.queue.extendleft([i] for i in reversed(run))
+                continue
+            if future not in gathered and future not in solo and _killed(future):
+                self.alone.append(run[0])
+                continue
+            solo.discard(future)
+            outcomes = gathered.get(future) or [_outcome(future, self.jobs[i], self.tag) for i in run]
+            for i, result in zip(run, outcomes):
+                self.order.put(i, result)
+                if result is not None:
+                    self.tracker.advance(result.messages_in, 0)
+                self.tracker.file_done()
 
 
 def _killed(future: Any) -> bool:

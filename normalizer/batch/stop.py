@@ -1,7 +1,7 @@
 """How the command stops on ^C or SIGTERM: the one stop flag, the exception that unwinds a
 run, and the handler. A module with nothing else in it (it imports only ``signal`` and
 ``threading``), so that the handler is installed before the command's imports, which take a
-few tenths of a second on a busy machine: a signal while ``_repair`` was half imported used
+few tenths of a second on a busy machine: a signal while the pipe (then ``cli._repair``) was half imported used
 to be an ImportError traceback (exit 1), one during the imports before that a
 KeyboardInterrupt traceback.
 """

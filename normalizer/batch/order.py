@@ -1,12 +1,12 @@
 """Results that finish in any order, handed out in the plan's order: the one rule that the
-process pool (``_jobs``) and the Dask runner (``_dask``) share, so the command can say,
-report and forget each file as it comes (``_main._repair``) with a bounded wait."""
+process pool (``jobs``) and the Dask runner (``dask_engine``) share, so the command can say,
+report and forget each file as it comes (``cli._commands_repair``) with a bounded wait."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._repair import FileResult
+from .results import FileResult
 
 __all__ = ["InOrder", "REORDER_WINDOW"]
 

@@ -11,14 +11,14 @@ from typing import IO
 
 import orjson
 
-from ._repair import FileResult
+from .results import FileResult
 
 __all__ = ["total_counts", "report_chunks", "Totals", "ReportStream"]
 
 
 class Totals:
     """Running sums over results as they come: the summary line and the report's tail.
-    The command keeps these, not the results (millions of files: ``_main._repair``)."""
+    The command keeps these, not the results (millions of files: ``cli._commands_repair``)."""
 
     __slots__ = ("files", "failed", "messages_in", "messages_out", "counts")
 
