@@ -56,7 +56,7 @@ from ..profiles._profiles import PROFILES, Profile, get_profile
 from .._report import Report, Repair, new_report
 from ..formats import ENCODERS, FORMATS, SESSION_FORMATS, ConversationStream, Encoder
 from ..formats._detect import DETECT_RECORDS, decide, guess
-from ..formats._encode import FLUSH_BYTES
+from ..formats._writing import FLUSH_BYTES
 from ..formats._reader import Head, Reader
 from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, Sniffer, count_newlines
 

@@ -32,7 +32,7 @@ from ..cli._report import ReportStream, Totals, report_chunks, total_counts
 from ..cli._repair import FileResult, Settings, _Input, _Output, _pump
 from ..cli._repair import repair_file as _repair_job
 from .._errors import InputError, UsageError
-from ..formats._encode import FLUSH_BYTES
+from ..formats._writing import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
 __all__ = ["FileResult", "Totals", "Plan", "repair_lines", "repair_file", "repair_files", "run_files", "stream_files", "settings_for",

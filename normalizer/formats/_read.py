@@ -27,7 +27,7 @@ from typing import IO, Any, Union
 
 from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
-from ._claude import _value_size
+from ._blocks import value_size as _value_size
 from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
     CHUNK_BYTES,
@@ -233,7 +233,7 @@ class _StreamState:
 
 def _held_size(value: Any) -> int:
     """What a key's value adds to a conversation's ``extra``: its keys and strings by their
-    length, any other value as its JSON (as a held tool result counts, ``_claude``), not
+    length, any other value as its JSON (as a held tool result counts, ``_blocks``), not
     copied to be measured. (Nesting is bounded by max_depth where it is read.)"""
     kind = type(value)
     if kind is str:

@@ -73,9 +73,8 @@ from .._errors import InputError, LimitExceeded, UsageError
 from .._json import JSONDecodeError, from_json, refused
 from .._messages import as_message
 from .._report import Report
-from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
-from ._claude import AnthropicConverter, ClaudeCodeConverter, Sidechain
-from ._codex import CodexConverter, CodexPlan, CodexPlanner
+from ._claude import Sidechain
+from ._codex import CodexPlanner
 from ._depth import deeper_than
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
 from ._records import (
@@ -98,33 +97,9 @@ from ._records import (
     position_of,
     too_deep,
 )
-from ._responses import ResponsesConverter
+from ._registry import BY_NAME, FORMATS, READER_OPTIONS
 
 __all__ = ["FORMATS", "Limits", "Head", "Reader", "Conversation", "Sidechain", "Event", "OnInvalid"]
-
-#: Format name -> converter class. Every class takes ``report`` as its first argument.
-FORMATS: dict[str, Callable[..., Any]] = {
-    "chat": ChatConverter,
-    "responses": ResponsesConverter,
-    "codex": CodexConverter,
-    "claude-code": ClaudeCodeConverter,
-    "anthropic": AnthropicConverter,
-    "sharegpt": ShareGPTConverter,
-    "finetune": FinetuneConverter,
-}
-
-# Reader options that belong to one converter. Given for another format, they do nothing.
-_CONVERTER_OPTIONS = {
-    "keep_sidechains": "claude-code",
-    "keep_meta": "claude-code",
-    "base_instructions": "codex",
-}
-# Converters that assemble one message from several records (a Claude Code turn written over
-# several lines, an Anthropic assistant message with the results after it, a run of Responses
-# items): they hold it up to the reader's max_record_bytes.
-_ASSEMBLING = frozenset({"claude-code", "anthropic", "responses"})
-# Converters that need a first pass over the file (a plan, see wants_plan): Codex history control.
-_PLANNED = frozenset({"codex"})
 
 OnInvalid = Literal["error", "skip"]
 
@@ -237,7 +212,7 @@ class Reader:
             raise UsageError(f"a head is told to a reader that detects (fmt='auto'), of a known format: {head!r}")
         if on_invalid not in ("error", "skip"):
             raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
-        unknown = set(options) - set(_CONVERTER_OPTIONS)
+        unknown = set(options) - set(READER_OPTIONS)
         if unknown:
             raise UsageError(f"unknown reader option(s): {', '.join(sorted(unknown))}")
         self.source = source
@@ -263,8 +238,9 @@ class Reader:
         self._sniffer: Sniffer | None = None
         self._told: str | None = None  # the container told (head): the first chunk opens it
         if head is None:
-            self._sniffer = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"),
-                                    lines=fmt == "finetune")
+            told = BY_NAME.get(fmt)
+            self._sniffer = Sniffer(limits.max_line_bytes, single=told is not None and told.per_file,
+                                    lines=told is not None and told.per_line)
         else:
             self._told = head.container
         self._lines: LineSplitter | None = None
@@ -290,7 +266,7 @@ class Reader:
         self._misses: list[tuple[str | None, bool]] = []
         if fmt != "auto":
             self._choose(fmt)
-        elif head is not None and head.format is not None and head.format not in _PLANNED:
+        elif head is not None and head.format is not None and not BY_NAME[head.format].planned:
             # Chosen before the first record, which then goes straight to the converter. Not
             # one with a plan: detected, it asks for the plan once the first chunk is read
             # (that chunk's bad lines refused first); chosen here, before any (its records
@@ -580,19 +556,20 @@ class Reader:
         self._choose(fmt)
 
     def _choose(self, fmt: str) -> None:
+        told = BY_NAME[fmt]  # its traits, looked up once: none is asked per record
         self.format = self.report.format = fmt
-        kwargs = {k: v for k, v in self.options.items() if _CONVERTER_OPTIONS[k] == fmt}
-        if fmt in _ASSEMBLING:
+        kwargs = {k: v for k, v in self.options.items() if READER_OPTIONS[k] == fmt}
+        if told.assembling:
             kwargs["max_record_bytes"] = self.limits.max_record_bytes
-        converter = self._converter = FORMATS[fmt](self.report, **kwargs)
+        converter = self._converter = told.converter(self.report, **kwargs)
         # Looked up once, not per record.
-        self._plain_chat = fmt == "chat"
+        self._plain_chat = told.plain_records
         self._multi = bool(converter.multi)
         self._feed = converter.feed
         self._meta = getattr(converter, "meta", None)
         self._take_sidechains = getattr(converter, "take_sidechains", None)
         # Codex history control needs a first pass; the driver provides it (or None).
-        self.wants_plan = fmt in _PLANNED
+        self.wants_plan = told.planned
 
     def _replay(self, out: list[Event]) -> None:
         pending, self._pending = self._pending, []

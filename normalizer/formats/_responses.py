@@ -55,9 +55,11 @@ from ._common import (
     text_parts,
     with_source,
 )
+from ._format import Clue, Evidence, Format, Output
 from ._records import DEFAULT_MAX_RECORD_BYTES
+from ._responses_writer import ResponsesWriter
 
-__all__ = ["ResponsesConverter", "REASONING_KEY"]
+__all__ = ["ResponsesConverter", "REASONING_KEY", "guess", "FORMAT"]
 
 #: Where the converter keeps whole reasoning items on the assistant message.
 REASONING_KEY = "reasoning_items"
@@ -453,3 +455,35 @@ _HANDLERS: dict[str, Callable[[ResponsesConverter, dict[str, Any], int | None], 
     "custom_tool_call_output": ResponsesConverter._output,
     "local_shell_call_output": ResponsesConverter._output,
 }
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+_RESPONSES_ITEMS = {
+    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call",
+    "item_reference", "compaction",
+}
+_RESPONSES_PARTS = {"input_text", "output_text", "input_image", "input_file", "refusal"}
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """An item of a Responses type; else a message with a role whose content holds a part
+    only Responses has (less specific: Anthropic's blocks win over it, see :class:`Evidence`)."""
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in _RESPONSES_ITEMS:
+        return Clue(Evidence.ITEM_TYPE)
+    content = record.get("content")
+    if isinstance(record.get("role"), str) and isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict):
+                kind = part.get("type")
+                if isinstance(kind, str) and kind in _RESPONSES_PARTS:
+                    return Clue(Evidence.PARTS)
+    return None
+
+
+FORMAT = Format(
+    "responses", ResponsesConverter, guess,
+    outputs=(Output("responses", 40, ResponsesWriter),), assembling=True, per_file=True,
+)

@@ -21,8 +21,9 @@ import orjson
 import pytest
 
 from normalizer import InputError, LimitExceeded, Report
-from normalizer.formats import _claude, read_conversations, read_messages
-from normalizer.formats._claude import AnthropicConverter, ClaudeCodeConverter
+from normalizer.formats import _blocks, read_conversations, read_messages
+from normalizer.formats._anthropic import AnthropicConverter
+from normalizer.formats._claude import ClaudeCodeConverter
 from normalizer.formats._records import DEFAULT_MAX_RECORD_BYTES
 from normalizer.formats._responses import ResponsesConverter
 from realdata import SAMPLES, needs_samples
@@ -401,7 +402,7 @@ def test_the_anthropic_converter_takes_the_limit_itself() -> None:
 def test_a_held_results_quick_size_is_its_size(block: dict[str, Any]) -> None:
     # The common tool message (text content, nothing else) is counted without the loop.
     result = AnthropicConverter()._result(block, None)
-    assert _claude._result_size(result) == _claude._json_size(result)
+    assert _blocks.result_size(result) == _blocks.json_size(result)
 
 
 def test_an_anthropic_message_of_20000_blocks_holds_a_few_bytes_a_block() -> None:
