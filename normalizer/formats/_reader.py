@@ -76,7 +76,9 @@ from .._report import Report
 from ._claude import Sidechain
 from ._codex import CodexPlanner
 from ._depth import deeper_than
+from ._document import DocReader
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
+from ._keys import KeysScanner
 from ._records import (
     BOM,
     CONTAINER_PREFIXES,
@@ -84,8 +86,6 @@ from ._records import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_RECORD_BYTES,
     DocPlace,
-    DocReader,
-    KeysScanner,
     LineSplitter,
     Meta,
     Place,
