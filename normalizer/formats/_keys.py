@@ -1,5 +1,17 @@
 """The first pass over a JSON document for some of its own keys (sans-I/O): see
-:class:`KeysScanner`."""
+:class:`KeysScanner`.
+
+A system prompt after the messages. JSON key order means nothing, and Claude Code writes its
+request bodies ``{"model", "messages", "system", ...}``: the system prompt comes last. When a
+document's record array begins and none of its ``system`` / ``instructions`` /
+``system_prompt`` keys came before it, the reader asks for a first pass
+(:class:`KeysScanner`: those values only, nothing else built; about a third of
+the document read's own time) and gives them before the records. A stream cannot be read
+twice: then the records are held until the document's keys are known -- its end, or the
+system key -- up to ``max_record_bytes`` of the file (a request body is one record); past
+that they go out, and a system key after them is left out, recorded whole
+(``drop_late_system``): read the file itself to place it first.
+"""
 
 from __future__ import annotations
 

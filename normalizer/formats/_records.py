@@ -83,8 +83,10 @@ __all__ = [
     "LineSplitter",
     "count_newlines",
     "line_error",
+    "not_json",
     "column_of",
     "too_deep",
+    "keys_held_too_long",
     "lone_surrogate",
     "too_many_digits",
     "past_double",
@@ -294,6 +296,17 @@ def line_error(raw: bytes, exc: orjson.JSONDecodeError, *, source: str, line: in
     )
 
 
+def not_json(raw: bytes, *, source: str, line: int, max_depth: int) -> InputError:
+    """Why orjson refused a JSONL line, said of the line without its newline (orjson would
+    place an unfinished value's end on the line after it)."""
+    body = raw.removesuffix(b"\n")
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return line_error(body, exc, source=source, line=line, max_depth=max_depth)
+    raise AssertionError("a line refused with its newline parses without it")  # whitespace either way
+
+
 # An integer of more digits than Python reads (a run of digits, in a string or not: only
 # looked for once the parser has failed on one).
 LONG_DIGITS: Final = re.compile(rb"-?[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
@@ -302,6 +315,19 @@ LONG_DIGITS: Final = re.compile(rb"-?[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
 def column_of(raw: bytes, offset: int) -> int:
     """1-based column, in characters, of byte ``offset`` of a line."""
     return len(raw[:offset].decode("utf-8", "replace")) + 1
+
+
+def keys_held_too_long(limit: int, **where: Any) -> LimitExceeded:
+    """A JSON document read past ``max_record_bytes`` with only its keys so far, and its
+    format not known until a record tells it: the keys would all be held until then."""
+    return LimitExceeded(
+        f"the JSON document's keys before its first record take more than {limit} bytes, and its "
+        f"format is not known until a record tells it: they would all be held until then",
+        limit="max_record_bytes",
+        value=limit,
+        **where,
+        hint="Name the format (format=..., on the command line --from) or raise max_record_bytes",
+    )
 
 
 def too_deep(max_depth: int, **where: Any) -> LimitExceeded:
