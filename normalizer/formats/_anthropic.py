@@ -15,6 +15,7 @@ header becomes the call's tool message, the header is kept in the record.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .._report import Report
@@ -31,15 +32,25 @@ _CLINE_HEADER = re.compile(r"\[(?P<name>[\w.:-]+)(?: for .*?)?\] Result:[ \t]*\n
 _CLINE_SKIPPED = re.compile(r"Tool \[(?P<name>[\w.:-]+)\] was not executed because")
 
 
-def _cline_result(text: str) -> tuple[str, str, str | None] | None:
-    """``(tool name, header, the result after it or None)`` of a Cline text result, else None."""
+@dataclass(frozen=True, slots=True)
+class _ClineResult:
+    """A Cline text result: the tool's name, its header, and the result after the header
+    (None: the result is the next block)."""
+
+    name: str
+    header: str
+    rest: str | None
+
+
+def _cline_result(text: str) -> _ClineResult | None:
+    """The :class:`_ClineResult` a Cline text is, else None."""
     match = _CLINE_HEADER.match(text)
     if match is not None:
         rest = text[match.end():]
-        return match["name"], match.group().rstrip(), rest if rest.strip() else None
+        return _ClineResult(match["name"], match.group().rstrip(), rest if rest.strip() else None)
     match = _CLINE_SKIPPED.match(text)
     if match is not None:
-        return match["name"], "", text
+        return _ClineResult(match["name"], "", text)
     return None
 
 
@@ -212,11 +223,11 @@ class AnthropicConverter(BlockConverter):
             i += 1
             text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
             found = _cline_result(text) if isinstance(text, str) else None
-            call = calls.first(found[0], ids, start) if found else None
+            call = calls.first(found.name, ids, start) if found else None
             if found is None or call is None:
                 out.append(block)
                 continue
-            name, header, rest = found
+            name, header, rest = found.name, found.header, found.rest
             if rest is None:  # the header alone: the result is the next block (text or image)
                 after = content[i] if i < len(content) else None
                 taken = isinstance(after, dict) and after.get("type") in ("text", "image") and not (

@@ -20,7 +20,8 @@ messages, ``tool_result`` in user messages. Conversion (§2.3):
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -47,10 +48,18 @@ __all__ = ["THINKING_KEY", "At", "BlockConverter", "EMPTY_TURN", "json_size", "m
 
 THINKING_KEY = "thinking_blocks"
 
-_Op = tuple[str, Any]
+@dataclass(slots=True)
+class Op:
+    """What one content block does to the turn: its kind (``"text"``, ``"call"``,
+    ``"result"``, ``"thinking"``, ``"other"``) and its value. One per block: a slots class
+    (not frozen: a frozen dataclass is built at twice a tuple's cost); never changed."""
+
+    kind: str
+    value: Any
 
 
-class At(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class At:
     """Where a record is, kept for every turn and put into words only for the limit's error."""
 
     line: int | None  # None: not given
@@ -129,20 +138,20 @@ class BlockConverter:
 
     # Parsing is separate from applying so that an invalid record changes no state.
 
-    def _assistant_ops(self, content: Any, line: int | None) -> list[_Op]:
+    def _assistant_ops(self, content: Any, line: int | None) -> list[Op]:
         if isinstance(content, str):
-            return [("text", content)]
+            return [Op("text", content)]
         if content is None:
             return []
         if not isinstance(content, list):
             raise invalid(f"assistant content is {describe(content)}, expected a list of blocks", line=line, field="content")
-        ops: list[_Op] = []
+        ops: list[Op] = []
         for block in content:
             if not isinstance(block, dict):
                 raise invalid(f"assistant content block is {describe(block)}", line=line, field="content")
             kind = block.get("type")
             if kind == "text":
-                ops.append(("text", block.get("text") if isinstance(block.get("text"), str) else ""))
+                ops.append(Op("text", block.get("text") if isinstance(block.get("text"), str) else ""))
                 extra = {k: v for k, v in block.items() if k not in ("type", "text")}
                 if extra:  # e.g. citations: a Chat message's text has no room for them
                     note_extra(self.report, "drop_block_fields", f"text block fields {sorted(extra)} have no place in a Chat message; kept here", line=line, dropped=extra)
@@ -159,17 +168,18 @@ class BlockConverter:
                     call["item_type"] = kind  # run by Anthropic, not by the client (as Responses' custom calls)
                 # Other keys (e.g. "caller" on newer lines) are kept under source_fields.
                 with_source(call, {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")})
-                ops.append(("call", call))
+                ops.append(Op("call", call))
             elif _server_result(block):
-                ops.append(("result", self._result(block, line)))
+                ops.append(Op("result", self._result(block, line)))
             elif kind in ("thinking", "redacted_thinking"):
-                ops.append(("thinking", block))
+                ops.append(Op("thinking", block))
             else:
-                ops.append(("other", block))
+                ops.append(Op("other", block))
         return ops
 
-    def _apply(self, turn: Turn, ops: list[_Op], keys: list[bytes], line: int | None) -> None:
-        for (op, value), key in zip(ops, keys):
+    def _apply(self, turn: Turn, ops: list[Op], keys: list[bytes], line: int | None) -> None:
+        for step, key in zip(ops, keys):
+            op, value = step.kind, step.value
             if key in turn.seen:
                 count(self.report, "skip_duplicate_block")
                 continue

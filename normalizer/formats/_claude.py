@@ -18,7 +18,8 @@ A session is repaired in its own format by the session editor (``_sessions``, it
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from .._errors import LimitExceeded
 from .._report import Report
@@ -38,7 +39,17 @@ CLAUDE_LINE_TYPES = frozenset({
 })
 
 
-class Sidechain(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """A sub-agent transcript cut at ``max_record_bytes``: the line it began on, and the one
+    refused (either None: records in memory)."""
+
+    began: int | None
+    refused: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Sidechain:
     """A finished Claude Code sub-agent transcript (with ``keep_sidechains=True``): a reader
     event, given out after the main conversation by the conversation readers."""
 
@@ -155,7 +166,7 @@ class ClaudeCodeConverter(BlockConverter):
         self._side_began: int | None = None
         # A transcript cut at the limit: where it began and the line refused (its later lines
         # are left out until the next transcript begins); None: none is.
-        self._side_cut: tuple[int | None, int | None] | None = None
+        self._side_cut: _Cut | None = None
         # None until the first conversation line: is the file a sub-agent's own transcript?
         self._subagent: bool | None = None
         #: Lines of no type Claude Code writes (the reader's "was anything recognised?").
@@ -218,7 +229,7 @@ class ClaudeCodeConverter(BlockConverter):
         if record.get("parentUuid") is None and record["type"] == "user":
             self._end_sidechain()  # a root line starts the next sub-agent transcript
         elif self._side_cut is not None:
-            began, refused = self._side_cut
+            began, refused = self._side_cut.began, self._side_cut.refused
             past = "" if refused is None else f" on line {refused}"
             note_extra(self.report, "drop_sidechain", f"sub-agent ({record['type']}) line left out: its transcript"
                        f"{_begun(began)} went past max_record_bytes{past}", line=line, dropped=record)
@@ -260,7 +271,7 @@ class ClaudeCodeConverter(BlockConverter):
         messages given out before it go out, the rest is let go; the error for that line."""
         began = line if self._side_began is None else self._side_began
         self._end_sidechain(last_turn=False)
-        self._side_cut = (began, line)
+        self._side_cut = _Cut(began, line)
         limit = self.max_record_bytes
         return LimitExceeded(
             f"the sub-agent (isSidechain) transcript{_begun(began) if began != line else ''} would hold more than "

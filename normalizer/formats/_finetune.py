@@ -9,6 +9,7 @@ their calls paired with their results by position (``_pairing``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -65,9 +66,10 @@ class FinetuneConverter:
                 raise invalid(f"{where} is {describe(m)}, expected a message", line=line)
             role, content = m["role"], m.get("content")
             extra = {k: v for k, v in m.items() if k not in ("role", "content")}
-            texts, reasoning, calls = _v1_parts(content, line, where)
+            parts = _v1_parts(content, line, where)
+            texts = parts.texts
             if role == "assistant":
-                pairing.assistant(texts, reasoning, calls, extra)
+                pairing.assistant(texts, parts.reasoning, parts.calls, extra)
             elif role == "tool":
                 pairing.result("".join(texts), extra)
             else:
@@ -80,9 +82,18 @@ def _is_v1(message: Any) -> bool:
     return isinstance(content, list) and any(isinstance(p, dict) and "value" in p and "text" not in p for p in content)
 
 
-def _v1_parts(content: Any, line: int | None, where: str) -> tuple[list[str], list[str], list[CallText]]:
+@dataclass(frozen=True, slots=True)
+class _V1Parts:
+    """A LLaMA-Factory v1 message's content parts, sorted: texts, reasoning, calls."""
+
+    texts: list[str]
+    reasoning: list[str]
+    calls: list[CallText]
+
+
+def _v1_parts(content: Any, line: int | None, where: str) -> _V1Parts:
     if isinstance(content, str):
-        return [content], [], []
+        return _V1Parts([content], [], [])
     if not isinstance(content, list):
         raise invalid(f"{where} content is {describe(content)}", line=line)
     texts: list[str] = []
@@ -98,7 +109,7 @@ def _v1_parts(content: Any, line: int | None, where: str) -> tuple[list[str], li
             calls.extend(parse_call(value, line, f"{where} tool_call"))
         else:
             texts.append(value if isinstance(value, str) else dumps(value, line=line, what=f"{where} content"))
-    return texts, reasoning, calls
+    return _V1Parts(texts, reasoning, calls)
 
 
 class FinetuneWriter(FormatWriter):

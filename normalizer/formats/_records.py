@@ -55,6 +55,7 @@ document. A UTF-8 byte order mark is skipped.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Union
 
@@ -143,7 +144,8 @@ class Position(NamedTuple):
     column: int
 
 
-class DocPlace(NamedTuple):
+@dataclass(slots=True)
+class DocPlace:
     """Where a document record began, not yet worked out: its first event's slice and
     number there (see the module docstring). :meth:`resolve` works it out."""
 
@@ -167,12 +169,15 @@ def position_of(place: Place | None) -> Position | None:
     return place.resolve()  # type: ignore[union-attr]  # the only other kind of place
 
 
-class Record(NamedTuple):
-    """One element of a file's record stream, decoded."""
+@dataclass(slots=True)
+class Record:
+    """One element of a file's record stream, decoded. (Made per record, and a document's
+    :class:`DocPlace` per value: slots classes, not frozen, as a frozen dataclass is built
+    at twice a tuple's cost; neither is changed once made.)"""
 
     value: Any
     place: Place | None  # None: a record given in memory, nowhere in a file
-    number: int  # 0-based number of the record in the file (``index`` is tuple's)
+    number: int  # 0-based number of the record in the file
 
 
 class Meta(NamedTuple):

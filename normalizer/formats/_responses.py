@@ -36,6 +36,7 @@ Shapes seen in the wild, and what becomes of them:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import orjson
@@ -251,8 +252,9 @@ class ResponsesConverter:
         content = item.get("content")
         source = {} if _MESSAGE_FIELDS.issuperset(item) else {k: v for k, v in item.items() if k not in _MESSAGE_FIELDS}
         if role == "assistant":
-            texts, refusal, call_parts, other = _assistant_content(content, line)
-            calls = [self._part_call(part, line) for part in call_parts]  # checked before any change
+            sorted_content = _assistant_content(content, line)
+            texts, refusal, other = sorted_content.texts, sorted_content.refusal, sorted_content.other
+            calls = [self._part_call(part, line) for part in sorted_content.calls]  # checked before any change
             turn = self._pending(item, line)
             turn.texts.extend(texts)
             if refusal is not None:
@@ -397,12 +399,23 @@ def _call(item: dict[str, Any], name: str, arguments: str, line: int | None) -> 
     return call
 
 
-def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str | None, list[dict[str, Any]], list[Any]]:
+@dataclass(frozen=True, slots=True)
+class _AssistantContent:
+    """An assistant message item's content, sorted: its texts, its refusal, its
+    ``function_call`` parts and its other parts."""
+
+    texts: list[str]
+    refusal: str | None
+    calls: list[dict[str, Any]]
+    other: list[Any]
+
+
+def _assistant_content(content: Any, line: int | None) -> _AssistantContent:
     """Texts, refusal, function_call parts and other parts of an assistant message item."""
     if content is None:
-        return [], None, [], []
+        return _AssistantContent([], None, [], [])
     if isinstance(content, str):
-        return [content], None, [], []
+        return _AssistantContent([content], None, [], [])
     texts: list[str] = []
     refusal: str | None = None
     calls: list[dict[str, Any]] = []
@@ -417,7 +430,7 @@ def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str |
             calls.append(part)
         else:
             other.append(part)
-    return texts, refusal, calls, other
+    return _AssistantContent(texts, refusal, calls, other)
 
 
 def _reasoning_text(item: dict[str, Any]) -> str:

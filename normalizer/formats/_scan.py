@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import Final, NamedTuple
+from dataclasses import dataclass
+from typing import Final
 
 from ._records import STRING_REST, Position, count_newlines
 
@@ -97,8 +98,8 @@ class Where:
 
     def at(self, piece: bytes, rel: int) -> dict[str, int]:
         """``line`` and ``column`` (in characters) of byte ``rel`` of the current piece."""
-        line, column = line_column(self.line, self.line_chars, piece, rel)
-        return {"line": line, "column": column}
+        at = line_column(self.line, self.line_chars, piece, rel)
+        return {"line": at.line, "column": at.column}
 
     def advance(self, piece: bytes) -> None:
         self.strings(piece)
@@ -156,14 +157,14 @@ _COUNTED_RUNS: Final = 8
 _ESCAPE: Final = re.compile(rb"\\.", re.DOTALL)
 
 
-def line_column(line: int, line_chars: int, piece: bytes, rel: int) -> tuple[int, int]:
+def line_column(line: int, line_chars: int, piece: bytes, rel: int) -> Position:
     """Line and column (in characters) of byte ``rel`` of a piece that begins on ``line``,
     after ``line_chars`` characters of it."""
     head = piece[:rel]
     newlines = head.count(b"\n")
     if newlines:
-        return line + newlines, chars(head[head.rfind(b"\n") + 1 :]) + 1
-    return line, line_chars + chars(head) + 1
+        return Position(line + newlines, chars(head[head.rfind(b"\n") + 1 :]) + 1)
+    return Position(line, line_chars + chars(head) + 1)
 
 
 def chars(data: bytes) -> int:
@@ -224,7 +225,8 @@ def opening_quote(piece: bytes, escaped: bool, quotes: int | None = None) -> int
         end = at
 
 
-class Cut(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Cut:
     """Where a token cut by a slice boundary began: its first slice's bytes and state, and
     the offset there (the bytes only, not that slice: a chain of slices would hold the file)."""
 
@@ -234,7 +236,7 @@ class Cut(NamedTuple):
     offset: int
 
     def position(self) -> Position:
-        return Position(*line_column(self.line, self.line_chars, self.piece, self.offset))
+        return line_column(self.line, self.line_chars, self.piece, self.offset)
 
 
 class Slice:
@@ -262,7 +264,7 @@ class Slice:
             self._offsets = self._event_offsets()
         if event >= len(self._offsets):
             return None
-        return Position(*line_column(self.line, self.line_chars, self.piece, self._offsets[event]))
+        return line_column(self.line, self.line_chars, self.piece, self._offsets[event])
 
     def cut(self, in_string_at_end: bool, quotes: int | None = None) -> Cut | None:
         """Where the token this slice's end cuts began (the next slice's ``carried``);

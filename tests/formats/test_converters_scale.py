@@ -201,11 +201,11 @@ class ReferenceConverter(AnthropicConverter):
             i += 1
             text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
             found = _anthropic._cline_result(text) if isinstance(text, str) else None
-            call = next((c for c in open_calls if c["function"]["name"] == found[0]), None) if found else None
+            call = next((c for c in open_calls if c["function"]["name"] == found.name), None) if found else None
             if found is None or call is None:
                 out.append(block)
                 continue
-            name, header, rest = found
+            name, header, rest = found.name, found.header, found.rest
             if rest is None:
                 after = content[i] if i < len(content) else None
                 taken = isinstance(after, dict) and after.get("type") in ("text", "image") and not (
