@@ -237,7 +237,7 @@ def _tool_uses(message: Message) -> list[dict[str, Any]]:
         if not isinstance(call, Mapping):
             continue
         function = function_of(call)
-        name, arguments = function.name, function.arguments
+        name, arguments = function.get("name"), function.get("arguments")
         if isinstance(arguments, str):
             try:
                 value = loads(arguments) if arguments.strip() else {}  # (integers as they were)

@@ -8,10 +8,10 @@ Two containers are read, both in constant memory, from bytes fed in chunks:
   it, using the error helpers here. A record's place is its line number.
 * **A JSON document**: an array of records, or an object whose ``messages`` / ``input`` array
   (also under ``request.body``, as in hermes request dumps) is the record stream.
-  :class:`DocReader` pushes the bytes into ijson's push parser in slices of
+  :class:`~._document.DocReader` pushes the bytes into ijson's push parser in slices of
   :data:`DOC_SLICE_BYTES` (but for those of a long string, held back and pushed together:
-  :class:`OpenToken`) and :class:`DocWalker` turns its events into :class:`Record` and
-  :class:`Meta` values (the object's other keys). A record (or meta value) that takes more
+  :class:`~._scan.OpenToken`) and :class:`~._document.DocWalker` turns its events into
+  :class:`Record` and :class:`Meta` values (the object's other keys). A record (or meta value) that takes more
   than ``max_record_bytes`` of the file is refused while it is read.
 
 Both refuse nesting deeper than ``max_depth`` (:data:`DEFAULT_MAX_DEPTH`) with
@@ -27,19 +27,19 @@ document reader's time). So a document record's place is a :class:`DocPlace`: th
 first event came from and that event's number in the slice. Only when a position is asked
 for (an error, a ``check`` finding) is that slice tokenized, once, to turn event numbers into
 offsets: each ijson event is one token, and a token's event arrives with the slice that
-completes it (a number only once the byte after it is seen), which :class:`Slice` follows.
+completes it (a number only once the byte after it is seen), which :class:`~._scan.Slice` follows.
 
 **Lone surrogates.** A ``\\ud800``-style escape that is not half of a UTF-16 pair denotes no
 character: it cannot be written as UTF-8, so nothing downstream (orjson, pydantic's JSON
 dump, a terminal) can carry it. This is the one policy for them, everywhere: *files* are
 refused at read time with an :class:`InvalidMessage` at ``file:line:column`` (JSONL through
-orjson, which refuses them; documents through :class:`SurrogateScan`, because ijson's C
+orjson, which refuses them; documents through :class:`~._scan.SurrogateScan`, because ijson's C
 backend would silently turn them into ``?``). *In-memory* values (Python ``str`` can hold
 them) are refused where they would have to be encoded: a pydantic model whose dump fails is
 an :class:`InvalidMessage` naming the message (``_messages.as_message``), pydantic refuses
 them in a message's keys, :meth:`Report.model_dump_json` replaces them with U+FFFD and says
 so in a ``replace_surrogates`` record (``_report``), and the writers refuse them with an
-:class:`InvalidMessage` naming the message index (``_encode.unwritable``).
+:class:`InvalidMessage` naming the message index (``_writing.unwritable``).
 
 The layer is four modules: this one (the JSONL splitter, places, the limits and their
 errors, :func:`sniff`), ``_document`` (:class:`~._document.DocReader`, :class:`~._document.DocWalker`),
@@ -120,7 +120,7 @@ DEFAULT_MAX_DEPTH = _DEFAULT_MAX_DEPTH
 CHUNK_BYTES = 256 * 1024
 
 #: Bytes of a JSON document handed to ijson at once, whatever the size of the chunks fed to
-#: :class:`DocReader`. Each slice's events are walked before the next is parsed, so at most
+#: :class:`~._document.DocReader`. Each slice's events are walked before the next is parsed, so at most
 #: a slice's worth wait (one per byte at worst, ``[[[[``: about 20 MB, held only until the
 #: depth limit stops it). A long string is not what sets it: ijson's C lexer re-reads a
 #: token cut by a slice from its first byte, which made a string cost time quadratic in its

@@ -207,7 +207,7 @@ def _assistant_item(message: Message) -> dict[str, Any] | None:
 
 def _call_item(call: Mapping[str, Any]) -> dict[str, Any]:
     function = function_of(call)
-    name, arguments = function.name, function.arguments
+    name, arguments = function.get("name"), function.get("arguments")
     if not isinstance(arguments, str):
         arguments = "{}" if arguments is None else dumps(arguments).decode()
     kind = call.get("item_type")

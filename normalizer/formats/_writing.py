@@ -54,7 +54,6 @@ __all__ = [
     "ANTHROPIC_ONLY",
     "CALL_KEYS",
     "ImageUrl",
-    "Function",
     "source_of",
     "with_source_fields",
     "text_of",
@@ -277,22 +276,14 @@ def image_url_of(part: Any) -> ImageUrl | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Function:
-    """A Chat call's ``function``: its name and arguments, each None when it has none."""
-
-    name: Any = None
-    arguments: Any = None
+_NO_FUNCTION: Mapping[str, Any] = {}
 
 
-_NO_FUNCTION = Function()
-
-
-def function_of(call: Mapping[str, Any]) -> Function:
+def function_of(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Chat call's ``function`` (its ``name`` and ``arguments``), or an empty mapping when
+    it has none: read in place, nothing built per call."""
     function = call.get("function")
-    if not isinstance(function, Mapping):
-        return _NO_FUNCTION
-    return Function(function.get("name"), function.get("arguments"))
+    return function if isinstance(function, Mapping) else _NO_FUNCTION
 
 
 def plain_text(part: Any, kind: str) -> bool:
