@@ -49,18 +49,10 @@ __all__ = ["THINKING_KEY", "At", "BlockConverter", "EMPTY_TURN", "json_size", "m
 THINKING_KEY = "thinking_blocks"
 
 @dataclass(slots=True)
-class Op:
-    """What one content block does to the turn: its kind (``"text"``, ``"call"``,
-    ``"result"``, ``"thinking"``, ``"other"``) and its value. One per block: a slots class
-    (not frozen: a frozen dataclass is built at twice a tuple's cost); never changed."""
-
-    kind: str
-    value: Any
-
-
-@dataclass(frozen=True, slots=True)
 class At:
-    """Where a record is, kept for every turn and put into words only for the limit's error."""
+    """Where a record is, kept for every turn and put into words only for the limit's error.
+    (One per turn: slots, not frozen, as a frozen dataclass is built at twice a tuple's cost;
+    never changed once made.)"""
 
     line: int | None  # None: not given
     fed: int  # records fed up to it (counted by a converter that can name a record with no line: _where)
@@ -138,20 +130,26 @@ class BlockConverter:
 
     # Parsing is separate from applying so that an invalid record changes no state.
 
-    def _assistant_ops(self, content: Any, line: int | None) -> list[Op]:
+    def _assistant_ops(self, content: Any, line: int | None, kinds: list[str], ops: list[Any]) -> None:
+        """What each block of an assistant message does to the turn, appended to ``kinds``
+        (``"text"``, ``"call"``, ``"result"``, ``"thinking"``, ``"other"``) and, one for one,
+        ``ops`` (the text, the call, the tool message, the block): two lists for the message,
+        nothing built per block."""
         if isinstance(content, str):
-            return [Op("text", content)]
+            kinds.append("text")
+            ops.append(content)
+            return
         if content is None:
-            return []
+            return
         if not isinstance(content, list):
             raise invalid(f"assistant content is {describe(content)}, expected a list of blocks", line=line, field="content")
-        ops: list[Op] = []
         for block in content:
             if not isinstance(block, dict):
                 raise invalid(f"assistant content block is {describe(block)}", line=line, field="content")
             kind = block.get("type")
             if kind == "text":
-                ops.append(Op("text", block.get("text") if isinstance(block.get("text"), str) else ""))
+                kinds.append("text")
+                ops.append(block.get("text") if isinstance(block.get("text"), str) else "")
                 extra = {k: v for k, v in block.items() if k not in ("type", "text")}
                 if extra:  # e.g. citations: a Chat message's text has no room for them
                     note_extra(self.report, "drop_block_fields", f"text block fields {sorted(extra)} have no place in a Chat message; kept here", line=line, dropped=extra)
@@ -168,18 +166,20 @@ class BlockConverter:
                     call["item_type"] = kind  # run by Anthropic, not by the client (as Responses' custom calls)
                 # Other keys (e.g. "caller" on newer lines) are kept under source_fields.
                 with_source(call, {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")})
-                ops.append(Op("call", call))
+                kinds.append("call")
+                ops.append(call)
             elif _server_result(block):
-                ops.append(Op("result", self._result(block, line)))
+                kinds.append("result")
+                ops.append(self._result(block, line))
             elif kind in ("thinking", "redacted_thinking"):
-                ops.append(Op("thinking", block))
+                kinds.append("thinking")
+                ops.append(block)
             else:
-                ops.append(Op("other", block))
-        return ops
+                kinds.append("other")
+                ops.append(block)
 
-    def _apply(self, turn: Turn, ops: list[Op], keys: list[bytes], line: int | None) -> None:
-        for step, key in zip(ops, keys):
-            op, value = step.kind, step.value
+    def _apply(self, turn: Turn, kinds: list[str], ops: list[Any], keys: list[bytes], line: int | None) -> None:
+        for op, value, key in zip(kinds, ops, keys):
             if key in turn.seen:
                 count(self.report, "skip_duplicate_block")
                 continue
@@ -240,7 +240,9 @@ class BlockConverter:
         # turn past max_record_bytes, refuses the whole record): the ops, each block's
         # duplicate-detection key, and what the turn would hold -- only the blocks it does not
         # hold yet add to it (Claude Code's snapshot lines repeat them).
-        ops = self._assistant_ops(content, line)  # one op a block (a string: one op, None: none)
+        kinds: list[str] = []
+        ops: list[Any] = []
+        self._assistant_ops(content, line, kinds, ops)  # one op a block (a string: one op, None: none)
         blocks = content if isinstance(content, list) else [content] if ops else []
         turn = self._turn
         if turn is not None and (key is None or turn.key != key):
@@ -262,7 +264,7 @@ class BlockConverter:
         self._held = held
         if extra:
             merge_source(turn.source, extra, self.report, line=line)
-        self._apply(turn, ops, keys, line)
+        self._apply(turn, kinds, ops, keys, line)
         return out
 
     def _user(self, content: Any, line: int | None, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ their calls paired with their results by position (``_pairing``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -66,10 +65,11 @@ class FinetuneConverter:
                 raise invalid(f"{where} is {describe(m)}, expected a message", line=line)
             role, content = m["role"], m.get("content")
             extra = {k: v for k, v in m.items() if k not in ("role", "content")}
-            parts = _v1_parts(content, line, where)
-            texts = parts.texts
+            texts: list[str] = []
+            reasoning: list[str] = []
+            calls = _v1_parts(content, line, where, texts, reasoning)
             if role == "assistant":
-                pairing.assistant(texts, parts.reasoning, parts.calls, extra)
+                pairing.assistant(texts, reasoning, calls, extra)
             elif role == "tool":
                 pairing.result("".join(texts), extra)
             else:
@@ -82,22 +82,14 @@ def _is_v1(message: Any) -> bool:
     return isinstance(content, list) and any(isinstance(p, dict) and "value" in p and "text" not in p for p in content)
 
 
-@dataclass(frozen=True, slots=True)
-class _V1Parts:
-    """A LLaMA-Factory v1 message's content parts, sorted: texts, reasoning, calls."""
-
-    texts: list[str]
-    reasoning: list[str]
-    calls: list[CallText]
-
-
-def _v1_parts(content: Any, line: int | None, where: str) -> _V1Parts:
+def _v1_parts(content: Any, line: int | None, where: str, texts: list[str], reasoning: list[str]) -> list[CallText]:
+    """A LLaMA-Factory v1 message's content parts: its texts and reasoning appended to the
+    lists given (nothing built per message for the sorting); its calls."""
     if isinstance(content, str):
-        return _V1Parts([content], [], [])
+        texts.append(content)
+        return []
     if not isinstance(content, list):
         raise invalid(f"{where} content is {describe(content)}", line=line)
-    texts: list[str] = []
-    reasoning: list[str] = []
     calls: list[CallText] = []
     for part in content:
         if not isinstance(part, dict):
@@ -109,7 +101,7 @@ def _v1_parts(content: Any, line: int | None, where: str) -> _V1Parts:
             calls.extend(parse_call(value, line, f"{where} tool_call"))
         else:
             texts.append(value if isinstance(value, str) else dumps(value, line=line, what=f"{where} content"))
-    return _V1Parts(texts, reasoning, calls)
+    return calls
 
 
 class FinetuneWriter(FormatWriter):

@@ -36,7 +36,6 @@ Shapes seen in the wild, and what becomes of them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import orjson
@@ -252,9 +251,11 @@ class ResponsesConverter:
         content = item.get("content")
         source = {} if _MESSAGE_FIELDS.issuperset(item) else {k: v for k, v in item.items() if k not in _MESSAGE_FIELDS}
         if role == "assistant":
-            sorted_content = _assistant_content(content, line)
-            texts, refusal, other = sorted_content.texts, sorted_content.refusal, sorted_content.other
-            calls = [self._part_call(part, line) for part in sorted_content.calls]  # checked before any change
+            texts: list[str] = []
+            call_parts: list[dict[str, Any]] = []
+            other: list[Any] = []
+            refusal = _assistant_content(content, line, texts, call_parts, other)
+            calls = [self._part_call(part, line) for part in call_parts]  # checked before any change
             turn = self._pending(item, line)
             turn.texts.extend(texts)
             if refusal is not None:
@@ -399,27 +400,17 @@ def _call(item: dict[str, Any], name: str, arguments: str, line: int | None) -> 
     return call
 
 
-@dataclass(frozen=True, slots=True)
-class _AssistantContent:
-    """An assistant message item's content, sorted: its texts, its refusal, its
-    ``function_call`` parts and its other parts."""
-
-    texts: list[str]
-    refusal: str | None
-    calls: list[dict[str, Any]]
-    other: list[Any]
-
-
-def _assistant_content(content: Any, line: int | None) -> _AssistantContent:
-    """Texts, refusal, function_call parts and other parts of an assistant message item."""
+def _assistant_content(content: Any, line: int | None, texts: list[str], calls: list[dict[str, Any]],
+                       other: list[Any]) -> str | None:
+    """An assistant message item's content, sorted into ``texts``, ``calls`` (its
+    ``function_call`` parts) and ``other`` parts, given to fill (one item each, nothing
+    built for the sorting itself); its refusal, or None."""
     if content is None:
-        return _AssistantContent([], None, [], [])
+        return None
     if isinstance(content, str):
-        return _AssistantContent([content], None, [], [])
-    texts: list[str] = []
+        texts.append(content)
+        return None
     refusal: str | None = None
-    calls: list[dict[str, Any]] = []
-    other: list[Any] = []
     for part in text_parts(content, line=line, where="assistant message content"):
         kind = part.get("type")
         if kind == "text":
@@ -430,7 +421,7 @@ def _assistant_content(content: Any, line: int | None) -> _AssistantContent:
             calls.append(part)
         else:
             other.append(part)
-    return _AssistantContent(texts, refusal, calls, other)
+    return refusal
 
 
 def _reasoning_text(item: dict[str, Any]) -> str:
