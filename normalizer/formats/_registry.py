@@ -5,8 +5,14 @@ Each format is one module that declares its :class:`~._format.Format` (its conve
 (``--from``), in ``FORMATS``, in errors that name them and in the README's table. What else
 is ordered is ordered by the formats' own declarations, not by their place here: detection
 takes the most specific clue (:class:`~._format.Evidence`), and the outputs (``ENCODERS``,
-``--to``, ``SESSION_FORMATS``) their ranks. Adding a format is its module, its tests and one
-line here.
+``--to``, ``SESSION_FORMATS``) their ranks. Adding a format is its module, its tests, one line
+here (and its import above), and its row in the README's table of formats (which
+``tests/formats/test_registry.py`` holds to this list).
+
+Not derived yet: what a JSON document's container says (the record arrays ``messages`` /
+``input`` and the own keys ``system`` / ``instructions`` / ``system_prompt``, in ``_records``,
+``_document`` and ``_events``; the hints ``_detect.decide`` takes from them). A format read
+from a request body under another key needs those too.
 
 Loading this module loads every format's converter and encoder (what reading and writing
 need), not the session editor (``_sessions``) nor the file writers (``_writers``).
