@@ -31,8 +31,9 @@ from .._core import Normalizer
 from .._errors import InputError
 from .._json import dumps
 from .._report import Repair, new_report
-from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream, Encoder
-from ..formats._encode import FLUSH_BYTES
+from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream
+from ..formats._writing import FormatWriter
+from ..formats._writing import FLUSH_BYTES
 from ..formats._reader import Head, Reader
 from .detect import session_format
 from .plan import Job
@@ -127,7 +128,7 @@ class _RecordsPump:
         # again, nor the format detected again from the same records.
         reader = Reader(settings.fmt, report=self.reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
         self.conversations = ConversationStream(src, reader)
-        self.encoder: Encoder | None = None
+        self.encoder: FormatWriter | None = None
         self.multi = False
         self.done_messages = self.done_bytes = 0  # already counted by the tracker
         self.core: Normalizer | None = None  # the conversation's, while it is repaired
@@ -173,13 +174,13 @@ class _RecordsPump:
             )
         self.tracker.advance(result.messages_in - self.done_messages, src.bytes - self.done_bytes)
 
-    def _start(self) -> Encoder:
+    def _start(self) -> FormatWriter:
         chosen = _encoder(self.settings, self.job, self.conversations, self.result)
         self.encoder, self.multi = chosen.encoder, chosen.multi
         self.out.buf += chosen.encoder.start()
         return chosen.encoder
 
-    def _conversation(self, conv: Conversation, encoder: Encoder) -> None:
+    def _conversation(self, conv: Conversation, encoder: FormatWriter) -> None:
         result, settings, multi = self.result, self.settings, self.multi
         result.conversations += 1
         self.conv_index[0] = conv.index if multi else None
@@ -196,7 +197,7 @@ class _RecordsPump:
                     try:
                         buf += message(repaired)
                     except orjson.JSONEncodeError as exc:
-                        buf += refused(repaired, exc)  # an integer past 64 bits (see Encoder.again)
+                        buf += refused(repaired, exc)  # an integer past 64 bits (see FormatWriter.again)
                 if len(buf) >= FLUSH_BYTES:
                     self.flush_point()
             for repaired in core.close():
@@ -232,7 +233,7 @@ _CONTAINERS = {"jsonl": "lines", "array": "array", "object": "object"}
 class _Chosen:
     """The output's encoder, and whether the format read holds several conversations."""
 
-    encoder: Encoder
+    encoder: FormatWriter
     multi: bool
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import InputError, UsageError
 from .._report import Repair, Report, new_report
-from ..formats._encode import FLUSH_BYTES
+from ..formats._writing import FLUSH_BYTES
 from ..formats._records import CHUNK_BYTES
 from .plan import Job
 from .results import FileResult, Settings

@@ -35,7 +35,7 @@ from ..batch.results import FileResult, Settings
 from ..batch.streams import Input, Output
 from ..batch.tracking import Tracker
 from .._errors import InputError, UsageError
-from ..formats._encode import FLUSH_BYTES
+from ..formats._writing import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
 __all__ = ["FileResult", "Totals", "Plan", "RepairFiles", "by_keep_results", "repair_lines", "repair_file", "repair_files", "stream_files", "settings_for",

@@ -1,8 +1,12 @@
 """Session and history formats in, OpenAI Chat Completions messages out, and back.
 
-Each format is a sans-I/O converter (``feed(record, line=...) -> list[dict]``,
-``close() -> list[dict]``) registered in :data:`FORMATS`. Reading a file is layered, each
-layer sans-I/O but the last:
+Each format is one module (``_chat``, ``_responses``, ``_codex``, ``_claude``, ``_anthropic``,
+``_sharegpt``, ``_finetune``) that declares its :class:`~._format.Format`: its traits, its
+``guess`` (detection), its sans-I/O converter (``feed(record, line=...) -> list[dict]``,
+``close() -> list[dict]``) and the outputs it writes. ``_registry`` lists them once, and
+:data:`FORMATS`, :data:`ENCODERS`, :data:`SESSION_FORMATS`, the detection and the names
+``--from`` / ``--to`` take derive from it. Reading a file is layered, each layer sans-I/O but
+the last:
 
 * ``_records``: bytes to JSON records (JSONL lines, or a document's elements through ijson),
   within the documented limits, each with its place in the file (:class:`Position`).
@@ -15,8 +19,8 @@ layer sans-I/O but the last:
 In memory, :func:`from_responses` / :func:`to_responses` and :func:`from_anthropic` /
 :func:`to_anthropic` (``_memory``) drive the same converters and encoders over a list.
 
-Writing is one table of encoders, :data:`ENCODERS` (``_encode``: messages in, bytes out), that
-the writers (``_writers``) and the command line pump into files. A Claude Code session or a
+Writing is one table of encoders, :data:`ENCODERS` (each a :class:`~._writing.FormatWriter`,
+messages in, bytes out, declared by its format's module), that the writers (``_writers``) and the command line pump into files. A Claude Code session or a
 Codex rollout can also be repaired in its own format (``_sessions``: bytes in, the same
 session out with the fewest edits, :class:`SessionRepairer`).
 
@@ -45,23 +49,27 @@ from .._lazy import export_names, load_export
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("ChatConverter", "FinetuneConverter", "ShareGPTConverter"), "._chat"),
-    **dict.fromkeys(("AnthropicConverter", "ClaudeCodeConverter"), "._claude"),
+    "AnthropicConverter": "._anthropic",
+    "ChatConverter": "._chat",
+    "ClaudeCodeConverter": "._claude",
     **dict.fromkeys(("CodexConverter", "CodexPlan", "plan_codex"), "._codex"),
-    **dict.fromkeys(("SESSION_FORMATS", "detect_format"), "._detect"),
-    **dict.fromkeys(("ENCODERS", "Encoder"), "._encode"),
+    "detect_format": "._detect",
+    "FinetuneConverter": "._finetune",
     **dict.fromkeys(("from_anthropic", "from_responses", "to_anthropic", "to_responses"), "._memory"),
+    **dict.fromkeys(("ENCODERS", "FORMATS", "SESSION_FORMATS"), "._registry"),
     **dict.fromkeys((
-        "FORMATS", "AsyncConversationStream", "AsyncMessageStream", "Conversation", "ConversationStream",
+        "AsyncConversationStream", "AsyncMessageStream", "Conversation", "ConversationStream",
         "MessageStream", "aread_conversations", "aread_messages", "read_conversations", "read_messages",
     ), "._read"),
     "Position": "._records",
     "ResponsesConverter": "._responses",
+    "ShareGPTConverter": "._sharegpt",
     **dict.fromkeys(("SessionRepairer", "repair_session"), "._sessions"),
     **dict.fromkeys((
         "WRITERS", "awrite_anthropic", "awrite_finetune", "awrite_json_array", "awrite_jsonl", "awrite_responses",
         "write_anthropic", "write_finetune", "write_json_array", "write_jsonl", "write_responses",
     ), "._writers"),
+    "Encoder": "._writing",
 }
 
 
@@ -76,14 +84,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
-    from ._claude import AnthropicConverter, ClaudeCodeConverter
+    from ._anthropic import AnthropicConverter
+    from ._chat import ChatConverter
+    from ._claude import ClaudeCodeConverter
     from ._codex import CodexConverter, CodexPlan, plan_codex
-    from ._detect import SESSION_FORMATS, detect_format
-    from ._encode import ENCODERS, Encoder
+    from ._detect import detect_format
+    from ._finetune import FinetuneConverter
     from ._memory import from_anthropic, from_responses, to_anthropic, to_responses
     from ._read import (
-        FORMATS,
         AsyncConversationStream,
         AsyncMessageStream,
         Conversation,
@@ -95,7 +103,9 @@ if TYPE_CHECKING:
         read_messages,
     )
     from ._records import Position
+    from ._registry import ENCODERS, FORMATS, SESSION_FORMATS
     from ._responses import ResponsesConverter
+    from ._sharegpt import ShareGPTConverter
     from ._sessions import SessionRepairer, repair_session
     from ._writers import (
         WRITERS,
@@ -110,6 +120,7 @@ if TYPE_CHECKING:
         write_jsonl,
         write_responses,
     )
+    from ._writing import Encoder
 
 __all__ = [
     "FORMATS",

@@ -42,10 +42,11 @@ from .._errors import LimitExceeded
 from .._json import JSONDecodeError, loads
 from .._report import Report
 from ._common import count, describe, invalid, note_extra, with_source
+from ._format import Clue, Evidence, Format, Output
 from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
 from ._responses import ResponsesConverter
 
-__all__ = ["CodexConverter", "CodexPlan", "CodexPlanner", "plan_codex", "CODEX_LINE_TYPES", "MAX_ROLLBACK_TURNS"]
+__all__ = ["CodexConverter", "CodexPlan", "CodexPlanner", "plan_codex", "CODEX_LINE_TYPES", "MAX_ROLLBACK_TURNS", "guess", "FORMAT"]
 
 #: The most user turns and rolled-back line ranges the Codex planner remembers together:
 #: where each user turn still standing began (8 bytes each, to know what a later
@@ -340,3 +341,20 @@ class CodexConverter:
         if isinstance(message, str) and message:
             out.append({"role": "assistant", "content": message})
         return out
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """A line of a Codex type with a ``payload``."""
+    kind = record.get("type")
+    if "payload" in record and isinstance(kind, str) and kind in CODEX_LINE_TYPES:
+        return Clue(Evidence.LINE_TYPE)
+    return None
+
+
+FORMAT = Format(
+    "codex", CodexConverter, guess,
+    outputs=(Output("codex", 70, dialect="_Codex"),), options=("base_instructions",), planned=True,
+)

@@ -6,59 +6,33 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._errors import InputError
-from ._claude import CLAUDE_LINE_TYPES
-from ._codex import CODEX_LINE_TYPES
+from ._format import Format
+from ._registry import INPUT_FORMATS, REGISTRY, SESSION_FORMATS
 
 __all__ = ["detect_format", "decide", "guess", "nothing_recognised", "DETECT_RECORDS", "SESSION_FORMATS"]
-
-#: The formats a session file can be repaired in (``--to claude-code``, ``--to codex``; see
-#: ``_sessions``). Here, not there: the command line asks it of every input, and a chat
-#: file must not load the session repairers to be told it is not a session.
-SESSION_FORMATS = ("claude-code", "codex")
 
 #: Records looked at before settling on a weak guess (a plain ``{"role", "content"}`` could
 #: be Chat, Anthropic or Responses; a later record with tool calls usually tells).
 DETECT_RECORDS = 16
 
-_RESPONSES_ITEMS = {
-    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-    "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call",
-    "item_reference", "compaction",
-}
-_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking"}
-_RESPONSES_PARTS = {"input_text", "output_text", "input_image", "input_file", "refusal"}
-_CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid", "messageId")
+# The formats in the order detection asks them: every format is asked, and the most specific
+# clue wins (Evidence), the registry's order breaking ties (see ``_format``).
+_ASKED: tuple[Format, ...] = REGISTRY
 
 
 def guess(record: Any) -> tuple[str | None, bool]:
     """``(format, decisive)`` for one record; ``(None, False)`` when it says nothing."""
     if not isinstance(record, dict):
         return None, False
-    kind = record.get("type")
-    if not isinstance(kind, str):
-        kind = None  # a record may hold anything there (a list, an object): it says nothing
-    if "payload" in record and kind in CODEX_LINE_TYPES:
-        return "codex", True
-    if kind in CLAUDE_LINE_TYPES and any(k in record for k in _CLAUDE_KEYS):
-        return "claude-code", True
-    if isinstance(record.get("conversations"), list):
-        return "sharegpt", True
-    if isinstance(record.get("messages"), list):
-        return "finetune", True
-    if kind in _RESPONSES_ITEMS:
-        return "responses", True
-    if isinstance(record.get("role"), str):
-        content = record.get("content")
-        if isinstance(content, list):
-            types = {p.get("type") for p in content if isinstance(p, dict) and isinstance(p.get("type"), str)}
-            if types & _ANTHROPIC_BLOCKS or any(isinstance(p, dict) and p.get("type") == "image" and "source" in p for p in content):
-                return "anthropic", True
-            if types & _RESPONSES_PARTS:
-                return "responses", True
-        if record["role"] == "tool" or "tool_calls" in record or "tool_call_id" in record:
-            return "chat", True
-        return "chat", False
-    return None, False
+    best = None
+    name: str | None = None
+    for fmt in _ASKED:
+        clue = fmt.guess(record)
+        if clue is not None and (best is None or clue.evidence < best.evidence):
+            best, name = clue, fmt.name
+    if best is None:
+        return None, False
+    return name, best.decisive
 
 
 def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> str:
@@ -99,7 +73,7 @@ def decide(guesses: Iterable[tuple[str | None, bool]], *, hint: str | None = Non
         return "chat"  # an empty input is an empty chat history
     raise InputError(
         "cannot tell the format of this input",
-        hint="Name it with --from (chat, responses, codex, claude-code, anthropic, sharegpt, finetune)",
+        hint=f"Name it with --from ({', '.join(INPUT_FORMATS)})",
     )
 
 

@@ -2,7 +2,7 @@
 
 The file readers and writers work on bytes; an integration holds a list in memory (an OpenAI
 Agents SDK session's items, a LiteLLM request's Anthropic ``messages``). These helpers drive
-the same sans-I/O converters (``_responses``, ``_claude``) and encoders (``_encode``) over
+the same sans-I/O converters (``_responses``, ``_anthropic``) and encoders (``_writing``) over
 such a list, so the in-memory forms are exactly what the files give:
 
 * :func:`from_responses` / :func:`to_responses`: Responses input items <-> chat messages.
@@ -21,9 +21,11 @@ from typing import Any
 
 from .._json import loads
 from .._report import Report
-from ._claude import AnthropicConverter
-from ._encode import AnthropicEncoder, Encoder, ResponsesEncoder
+from ._anthropic import AnthropicConverter
+from ._anthropic_writer import AnthropicWriter
 from ._responses import ResponsesConverter
+from ._responses_writer import ResponsesWriter
+from ._writing import FormatWriter
 
 __all__ = ["from_responses", "to_responses", "from_anthropic", "to_anthropic"]
 
@@ -49,7 +51,7 @@ def to_responses(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
     """Chat messages as Responses input items, as :func:`normalizer.write_responses` writes
     them (reasoning items whole, one ``function_call`` per call, every assistant message item
     with an ``id``)."""
-    return _records(ResponsesEncoder(container="lines"), messages)
+    return _records(ResponsesWriter(container="lines"), messages)
 
 
 def from_anthropic(
@@ -80,13 +82,13 @@ def to_anthropic(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     >>> to_anthropic([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}])
     {'system': 'Be brief.', 'messages': [{'role': 'user', 'content': 'hi'}]}
     """
-    encoder = AnthropicEncoder(container="object")
+    encoder = AnthropicWriter(container="object")
     data = b"".join([encoder.start(), encoder.begin({}), *map(encoder.message, messages), encoder.end(), encoder.finish()])
     request: dict[str, Any] = loads(data)  # (integers past 64 bits as the encoder wrote them)
     return {key: request[key] for key in ("system", "messages") if request.get(key) is not None}
 
 
-def _records(encoder: Encoder, messages: Iterable[Mapping[str, Any]]) -> list[Any]:
+def _records(encoder: FormatWriter, messages: Iterable[Mapping[str, Any]]) -> list[Any]:
     """What a one-record-per-line encoder writes, as the records themselves."""
     data = b"".join([encoder.start(), encoder.begin({}), *map(encoder.message, messages), encoder.end(), encoder.finish()])
     # orjson writes a newline inside a string as \n: every raw newline ends a record.

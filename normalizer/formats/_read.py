@@ -16,18 +16,15 @@ pumps with ``.report``, ``.format`` and ``.position`` (where the last message ca
 
 from __future__ import annotations
 
-import io
 import itertools
-import os
-import sys
 from collections import deque
 from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
-from typing import IO, Any, Union
+from typing import Any
 
 from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
-from ._claude import _value_size
+from ._blocks import value_size as _value_size
 from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
 from ._records import (
     CHUNK_BYTES,
@@ -40,6 +37,7 @@ from ._records import (
     Position,
     position_of,
 )
+from ._source import IN_MEMORY, Source, aopen_source, in_memory, open_source, start_of
 
 __all__ = [
     "FORMATS",
@@ -55,79 +53,6 @@ __all__ = [
     "open_source",
     "aopen_source",
 ]
-
-#: What the readers read: a path, ``"-"`` (stdin), a binary file object, or records already in
-#: memory (an iterable of dicts or of objects with ``model_dump``; async ones for the async
-#: readers).
-Source = Union[str, "os.PathLike[str]", IO[bytes], Any]
-
-#: How errors name an in-memory source.
-IN_MEMORY = "<items>"
-
-
-def in_memory(source: Any) -> bool:
-    """Records given in memory, not a file to read (see :data:`Source`)."""
-    if isinstance(source, (str, bytes, bytearray, os.PathLike)) or hasattr(source, "read"):
-        return False
-    return isinstance(source, (Iterable, AsyncIterable))
-
-
-# -- opening ----------------------------------------------------------------------------------
-
-
-def _name(source: Any) -> str:
-    if source == "-":
-        return "<stdin>"
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    name = getattr(source, "name", None)
-    return name if isinstance(name, str) else "<stream>"
-
-
-def open_source(source: Source) -> tuple[IO[bytes], str, bool]:
-    """``(binary file, display name, whether we opened it and must close it)``."""
-    if source == "-":
-        return sys.stdin.buffer, "<stdin>", False
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            return open(source, "rb"), _name(source), True
-        except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
-    if not hasattr(source, "read"):
-        raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
-    if isinstance(source, io.TextIOBase):
-        raise TypeError("open the file in binary mode ('rb'): lines are decoded as UTF-8 here")
-    return source, _name(source), False
-
-
-async def aopen_source(source: Source) -> tuple[Any, str, bool]:
-    """The async twin of :func:`open_source`: an object with ``async read(n)``."""
-    import anyio
-
-    if source == "-":
-        return anyio.wrap_file(sys.stdin.buffer), "<stdin>", False
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            return await anyio.open_file(source, "rb"), _name(source), True
-        except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
-    read = getattr(source, "read", None)
-    if read is None:
-        raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
-    import inspect
-
-    if inspect.iscoroutinefunction(read):
-        return source, _name(source), False
-    return anyio.wrap_file(source), _name(source), False  # a sync file: reads run in a thread
-
-
-def _start(f: Any) -> int | None:
-    """Where the file starts, if it can be read again from there (for a Codex plan)."""
-    try:
-        return int(f.tell()) if f.seekable() else None
-    except (AttributeError, OSError, ValueError):
-        return None
-
 
 # -- the consumer's side, written once ----------------------------------------------------------
 
@@ -233,7 +158,7 @@ class _StreamState:
 
 def _held_size(value: Any) -> int:
     """What a key's value adds to a conversation's ``extra``: its keys and strings by their
-    length, any other value as its JSON (as a held tool result counts, ``_claude``), not
+    length, any other value as its JSON (as a held tool result counts, ``_blocks``), not
     copied to be measured. (Nesting is bounded by max_depth where it is read.)"""
     kind = type(value)
     if kind is str:
@@ -279,7 +204,7 @@ def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[l
     f, name, owned = open_source(source)
     reader.source = state.source = name
     try:
-        start = _start(f)
+        start = start_of(f)
         while not reader.done:
             if reader.wants_plan:
                 yield reader.set_plan(_plan(f, start, reader))
@@ -428,7 +353,7 @@ async def _abatches(source: Source, reader: Reader, state: _StreamState) -> Asyn
     reader.source = state.source = name
     try:
         wrapped = getattr(f, "wrapped", None)  # anyio's wrapper of a sync file: seekable maybe
-        start = _start(wrapped) if wrapped is not None else None
+        start = start_of(wrapped) if wrapped is not None else None
         while not reader.done:
             if reader.wants_plan:
                 yield reader.set_plan(await _aplan(f, start, reader))

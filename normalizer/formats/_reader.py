@@ -25,26 +25,10 @@ converter, and what it returns goes out, **preceded by the record's place** (a J
 number, or a document's :class:`~._records.DocPlace`), so the consumer knows where the
 messages that follow came from without a wrapper object per message.
 
-The events, in the order they come (:data:`Event`):
+The events, in the order they come, are :data:`~._events.Event`'s kinds (see ``_events``).
 
-====================  ==============================================================
-``dict``              a chat message (the common case travels bare)
-``int`` / DocPlace    the place of the record whose outputs follow
-:class:`Conversation` a whole conversation (multi-conversation formats: one per record)
-:class:`Meta`         one of a document's other keys, for the conversation's ``extra``
-:class:`Sidechain`    a Claude Code sub-agent transcript, finished
-====================  ==============================================================
-
-A system prompt after the messages. JSON key order means nothing, and Claude Code writes its
-request bodies ``{"model", "messages", "system", ...}``: the system prompt comes last. When a
-document's record array begins and none of its ``system`` / ``instructions`` /
-``system_prompt`` keys came before it, the reader asks for a first pass
-(:class:`~._records.KeysScanner`: those values only, nothing else built; about a third of
-the document read's own time) and gives them before the records. A stream cannot be read
-twice: then the records are held until the document's keys are known -- its end, or the
-system key -- up to ``max_record_bytes`` of the file (a request body is one record); past
-that they go out, and a system key after them is left out, recorded whole
-(``drop_late_system``): read the file itself to place it first.
+A system prompt after the messages (Claude Code writes ``{"model", "messages", "system"}``)
+is given before them: by a first pass over the file, or by holding the records (see ``_keys``).
 
 Nothing recognised. A file of records none of which the format's converter knows (Codex
 lines read as Claude Code, a Claude session read as Responses items...) is an
@@ -63,137 +47,41 @@ anything else goes to the converter itself, which says what is wrong with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple, Union
+from collections.abc import Callable
+from typing import Any, Final, Literal
 
 import orjson
 
-from .._errors import InputError, LimitExceeded, UsageError
+from .._errors import InputError, UsageError
 from .._json import JSONDecodeError, from_json, refused
 from .._messages import as_message
 from .._report import Report
-from ._chat import ChatConverter, FinetuneConverter, ShareGPTConverter
-from ._claude import AnthropicConverter, ClaudeCodeConverter, Sidechain
-from ._codex import CodexConverter, CodexPlan, CodexPlanner
+from ._claude import Sidechain
+from ._codex import CodexPlanner
 from ._depth import deeper_than
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
+from ._document import DocReader
+from ._events import SYSTEM_KEYS, Conversation, Event, Head, Limits, OnInvalid, check_arguments, document_hint
+from ._events import own_key, system_meta
+from ._keys import KeysScanner
 from ._records import (
     BOM,
-    CONTAINER_PREFIXES,
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MAX_RECORD_BYTES,
     DocPlace,
-    DocReader,
-    KeysScanner,
     LineSplitter,
     Meta,
     Place,
     Record,
     Sniffer,
     column_of,
-    line_error,
+    keys_held_too_long,
     nesting_at,
+    not_json,
     position_of,
     too_deep,
 )
-from ._responses import ResponsesConverter
+from ._registry import BY_NAME, FORMATS, READER_OPTIONS
 
 __all__ = ["FORMATS", "Limits", "Head", "Reader", "Conversation", "Sidechain", "Event", "OnInvalid"]
-
-#: Format name -> converter class. Every class takes ``report`` as its first argument.
-FORMATS: dict[str, Callable[..., Any]] = {
-    "chat": ChatConverter,
-    "responses": ResponsesConverter,
-    "codex": CodexConverter,
-    "claude-code": ClaudeCodeConverter,
-    "anthropic": AnthropicConverter,
-    "sharegpt": ShareGPTConverter,
-    "finetune": FinetuneConverter,
-}
-
-# Reader options that belong to one converter. Given for another format, they do nothing.
-_CONVERTER_OPTIONS = {
-    "keep_sidechains": "claude-code",
-    "keep_meta": "claude-code",
-    "base_instructions": "codex",
-}
-# Converters that assemble one message from several records (a Claude Code turn written over
-# several lines, an Anthropic assistant message with the results after it, a run of Responses
-# items): they hold it up to the reader's max_record_bytes.
-_ASSEMBLING = frozenset({"claude-code", "anthropic", "responses"})
-# Converters that need a first pass over the file (a plan, see wants_plan): Codex history control.
-_PLANNED = frozenset({"codex"})
-
-OnInvalid = Literal["error", "skip"]
-
-# A document's keys that become the leading system message, whatever their place in it.
-SYSTEM_KEYS = ("system", "instructions", "system_prompt")
-
-
-def _own_key(path: str) -> str | None:
-    """The name of a document's own key (top level or a dump's request body), else None."""
-    parent, _, name = path.rpartition(".")
-    return name if (parent + "." if parent else "") in CONTAINER_PREFIXES else None
-
-
-def _system_meta(item: Any) -> bool:
-    return type(item) is Meta and _own_key(item.key) in SYSTEM_KEYS
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The reader's limits (see :mod:`normalizer.formats._records` for what each bounds and why)."""
-
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
-
-
-@dataclass
-class Conversation:
-    """One conversation of a file.
-
-    Attributes:
-        messages: its chat messages: a list (multi-conversation files, where the record is
-            already in memory) or a one-shot iterator (a whole-file session, streamed; consume
-            it before asking for the next conversation).
-        extra: the conversation's other keys (``tools``, ``parallel_tool_calls``, a
-            document's top-level keys...), to be written back untouched. For a streamed
-            document, keys that come after the messages are added once they are read.
-        index: 0-based position of the conversation in the file.
-        line: 1-based line of the record (JSONL), else None (the stream's ``position``
-            also places a document's records).
-    """
-
-    messages: Union[list[dict[str, Any]], Iterator[dict[str, Any]]]
-    extra: dict[str, Any] = field(default_factory=dict)
-    index: int = 0
-    line: int | None = None
-
-
-class Head(NamedTuple):
-    """What a look at the head of a file already told, for a reader then fed the same file
-    from its start: taken as told, not found again. (The command line looks first: whether
-    the file is a session decides what repairs it; a file that is not goes to a reader.)
-
-    Attributes:
-        container: what :class:`~._records.Sniffer` said of the first bytes (``"jsonl"``,
-            ``"document"`` or ``"empty"``), said as this reader's would (``fmt="auto"``, the
-            same ``max_line_bytes``). The first chunk fed must hold the bytes it judged.
-        format: the format of a JSONL file's first records, found from the records this
-            reader detects it from, none of which it would refuse: choosing it before the
-            first record then gives out what choosing it at the record that settles it does.
-            None: the reader detects it (as it does a format told that waits for a plan).
-    """
-
-    container: str
-    format: str | None = None
-
-
-#: What :class:`Reader` gives out (see the module docstring).
-Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
 
 _NO_PLACE: Final = None  # an in-memory record's place: nowhere in a file
 _REFUSED: Final = object()  # what _unparsed gives for a line it refused (and skipped)
@@ -231,15 +119,7 @@ class Reader:
         head: Head | None = None,
     ) -> None:
         options = options or {}
-        if fmt != "auto" and fmt not in FORMATS:
-            raise UsageError(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
-        if head is not None and (fmt != "auto" or (head.format is not None and head.format not in FORMATS)):
-            raise UsageError(f"a head is told to a reader that detects (fmt='auto'), of a known format: {head!r}")
-        if on_invalid not in ("error", "skip"):
-            raise UsageError(f"on_invalid must be 'error' or 'skip', not {on_invalid!r}")
-        unknown = set(options) - set(_CONVERTER_OPTIONS)
-        if unknown:
-            raise UsageError(f"unknown reader option(s): {', '.join(sorted(unknown))}")
+        check_arguments(fmt, head, on_invalid, options)
         self.source = source
         self.report = report
         self.on_invalid = on_invalid
@@ -263,8 +143,9 @@ class Reader:
         self._sniffer: Sniffer | None = None
         self._told: str | None = None  # the container told (head): the first chunk opens it
         if head is None:
-            self._sniffer = Sniffer(limits.max_line_bytes, single=fmt in ("chat", "responses", "anthropic"),
-                                    lines=fmt == "finetune")
+            told = BY_NAME.get(fmt)
+            self._sniffer = Sniffer(limits.max_line_bytes, single=told is not None and told.per_file,
+                                    lines=told is not None and told.per_line)
         else:
             self._told = head.container
         self._lines: LineSplitter | None = None
@@ -290,7 +171,7 @@ class Reader:
         self._misses: list[tuple[str | None, bool]] = []
         if fmt != "auto":
             self._choose(fmt)
-        elif head is not None and head.format is not None and head.format not in _PLANNED:
+        elif head is not None and head.format is not None and not BY_NAME[head.format].planned:
             # Chosen before the first record, which then goes straight to the converter. Not
             # one with a plan: detected, it asks for the plan once the first chunk is read
             # (that chunk's bad lines refused first); chosen here, before any (its records
@@ -473,7 +354,7 @@ class Reader:
                 if direct:
                     self._convert(rec.value, rec.place, rec.number, out)
                     continue
-            if self._holding and _system_meta(rec):
+            if self._holding and system_meta(rec):
                 self._pending.append(rec)
                 self._release()
                 out += self._go_on()
@@ -499,16 +380,7 @@ class Reader:
         as one by the DocReader)."""
         if not self._waiting:
             assert self._doc is not None
-            limit = self.limits.max_record_bytes
-            raise LimitExceeded(
-                f"the JSON document's keys before its first record take more than {limit} bytes, and its "
-                f"format is not known until a record tells it: they would all be held until then",
-                limit="max_record_bytes",
-                value=limit,
-                source=self.source,
-                **self._doc.here(),
-                hint="Name the format (format=..., on the command line --from) or raise max_record_bytes",
-            )
+            raise keys_held_too_long(self.limits.max_record_bytes, source=self.source, **self._doc.here())
         self._detect(final=True)
         if self._converter is not None and not self.wants_plan:
             self._replay(out)
@@ -518,23 +390,23 @@ class Reader:
         object's array, none of the keys so far, a format that reads them)."""
         assert self._doc is not None
         path = self._doc.walker.stream_path
-        if not path or self._system_given or any(_system_meta(r) for r in self._pending) or self._early:
+        if not path or self._system_given or any(system_meta(r) for r in self._pending) or self._early:
             return False
         return self._converter is None or self._meta is not None
 
     def _take_keys(self, found: dict[str, Any]) -> None:
         """The first pass's system keys: given first (their Meta events lead), and passed
         over when the main pass meets them."""
-        early = [Meta(key, value, _NO_PLACE) for key, value in found.items() if _own_key(key) in SYSTEM_KEYS]
+        early = [Meta(key, value, _NO_PLACE) for key, value in found.items() if own_key(key) in SYSTEM_KEYS]
         self._early = {m.key for m in early}
         self._pending[0:0] = early
 
     def _release(self) -> None:
         """Stop holding: a system key that came after the records goes before them."""
         self._holding = False
-        late = [r for r in self._pending if _system_meta(r)]
+        late = [r for r in self._pending if system_meta(r)]
         if late:
-            self._pending = late + [r for r in self._pending if not _system_meta(r)]
+            self._pending = late + [r for r in self._pending if not system_meta(r)]
 
     # -- records ----------------------------------------------------------------------------
 
@@ -563,14 +435,8 @@ class Reader:
         records = self._waiting
         if not (decisive or final or len(records) >= DETECT_RECORDS):
             return
-        keys = {_own_key(r.key) for r in self._pending if type(r) is Meta}
-        stream = self._doc.walker.stream_path if self._doc is not None else None
-        if "system" in keys:
-            hint: str | None = "system"
-        elif "instructions" in keys or (stream is not None and stream.endswith("input")):
-            hint = "input"
-        else:
-            hint = None
+        keys = {own_key(r.key) for r in self._pending if type(r) is Meta}
+        hint = document_hint(keys, self._doc.walker.stream_path if self._doc is not None else None)
         try:
             fmt = decide(map(self._guess, records), hint=hint)  # (detect_format, from the guesses made)
         except InputError as exc:
@@ -580,19 +446,20 @@ class Reader:
         self._choose(fmt)
 
     def _choose(self, fmt: str) -> None:
+        told = BY_NAME[fmt]  # its traits, looked up once: none is asked per record
         self.format = self.report.format = fmt
-        kwargs = {k: v for k, v in self.options.items() if _CONVERTER_OPTIONS[k] == fmt}
-        if fmt in _ASSEMBLING:
+        kwargs = {k: v for k, v in self.options.items() if READER_OPTIONS[k] == fmt}
+        if told.assembling:
             kwargs["max_record_bytes"] = self.limits.max_record_bytes
-        converter = self._converter = FORMATS[fmt](self.report, **kwargs)
+        converter = self._converter = told.converter(self.report, **kwargs)
         # Looked up once, not per record.
-        self._plain_chat = fmt == "chat"
+        self._plain_chat = told.plain_records
         self._multi = bool(converter.multi)
         self._feed = converter.feed
         self._meta = getattr(converter, "meta", None)
         self._take_sidechains = getattr(converter, "take_sidechains", None)
         # Codex history control needs a first pass; the driver provides it (or None).
-        self.wants_plan = fmt in _PLANNED
+        self.wants_plan = told.planned
 
     def _replay(self, out: list[Event]) -> None:
         pending, self._pending = self._pending, []
@@ -644,7 +511,7 @@ class Reader:
 
     def _convert_meta(self, meta: Meta, out: list[Event]) -> None:
         out.append(meta)
-        name = _own_key(meta.key)
+        name = own_key(meta.key)
         if name in SYSTEM_KEYS:
             self._system_given = True  # before the records: no first pass will look for it
         if self._meta is None or name is None:
@@ -696,7 +563,7 @@ class Reader:
         try:
             return refused(raw)
         except JSONDecodeError:
-            exc = self._not_json(raw, line)
+            exc = not_json(raw, source=self.source, line=line, max_depth=self.limits.max_depth)
             if not raw.endswith(b"\n") and self.format in SESSION_FORMATS:
                 # A session's last line, torn (its writer killed mid-line): the tool skips it
                 # on resume, and so does the reader (recorded, whole; see formats._sessions).
@@ -705,16 +572,6 @@ class Reader:
                 return _REFUSED
             self._refuse_line(exc, raw, line)
             return _REFUSED
-
-    def _not_json(self, raw: bytes, line: int) -> InputError:
-        """Why orjson refused a JSONL line, said of the line without its newline (orjson would
-        place an unfinished value's end on the line after it)."""
-        body = raw.removesuffix(b"\n")
-        try:
-            orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            return line_error(body, exc, source=self.source, line=line, max_depth=self.limits.max_depth)
-        raise AssertionError("a line refused with its newline parses without it")  # whitespace either way
 
     def _refuse_line(self, exc: InputError, raw: bytes, line: int) -> None:
         """A JSONL line that is not a record (``exc`` says where): raise, or skip and record it."""

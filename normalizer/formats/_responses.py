@@ -55,9 +55,11 @@ from ._common import (
     text_parts,
     with_source,
 )
+from ._format import Clue, Evidence, Format, Output
 from ._records import DEFAULT_MAX_RECORD_BYTES
+from ._responses_writer import ResponsesWriter
 
-__all__ = ["ResponsesConverter", "REASONING_KEY"]
+__all__ = ["ResponsesConverter", "REASONING_KEY", "guess", "FORMAT"]
 
 #: Where the converter keeps whole reasoning items on the assistant message.
 REASONING_KEY = "reasoning_items"
@@ -249,7 +251,10 @@ class ResponsesConverter:
         content = item.get("content")
         source = {} if _MESSAGE_FIELDS.issuperset(item) else {k: v for k, v in item.items() if k not in _MESSAGE_FIELDS}
         if role == "assistant":
-            texts, refusal, call_parts, other = _assistant_content(content, line)
+            texts: list[str] = []
+            call_parts: list[dict[str, Any]] = []
+            other: list[Any] = []
+            refusal = _assistant_content(content, line, texts, call_parts, other)
             calls = [self._part_call(part, line) for part in call_parts]  # checked before any change
             turn = self._pending(item, line)
             turn.texts.extend(texts)
@@ -395,16 +400,17 @@ def _call(item: dict[str, Any], name: str, arguments: str, line: int | None) -> 
     return call
 
 
-def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str | None, list[dict[str, Any]], list[Any]]:
-    """Texts, refusal, function_call parts and other parts of an assistant message item."""
+def _assistant_content(content: Any, line: int | None, texts: list[str], calls: list[dict[str, Any]],
+                       other: list[Any]) -> str | None:
+    """An assistant message item's content, sorted into ``texts``, ``calls`` (its
+    ``function_call`` parts) and ``other`` parts, given to fill (one item each, nothing
+    built for the sorting itself); its refusal, or None."""
     if content is None:
-        return [], None, [], []
+        return None
     if isinstance(content, str):
-        return [content], None, [], []
-    texts: list[str] = []
+        texts.append(content)
+        return None
     refusal: str | None = None
-    calls: list[dict[str, Any]] = []
-    other: list[Any] = []
     for part in text_parts(content, line=line, where="assistant message content"):
         kind = part.get("type")
         if kind == "text":
@@ -415,7 +421,7 @@ def _assistant_content(content: Any, line: int | None) -> tuple[list[str], str |
             calls.append(part)
         else:
             other.append(part)
-    return texts, refusal, calls, other
+    return refusal
 
 
 def _reasoning_text(item: dict[str, Any]) -> str:
@@ -453,3 +459,35 @@ _HANDLERS: dict[str, Callable[[ResponsesConverter, dict[str, Any], int | None], 
     "custom_tool_call_output": ResponsesConverter._output,
     "local_shell_call_output": ResponsesConverter._output,
 }
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+_RESPONSES_ITEMS = {
+    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call",
+    "item_reference", "compaction",
+}
+_RESPONSES_PARTS = {"input_text", "output_text", "input_image", "input_file", "refusal"}
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """An item of a Responses type; else a message with a role whose content holds a part
+    only Responses has (less specific: Anthropic's blocks win over it, see :class:`Evidence`)."""
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in _RESPONSES_ITEMS:
+        return Clue(Evidence.ITEM_TYPE)
+    content = record.get("content")
+    if isinstance(record.get("role"), str) and isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict):
+                kind = part.get("type")
+                if isinstance(kind, str) and kind in _RESPONSES_PARTS:
+                    return Clue(Evidence.PARTS)
+    return None
+
+
+FORMAT = Format(
+    "responses", ResponsesConverter, guess,
+    outputs=(Output("responses", 40, ResponsesWriter),), assembling=True, per_file=True,
+)

@@ -1,7 +1,7 @@
 """Chat messages out: chat JSONL (the default), a JSON array, fine-tuning JSONL, OpenAI
 Responses input items, Anthropic Messages.
 
-Every writer streams: what an encoder of ``_encode.ENCODERS`` makes of one message (or one
+Every writer streams: what an encoder of ``_registry.ENCODERS`` makes of one message (or one
 conversation, for fine-tuning JSONL) is gathered and written in blocks of about
 :data:`FLUSH_BYTES`, so the output is never built in memory. The encoders hold every rule of
 the formats; :func:`_pump` and :func:`_apump` only pump, sync and async. A destination is a
@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import IO, Any, Union
 
 import orjson
 
 from .._errors import InvalidMessage
-from ._encode import ENCODERS, FLUSH_BYTES, AnthropicEncoder, Container, Encoder, ResponsesEncoder, encode_conversation, unwritable
+from ._anthropic_writer import AnthropicWriter
+from ._registry import ENCODERS
+from ._responses_writer import ResponsesWriter
+from ._writing import FLUSH_BYTES, Container, FormatWriter, encode_conversation, unwritable
 
 __all__ = [
     "FLUSH_BYTES",
@@ -60,7 +63,7 @@ def _conversation_parts(item: Any) -> tuple[Any, Mapping[str, Any]]:
     return messages, extra or {}
 
 
-def _pump(f: Any, conversations: Pairs, encoder: Encoder, per_message: bool) -> int:
+def _pump(f: Any, conversations: Pairs, encoder: FormatWriter, per_message: bool) -> int:
     """Encode a run into ``f`` in blocks; returns the messages written (``per_message``), else
     the conversations."""
     messages_done = conversations_done = 0
@@ -73,7 +76,7 @@ def _pump(f: Any, conversations: Pairs, encoder: Encoder, per_message: bool) -> 
                 try:
                     buf += message(m)
                 except orjson.JSONEncodeError as exc:
-                    buf += refused(m, exc)  # an integer past 64 bits (see Encoder.again)
+                    buf += refused(m, exc)  # an integer past 64 bits (see FormatWriter.again)
                 messages_done += 1
                 if len(buf) >= FLUSH_BYTES:
                     f.write(bytes(buf))
@@ -101,7 +104,7 @@ def _placed(exc: InvalidMessage, index: int) -> InvalidMessage:
     return exc
 
 
-def _write(conversations: Pairs, dest: Dest, kind: str | Encoder, per_message: bool) -> int:
+def _write(conversations: Pairs, dest: Dest, kind: str | FormatWriter, per_message: bool) -> int:
     f, owned = _open(dest)
     try:
         count = _pump(f, conversations, ENCODERS[kind]() if isinstance(kind, str) else kind, per_message)
@@ -134,23 +137,41 @@ def write_finetune(conversations: Iterable[Any], dest: Dest) -> int:
 
 def write_responses(messages: Iterable[Mapping[str, Any]], dest: Dest, *, container: Container = "array") -> int:
     """OpenAI Responses input items (what an OpenAI Agents SDK session stores), one per line
-    of a JSON array (``container="lines"``: JSONL); see :class:`~._encode.ResponsesEncoder`.
+    of a JSON array (``container="lines"``: JSONL); see :class:`~._responses_writer.ResponsesWriter`.
     Returns the number of chat messages written."""
-    return _write([(messages, {})], dest, ResponsesEncoder(container=container), True)
+    return _write([(messages, {})], dest, ResponsesWriter(container=container), True)
 
 
 def write_anthropic(messages: Iterable[Mapping[str, Any]], dest: Dest, *, container: Container = "object") -> int:
     """An Anthropic Messages request, ``{"system": ..., "messages": [...]}`` (``container=
-    "array"``: the messages list alone); see :class:`~._encode.AnthropicEncoder`. Returns
+    "array"``: the messages list alone); see :class:`~._anthropic_writer.AnthropicWriter`. Returns
     the number of chat messages written."""
-    return _write([(messages, {})], dest, AnthropicEncoder(container=container), True)
+    return _write([(messages, {})], dest, AnthropicWriter(container=container), True)
 
 
-#: Output format name -> sync writer (for the CLI's ``--to``).
-WRITERS = {
+def _writer_of(name: str) -> Callable[..., int]:
+    """The sync writer of an output format that has no function of its own here: its
+    messages (or, for one conversation per record, its conversations) into ``dest``."""
+    if ENCODERS[name].multi:
+        def write_conversations(conversations: Iterable[Any], dest: Dest) -> int:
+            return _write(map(_conversation_parts, conversations), dest, name, False)
+
+        return write_conversations
+
+    def write_messages(messages: Iterable[Mapping[str, Any]], dest: Dest) -> int:
+        return _write([(messages, {})], dest, name, True)
+
+    return write_messages
+
+
+_OWN_WRITERS: dict[str, Callable[..., int]] = {
     "jsonl": write_jsonl, "json": write_json_array, "finetune": write_finetune,
     "responses": write_responses, "anthropic": write_anthropic,
 }
+
+#: Output format name -> sync writer (for the CLI's ``--to``): one for every encoder of the
+#: registry, in its order (the public ``write_*`` function where there is one).
+WRITERS: dict[str, Callable[..., int]] = {name: _OWN_WRITERS.get(name) or _writer_of(name) for name in ENCODERS}
 
 
 async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
@@ -162,7 +183,7 @@ async def _aiter(items: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any
             yield item
 
 
-async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], encoder: Encoder, per_message: bool) -> int:
+async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], encoder: FormatWriter, per_message: bool) -> int:
     """The async twin of :func:`_pump` (a conversation's messages may be an async iterable)."""
     messages_done = conversations_done = 0
     buf = bytearray(encoder.start())
@@ -174,7 +195,7 @@ async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, An
                 try:
                     buf += message(m)
                 except orjson.JSONEncodeError as exc:
-                    buf += refused(m, exc)  # an integer past 64 bits (see Encoder.again)
+                    buf += refused(m, exc)  # an integer past 64 bits (see FormatWriter.again)
                 messages_done += 1
                 if len(buf) >= FLUSH_BYTES:
                     await f.write(bytes(buf))
@@ -194,7 +215,7 @@ async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, An
     return messages_done if per_message else conversations_done
 
 
-async def _awrite(conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], dest: Dest, kind: str | Encoder, per_message: bool) -> int:
+async def _awrite(conversations: AsyncIterator[tuple[Any, Mapping[str, Any]]], dest: Dest, kind: str | FormatWriter, per_message: bool) -> int:
     import anyio
 
     f: Any
@@ -250,11 +271,11 @@ async def awrite_responses(
     messages: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]], dest: Dest, *, container: Container = "array"
 ) -> int:
     """The async twin of :func:`write_responses`."""
-    return await _awrite(_one(messages), dest, ResponsesEncoder(container=container), True)
+    return await _awrite(_one(messages), dest, ResponsesWriter(container=container), True)
 
 
 async def awrite_anthropic(
     messages: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]], dest: Dest, *, container: Container = "object"
 ) -> int:
     """The async twin of :func:`write_anthropic`."""
-    return await _awrite(_one(messages), dest, AnthropicEncoder(container=container), True)
+    return await _awrite(_one(messages), dest, AnthropicWriter(container=container), True)

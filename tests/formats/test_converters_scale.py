@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from normalizer import InputError, Report
 from normalizer.formats import AnthropicConverter, read_messages
-from normalizer.formats import _claude, _codex
+from normalizer.formats import _anthropic, _blocks, _codex
 from normalizer.formats._codex import CodexConverter, CodexPlan, plan_codex
 from normalizer.formats._common import Turn, note_extra
 
@@ -200,16 +200,16 @@ class ReferenceConverter(AnthropicConverter):
             block = content[i]
             i += 1
             text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
-            found = _claude._cline_result(text) if isinstance(text, str) else None
-            call = next((c for c in open_calls if c["function"]["name"] == found[0]), None) if found else None
+            found = _anthropic._cline_result(text) if isinstance(text, str) else None
+            call = next((c for c in open_calls if c["function"]["name"] == found.name), None) if found else None
             if found is None or call is None:
                 out.append(block)
                 continue
-            name, header, rest = found
+            name, header, rest = found.name, found.header, found.rest
             if rest is None:
                 after = content[i] if i < len(content) else None
                 taken = isinstance(after, dict) and after.get("type") in ("text", "image") and not (
-                    after.get("type") == "text" and isinstance(after.get("text"), str) and _claude._cline_result(after["text"]))
+                    after.get("type") == "text" and isinstance(after.get("text"), str) and _anthropic._cline_result(after["text"]))
                 result: Any = [after] if taken else ""
                 i += taken
             else:
@@ -354,7 +354,7 @@ def one_turn_answered_one_by_one(k: int, *, cline: bool) -> list[dict[str, Any]]
 
 @pytest.mark.parametrize("cline", [False, True], ids=["tool_result", "cline_text"])
 def test_anthropic_each_answer_reads_no_more_of_the_turn_as_it_grows(monkeypatch: pytest.MonkeyPatch, cline: bool) -> None:
-    monkeypatch.setattr(_claude, "Turn", CountingTurn)
+    monkeypatch.setattr(_blocks, "Turn", CountingTurn)
     for k in (20, 1000):
         records = one_turn_answered_one_by_one(k, cline=cline)
         conv = AnthropicConverter(Report())

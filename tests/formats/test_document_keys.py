@@ -29,7 +29,7 @@ from normalizer import LimitExceeded, Report
 from normalizer.formats import read_conversations, read_messages
 from normalizer.formats._read import _held_size
 from normalizer.formats._reader import Limits, Reader
-from normalizer.formats._records import DocReader
+from normalizer.formats._document import DocReader
 
 MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
 

@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from normalizer import LimitExceeded, awrite_anthropic, write_anthropic
-from normalizer.formats._encode import AnthropicEncoder
+from normalizer.formats._anthropic_writer import AnthropicWriter
 from normalizer.profiles import _stage
 
 ROOT = Path(__file__).parents[2]
@@ -90,7 +90,7 @@ def test_only_leading_systems_are_held(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_held_systems_are_let_go_once_written() -> None:
-    encoder = AnthropicEncoder()
+    encoder = AnthropicWriter()
     encoder.start()
     encoder.begin({})
     for i in range(3):

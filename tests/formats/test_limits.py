@@ -16,10 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normalizer import InvalidMessage, LimitExceeded, Report
+from normalizer.formats._document import DocReader
 from normalizer.formats._records import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_RECORD_BYTES,
-    DocReader,
     Meta,
     Position,
     Record,

@@ -4,7 +4,7 @@ the chunks it comes in (a regression of the sweep of input shapes).
 yajl, ijson's C parser, keeps the part of a token it was given and lexes it again from its
 first byte with the next bytes pushed: pushed slice by slice, 16 MB of JSON text in a string
 took 3.6 s, 10.7 s from a pipe (64 KiB reads). The readers now hold back the slices that only
-go on with the token (``_records._OpenToken``). Counted here: the bytes the lexer reads, not
+go on with the token (``_scan.OpenToken``). Counted here: the bytes the lexer reads, not
 the time. Checked against pushing every slice as it comes (the reader before, kept as the
 reference by turning the holding off): the same records, the same errors word for word, at
 the same positions, whatever the chunks.
@@ -26,21 +26,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalizer import InputError, LimitExceeded, Position
-from normalizer.formats import _records
-from normalizer.formats._records import (
-    DOC_SLICE_BYTES,
-    DocReader,
-    KeysScanner,
-    Meta,
-    Record,
-    _digits_go_on,
-    _hex_owed,
-    _OpenToken,
-    _string_goes_on,
-    _utf8_tail,
-    _Where,
-    position_of,
-)
+from normalizer.formats import _document, _keys
+from normalizer.formats._document import DocReader
+from normalizer.formats._keys import KeysScanner
+from normalizer.formats._records import DOC_SLICE_BYTES, Meta, Record, position_of
+from normalizer.formats._scan import OpenToken as _OpenToken
+from normalizer.formats._scan import Where as _Where
+from normalizer.formats._scan import digits_go_on as _digits_go_on
+from normalizer.formats._scan import hex_owed as _hex_owed
+from normalizer.formats._scan import string_goes_on as _string_goes_on
+from normalizer.formats._scan import utf8_tail as _utf8_tail
 
 KB = 1024
 MB = 1024 * KB
@@ -118,7 +113,8 @@ def outcome(data: bytes, sizes: Sequence[int] | None, *, held: bool = True, slic
     with pytest.MonkeyPatch.context() as mp:
         if not held:
             pushing_each_slice(mp)
-        mp.setattr(_records, "DOC_SLICE_BYTES", slice_bytes)
+        mp.setattr(_document, "DOC_SLICE_BYTES", slice_bytes)
+        mp.setattr(_keys, "DOC_SLICE_BYTES", slice_bytes)
         doc = DocReader("doc.json", **limits)
         out: list[Record | Meta] = []
         error: tuple[Any, ...] = ()
@@ -136,7 +132,8 @@ def keys(data: bytes, sizes: Sequence[int] | None, *, held: bool = True, slice_b
     with pytest.MonkeyPatch.context() as mp:
         if not held:
             pushing_each_slice(mp)
-        mp.setattr(_records, "DOC_SLICE_BYTES", slice_bytes)
+        mp.setattr(_document, "DOC_SLICE_BYTES", slice_bytes)
+        mp.setattr(_keys, "DOC_SLICE_BYTES", slice_bytes)
         scanner = KeysScanner(["system"])
         for piece in pieces(data, sizes):
             scanner.feed(piece)
@@ -187,7 +184,7 @@ def test_the_first_pass_over_a_request_body_holds_the_string_too() -> None:
     body = text(2 * MB)
     data = b'{"model": "m",\n "messages": [{"role": "user", "content": "' + body + b'"}],\n "system": "be brief"}'
     opens = data.index(b'"content": "') + len(b'"content": ')
-    real = _records._ijson().basic_parse_coro
+    real = _document.load_ijson().basic_parse_coro
 
     def scanned(held: bool) -> Lexed:
         made: list[Lexed] = []
@@ -197,7 +194,7 @@ def test_the_first_pass_over_a_request_body_holds_the_string_too() -> None:
             return made[-1]
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_records._ijson(), "basic_parse_coro", coro)
+            mp.setattr(_document.load_ijson(), "basic_parse_coro", coro)
             assert keys(data, [64 * KB], held=held) == {"system": "be brief"}
         return made[0]
 
@@ -357,7 +354,7 @@ STRING_BYTES = st.lists(st.sampled_from(ATOMS[:-4] + [b"u", b"0", b"a", b"\\u0",
 
 def parser_after(prefix: bytes) -> tuple[Any, list[Any]] | None:
     """ijson's coroutine fed ``prefix`` (None: it refused it), and its events."""
-    ijson = _records._ijson()
+    ijson = _document.load_ijson()
     events = ijson.sendable_list()
     coro = ijson.basic_parse_coro(events, use_float=True)
     try:
@@ -406,7 +403,8 @@ def test_the_state_a_reader_keeps_at_a_slice_end_is_that_of_the_whole_string(con
     if parser_after(data) is None:
         return  # refused where it goes wrong, whatever state comes after
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_records, "DOC_SLICE_BYTES", 2)
+        mp.setattr(_document, "DOC_SLICE_BYTES", 2)
+        mp.setattr(_keys, "DOC_SLICE_BYTES", 2)
         doc = DocReader("doc.json")
         for piece in pieces(data, sizes):
             try:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from normalizer import InvalidMessage, Position, Report
 from normalizer.formats import read_conversations, read_messages
-from normalizer.formats._records import DocReader, Meta, Record, position_of
+from normalizer.formats._document import DocReader
+from normalizer.formats._records import Meta, Record, position_of
 
 # Every kind of record the stream array can hold, after an array at the same depth (tools),
 # with escapes, non-ASCII text and a number cut wherever the pieces cut it.
@@ -116,7 +117,8 @@ def _escape_walk(data: bytes, escaped: bool = False) -> list[int]:
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from([b"\\", b"\\" * 9, b'"', b"a", b"\\" * 20 + b'"']), max_size=30), st.booleans())
 def test_unescaped_quotes_are_counted_and_found_as_a_byte_walk_would(parts: list[bytes], escaped: bool) -> None:
-    from normalizer.formats._records import _opening_quote, _unescaped_quotes
+    from normalizer.formats._scan import opening_quote as _opening_quote
+    from normalizer.formats._scan import unescaped_quotes as _unescaped_quotes
 
     data = b"".join(parts)
     walked = _escape_walk(data, escaped)
@@ -128,16 +130,16 @@ def test_a_long_backslash_run_is_one_pass_not_a_pass_per_backslash(monkeypatch: 
     """Runs longer than _COUNTED_RUNS drop the escapes in one regex pass: a document whose
     string is one run of backslashes took a pass over each 256 KiB piece per backslash
     (a 240 KB run: 107 s)."""
-    from normalizer.formats import _records
+    from normalizer.formats import _scan
 
     passes = []
 
     class Counting:
         def sub(self, repl: bytes, data: bytes) -> bytes:
             passes.append(len(data))
-            return _records.re.compile(rb"\\.", _records.re.DOTALL).sub(repl, data)
+            return _scan.re.compile(rb"\\.", _scan.re.DOTALL).sub(repl, data)
 
-    monkeypatch.setattr(_records, "_ESCAPE", Counting())
+    monkeypatch.setattr(_scan, "_ESCAPE", Counting())
     run = b"\\" * 200_000
     data = b'[{"role": "user", "content": "' + run + b'\\""}, {"role": "user", "content": "x"}\n, {"role": 5}]'
     with pytest.raises(InvalidMessage) as exc:

@@ -18,7 +18,7 @@ import pytest
 import normalizer
 from normalizer import InputError, UsageError, awrite_responses, write_responses
 from normalizer.formats import read_conversations, read_messages
-from normalizer.formats._encode import PLACEHOLDER_ITEM_ID
+from normalizer.formats._responses_writer import PLACEHOLDER_ITEM_ID
 
 from realdata import sample_files
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalizer import InvalidMessage, write_json_array, write_jsonl
-from normalizer.formats._encode import FinetuneEncoder, encode_conversation
+from normalizer.formats._finetune import FinetuneWriter
+from normalizer.formats._writing import encode_conversation
 from normalizer.formats._writers import awrite_jsonl
 
 GOOD = {"role": "user", "content": "hi"}
@@ -60,7 +61,7 @@ _OBJECT = st.dictionaries(st.text(max_size=6), _JSON, max_size=4)
 def test_finetune_lines_are_one_dumps_of_each_record(conversations: list[tuple[list[Any], dict[str, Any]]]) -> None:
     """Streamed, a fine-tuning line is byte for byte orjson.dumps of the whole record
     ({"messages": [...], **extra}, a "messages" key in extra left out)."""
-    encoder = FinetuneEncoder()
+    encoder = FinetuneWriter()
     out = encoder.start()
     for messages, extra in conversations:
         out += encoder.begin(extra)
@@ -81,7 +82,7 @@ def test_finetune_holds_no_message_of_the_conversation() -> None:
     import gc
     import weakref
 
-    encoder = FinetuneEncoder()
+    encoder = FinetuneWriter()
     head = encoder.begin({"id": 7})
     refs = []
     parts = [head]

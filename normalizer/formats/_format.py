@@ -1,0 +1,115 @@
+"""What a format is: the object each format module declares, and the registry reads.
+
+A format (``chat``, ``codex``, ``claude-code``...) is one module that declares one
+:class:`Format`: its name (``--from``), its traits (what the reader must know of it), its
+``guess`` (detection), its converter (the reader), the output formats it writes
+(:class:`Output`: an encoder, or a session repaired in its own format). ``_registry`` lists
+the formats once; everything keyed by a format name derives from that list.
+
+Detection asks every format's ``guess`` about a record and takes the most specific
+:class:`Clue` (:class:`Evidence`), the registry's order breaking ties: so the order in which
+formats are listed says nothing about detection, and a format added anywhere in the list is
+asked in its turn. (The if-chain this replaces was order-sensitive: a ``{"role": "model"}``
+record was guessed as chat unless the new branch came first.)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._writing import FormatWriter
+
+__all__ = ["Evidence", "Clue", "Output", "Format"]
+
+
+class Evidence(IntEnum):
+    """How specific what a record shows is, most specific first (the lowest value wins).
+
+    A record's own type tag with the keys of its kind is the strongest sign; then a record
+    that holds a whole conversation; then the type of a Responses item; then content blocks
+    or parts only one format has; a ``role`` alone says least. The order of the levels is
+    the order of the if-chain detection was before the registry (same verdicts)."""
+
+    LINE_TYPE = 1  # a session line's own type tag, with the keys of that session's lines
+    CONVERSATION = 2  # a record that holds a whole conversation (a list under its key)
+    ITEM_TYPE = 3  # the type of a Responses input item
+    BLOCKS = 4  # content blocks only Anthropic has
+    PARTS = 5  # content parts only Responses has
+    ROLE = 6  # a role, and what the message's keys say
+
+
+@dataclass(frozen=True, slots=True)
+class Clue:
+    """What one record says of one format: how specific it is, and whether it settles the
+    format (``decisive``) or is a weak guess that later records may override."""
+
+    evidence: Evidence
+    decisive: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """An output format (``--to``) a format writes.
+
+    Attributes:
+        name: the ``--to`` name, and the key in ``ENCODERS`` (or ``SESSION_FORMATS``).
+        rank: its place among the outputs (``ENCODERS``, ``--to``), lowest first: outputs
+            are listed by what they write, not by the format that reads them.
+        writer: the encoder class; None for a session format, which is repaired in its own
+            format by the session editor (``_sessions``) instead of encoded.
+        dialect: a session format's dialect in ``_sessions``, by name (that module is loaded
+            only for sessions: see :meth:`Format.session_dialect`).
+    """
+
+    name: str
+    rank: int
+    writer: type[FormatWriter] | None = None
+    dialect: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One input format: everything the reader, detection and the registry know of it.
+
+    Attributes:
+        name: the ``--from`` name, and the key in ``FORMATS``.
+        converter: the converter class (sans-I/O: ``feed``, ``close``; ``report`` first).
+        guess: a record (a dict) -> a :class:`Clue` when it looks like this format, else None.
+        outputs: the output formats it writes (see :class:`Output`).
+        options: reader options that belong to its converter (given for another format,
+            they do nothing).
+        assembling: its converter assembles one message from several records (a Claude Code
+            turn over several lines, a run of Responses items): it is given the reader's
+            ``max_record_bytes`` to bound what it holds.
+        planned: its converter needs a first pass over the file (Codex history control).
+        per_file: a JSON document of it is one conversation (so an object on one line that
+            holds ``messages`` or ``input`` is a request body, see ``_records.sniff``).
+        per_line: it is one conversation per line (an object on one line is a record
+            whatever its keys).
+        plain_records: a dict record with a string ``role`` is given back unchanged by its
+            converter: the reader's JSONL loop passes it on without calling it.
+    """
+
+    name: str
+    converter: Callable[..., Any]
+    guess: Callable[[dict[str, Any]], Clue | None]
+    outputs: tuple[Output, ...] = ()
+    options: tuple[str, ...] = ()
+    assembling: bool = False
+    planned: bool = False
+    per_file: bool = False
+    per_line: bool = False
+    plain_records: bool = False
+
+    def session_dialect(self) -> Any:
+        """The session dialect class of a format that is repaired in its own format (loads
+        the session editor), or None."""
+        for output in self.outputs:
+            if output.dialect is not None:
+                return getattr(importlib.import_module("._sessions", __package__), output.dialect)
+        return None
