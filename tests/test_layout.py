@@ -127,3 +127,121 @@ def test_only_the_drivers_import_the_core() -> None:
         "normalizer._aio", "normalizer._sync",
         "normalizer.batch.pump", "normalizer.cli._common", "normalizer.cli._diff", "normalizer.cli._explain",
     ]  # (the package's __init__ names it lazily: tests/test_init.py)
+
+
+# ---------------------------------------------------------------------- the layers
+# The architecture, lowest first: a module may import its own layer and the ones below it,
+# never one above. The last three are siblings at the top, and none imports another.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("_errors", "_json", "_defaults", "_lazy", "_plain", "_note", "_report", "_small_files", "_depth")),
+    ("state", ("_state", "_table", "_dispatch")),
+    ("vocabulary", ("_content", "_messages", "_message_models", "_options")),
+    ("rules", ("profiles",)),
+    # The typed surface names the built-in profiles (ProfileName, declared beside their data).
+    ("typed api", ("_types",)),
+    ("core", ("_core", "core")),
+    ("formats", ("formats",)),
+    ("io", ("_sync", "_aio")),
+    ("batch", ("batch",)),
+    ("integrations", ("integrations",)),
+    ("distributed", ("distributed",)),
+    ("cli", ("cli", "__main__")),
+)
+TOP = {"integrations", "distributed", "cli"}
+
+
+def _layer(module: str) -> tuple[int, str] | None:
+    """The layer of a module (None: the front door, ``normalizer`` itself, which names
+    everything lazily)."""
+    if module == "normalizer":
+        return None
+    first = module.split(".")[1]
+    for rank, (name, members) in enumerate(LAYERS):
+        if first in members:
+            return (min(rank, len(LAYERS) - len(TOP)) if name in TOP else rank), name
+    raise AssertionError(f"{module} belongs to no layer of LAYERS: give it one")
+
+
+def _layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = _layer(module)
+        for target in sorted(targets):
+            theirs = _layer(target)
+            if mine is None or theirs is None or mine[1] == theirs[1]:
+                continue
+            if theirs[0] >= mine[0]:
+                found.append(f"{module} ({mine[1]}) imports {target} ({theirs[1]})")
+    return found
+
+
+def test_every_import_goes_down_the_layers() -> None:
+    assert _layer_violations(_graph()) == []
+
+
+def test_the_layer_check_catches_an_import_upwards_and_between_siblings() -> None:
+    planted = {
+        "normalizer._json": {"normalizer._core"},  # base -> core: upwards
+        "normalizer.distributed._batch": {"normalizer.cli._repair"},  # between siblings
+        "normalizer.cli._main": {"normalizer.batch", "normalizer._errors"},  # fine
+        "normalizer": {"normalizer.cli"},  # the front door: fine
+    }
+    assert _layer_violations(planted) == [
+        "normalizer._json (base) imports normalizer._core (core)",
+        "normalizer.distributed._batch (distributed) imports normalizer.cli._repair (cli)",
+    ]
+
+
+def _private_imports(tree: ast.AST, module: str, is_package: bool) -> list[str]:
+    """``from X import _name`` where X is in another folder than the importer (dunders
+    such as ``__version__`` are public)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("normalizer")):
+            continue
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        target_folder = target if (ROOT.parent / target.replace(".", "/") / "__init__.py").exists() else (
+            target.rpartition(".")[0])
+        private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+        if private and target_folder != package:
+            found.append(f"{module} imports {', '.join(private)} from {target}")
+    return found
+
+
+def _all_private_imports() -> list[str]:
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        found += _private_imports(ast.parse(path.read_text(encoding="utf-8")), _module_name(path),
+                                  path.name == "__init__.py")
+    return found
+
+
+def test_no_private_name_is_imported_across_folders() -> None:
+    assert _all_private_imports() == []
+
+
+def test_the_private_import_check_catches_one() -> None:
+    planted = ast.parse("from ..cli._repair import _pump, Settings\nfrom ._own import _fine\nfrom .. import __version__")
+    assert _private_imports(planted, "normalizer.distributed._batch", False) == [
+        "normalizer.distributed._batch imports _pump from normalizer.cli._repair"
+    ]
+
+
+def test_the_libraries_layers_load_neither_click_nor_rich() -> None:
+    # click and rich are the command line's: a library user (or a Dask worker) never pays
+    # for them, nor needs them installed.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, normalizer, normalizer.batch, normalizer.distributed, normalizer.formats, "
+        "normalizer.profiles, normalizer.integrations\n"
+        "print(sorted(m for m in ('click', 'rich') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

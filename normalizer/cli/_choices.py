@@ -11,13 +11,19 @@ An old spelling still works for one release, with a warning that names the new o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from ._text import say
 
-__all__ = ["Choice", "python_value"]
+__all__ = ["Choice", "python_value", "command_line_values"]
+
+
+def command_line_values(choices: Any) -> list[str]:
+    """The command line's spellings of an option's choices, from the ``Literal`` that declares
+    them (``OrphanResults`` -> ``["drop", "keep-as-user", "error"]``)."""
+    return [value.replace("_", "-") for value in get_args(choices)]
 
 
 def python_value(value: str) -> str:

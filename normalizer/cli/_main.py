@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 import click
 
 from .. import __version__
-from .._defaults import DEFAULT_MAX_SEEN_IDS
+from .._defaults import DEFAULT_MAX_SEEN_IDS, OnInvalid
 from .._errors import NormalizerError
 from ..batch.stop import SIGNAL, Interrupted, interrupted_line, settle
 from ..batch.stop import install as install_signals
-from ._choices import Choice, python_value
+from ._choices import Choice, command_line_values, python_value
 from ._common import _RUNNING, _missing_text, _need_stdin, _PipeClosed, _validate_core
 from ._options import _CONTEXT, _core_options, _model_option, _Profile, _profile_names
 from ._text import error_text, printable, say
@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = ["main", "cli"]
 
+# The format names as the registry (formats._registry) lists them, written out: importing the
+# registry loads every converter, which `chatnorm --help` need not pay for.
+# tests/cli/test_declared_once.py holds them to it.
 _FROM = ["auto", "chat", "responses", "codex", "claude-code", "anthropic", "sharegpt", "finetune"]
 _TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "claude-code", "codex"]
 
@@ -111,7 +114,7 @@ def cli() -> None:
 @click.option("--scheduler", default=None, metavar="ADDR",
               help="With --engine dask: the address of a running Dask scheduler (tcp://host:8786). "
                    "Its workers must see the inputs and outputs at the same paths.")
-@click.option("--on-invalid", type=Choice(["error", "skip"], deprecated={"fail": "error"}), default="error",
+@click.option("--on-invalid", type=Choice(command_line_values(OnInvalid), deprecated={"fail": "error"}), default="error",
               show_default=True, help="A line or message that is not valid: fail the file with an error, or skip "
                                       "it (kept in the report); on_invalid in Python.")
 @_core_options

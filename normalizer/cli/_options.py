@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import click
 
-from .._defaults import DEFAULT_STUB_TEXT
+from .._defaults import DEFAULT_STUB_TEXT, OrphanResults, TrailingCalls
 from .._errors import NormalizerError
-from ._choices import Choice
+from ._choices import Choice, command_line_values
 
 if TYPE_CHECKING:
     from ..profiles._profiles import Profile
@@ -70,7 +70,7 @@ def _model_option(f: Any) -> Any:
 
     @functools.wraps(f)
     def command(*args: Any, model: str | None, config: str | None, isolated: bool, **kwargs: Any) -> Any:
-        from ._config import ConfigError, find_config
+        from ._config import OPTION_KEYS, ConfigError, find_config
 
         ctx = click.get_current_context()
 
@@ -93,7 +93,7 @@ def _model_option(f: Any) -> Any:
         elif cfg.profile is not None or cfg.model is not None:
             kwargs["profile"] = _configured_profile(cfg)
         ctx.meta["repair"] = hint
-        for name in ("trailing_calls", "orphan_results", "on_invalid", "stub_text"):
+        for name in (key.replace("-", "_") for key in OPTION_KEYS):
             value = cfg.options.get(name.replace("_", "-"))
             if name in kwargs and value is not None and unset(name):
                 kwargs[name] = _configured_option(ctx, name, value, cfg.path)
@@ -141,12 +141,12 @@ def _core_options(f: Any) -> Any:
         click.option("--profile", default="default", show_default=True, type=_Profile(),
                      help="Provider profile: which rules the output must meet "
                           f"({', '.join(_profile_names())}, or a TOML/JSON file)."),
-        click.option("--orphan-results", type=Choice(["drop", "keep-as-user", "error"],
+        click.option("--orphan-results", type=Choice(command_line_values(OrphanResults),
                                                      deprecated={"keep_as_user": "keep-as-user"}),
                      default="drop", show_default=True,
                      help="A tool result that answers no call: drop it (kept in the report), turn it into user "
                           "text, or fail (orphan_results in Python)."),
-        click.option("--trailing-calls", type=click.Choice(["stub", "keep", "drop"]), default=None,
+        click.option("--trailing-calls", type=click.Choice(command_line_values(TrailingCalls)), default=None,
                      help="Calls still unanswered at the end: answer with --stub-text, leave them open "
                           "(tools still running), or remove them. Default: stub for a session; keep for "
                           "training data (finetune, sharegpt), where an example may end on a call."),

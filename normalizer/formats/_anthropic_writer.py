@@ -32,9 +32,9 @@ __all__ = ["AnthropicWriter"]
 def _max_leading_systems() -> int:
     """The profile stage's limit, read where it is checked: imported when a leading system
     message is held (the profiles are not loaded to read a file)."""
-    from ..profiles import _stage
+    from ..profiles._stage import max_leading_systems
 
-    return _stage.MAX_LEADING_SYSTEMS
+    return max_leading_systems()
 
 
 class AnthropicWriter(FormatWriter):

@@ -43,13 +43,20 @@ if TYPE_CHECKING:
     from ._encode import Spelling
     from ._profiles import Profile
 
-__all__ = ["ProfileStage", "MAX_LEADING_SYSTEMS", "MAX_MERGED"]
+__all__ = ["ProfileStage", "MAX_LEADING_SYSTEMS", "MAX_MERGED", "max_leading_systems"]
 
 Message = dict[str, Any]
 
 #: Leading system messages held (merged) until the first non-system message. Real
 #: histories have one to three; this only stops a hostile stream of system messages.
 MAX_LEADING_SYSTEMS = 10_000
+
+
+def max_leading_systems() -> int:
+    """The limit as it is now (read at each use: a test lowers it with monkeypatch)."""
+    return MAX_LEADING_SYSTEMS
+
+
 #: Messages merged into one held message under strict alternation (as the core's
 #: ``max_turn_fragments``).
 MAX_MERGED = 10_000
