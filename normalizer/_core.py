@@ -48,6 +48,7 @@ from .formats._depth import deeper_than
 from ._options import Options, make_options
 from ._note import Note, file_notes
 from ._report import Repair, Report, new_report
+from ._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
 from ._types import ProfileArg, RepairOptions
 from ._table import dispatch
 from ._state import CLOSED, IDLE
@@ -722,11 +723,12 @@ class Normalizer:
         """A tool result that answers no unanswered call of the turn before it."""
         index = self._index
         call_id = message.get("tool_call_id")
-        duplicate = bool(call_id) and (call_id in self._results or call_id in self._answered)
-        if duplicate:
-            kind, why = "duplicate_result", f"a second result for call {call_id!r}"
+        # (an empty or missing id answers nothing; validate=False: one that is no str may not hash)
+        kind = stray_result_kind(call_id, self._results, self._answered) if call_id else "orphan_result"
+        if kind == "duplicate_result":
+            why = f"a second result for call {call_id!r}"
         else:
-            kind, why = "orphan_result", f"a result for call {call_id!r}, which the turn before it did not make"
+            why = f"a result for call {call_id!r}, which the turn before it did not make"
         policy = self.options.orphan_results
         if policy == "error":
             raise OrphanResultError(
@@ -1259,11 +1261,10 @@ class Normalizer:
             )
 
     def _stub(self, call_id: str) -> Message:
-        return {"role": "tool", "tool_call_id": call_id, "content": self.options.stub_text}
+        return chat_stub(call_id, self.options.stub_text)
 
     def _stub_note(self, call_id: str, made_by: list[int]) -> Note:
-        return Note("stub_missing_result", partial("call {!r} had no result; added a stub result".format, call_id),
-                    made_by, None)
+        return Note(STUB_KIND, partial(stub_detail, call_id), made_by, None)
 
     def _made_by(self, call_id: str, inputs: list[int]) -> list[int]:
         """The input index of the message that made the call, as a record's inputs: one

@@ -15,7 +15,7 @@ reads only its own format. :class:`SessionRepairer` repairs the file as it is:
   Code a ``user`` line with a ``tool_result`` block (``is_error: true``, the stub text; the
   envelope -- ``sessionId``, ``cwd``, ``version``, ``gitBranch``... -- of the ``tool_use``
   line, a fresh ``uuid`` derived from the ``tool_use`` line's and the call's, the timestamp
-  of the line before it plus 1 ms (the n-th stub of a turn n ms: see ``_later``),
+  of the line before it plus 1 ms (the n-th stub of a turn n ms: see ``stub_stamp`` in ``.._stub``),
   ``toolUseResult``); for Codex a ``response_item``
   ``function_call_output`` (``custom_tool_call_output`` for a custom call). Results that
   come after the user's next message move up to their call **as whole lines**; so do
@@ -111,16 +111,14 @@ stay, the synthetic one on a branch of its own).
 
 from __future__ import annotations
 
-import re
-import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
 from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
 from .._json import JSONDecodeError, dumps, loads
-from .._options import DEFAULT_MAX_HELD_BYTES, DEFAULT_STUB_TEXT
+from .._options import DEFAULT_MAX_HELD_BYTES
+from .._stub import DEFAULT_STUB_TEXT, STUB_KIND, claude_code_stub, codex_stub, stray_result_kind, stub_detail, stub_stamp
 from .._report import Report, new_report
 from . import _chain
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
@@ -157,12 +155,6 @@ MAX_WRITABLE_DEPTH: Final = 254
 
 # What a line is to the pairing rules.
 Kind = Literal["calls", "assistant", "results", "user", "reset", "other"]
-
-#: Synthetic Claude Code lines get a uuid derived from the call's tool_use line and the call
-#: (uuid5 in this namespace): fresh, one per call line (an id left open in two turns gets
-#: two), and the same for the same repair (the output is reproducible).
-_NAMESPACE = uuid.UUID("6f3c3b2e-4a43-5c1b-9a2e-636861746e6f")
-
 
 @dataclass(slots=True)  # one per line kept while a turn waits: no __dict__ each
 class _Info:
@@ -322,26 +314,7 @@ class _ClaudeCode(_Dialect):
         return info.key is not None and info.key == turn.key
 
     def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
-        source = call.line.parsed()
-        # Results hang from their tool_use line (2.1 on); one whose uuid is no string is no
-        # link of the chain (classify), so the stub hangs from the line before it, as before 2.1.
-        tree = _version(source.get("version")) >= (2, 1) and isinstance(source.get("uuid"), str)
-        line: dict[str, Any] = {"parentUuid": source.get("uuid") if tree else None}
-        for key, value in source.items():  # the envelope: the keys before "message"
-            if key == "message":
-                break
-            if key != "parentUuid":
-                line[key] = value
-        line["type"] = "user"
-        line["message"] = {"role": "user", "content": [
-            {"tool_use_id": call.id, "type": "tool_result", "content": text, "is_error": True}]}
-        line["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{source.get('uuid')}/{call.id}"))
-        if timestamp is not None:
-            line["timestamp"] = timestamp
-        line["toolUseResult"] = f"Error: {text}"
-        if tree:
-            line["sourceToolAssistantUUID"] = source.get("uuid")
-        return line
+        return claude_code_stub(call.line.parsed(), call.id, text, timestamp)
 
     def without_results(self, value: Any, ids: set[str]) -> Any:
         message = value["message"]
@@ -356,11 +329,6 @@ def _results_only(content: Any) -> bool:
 def _str_in(value: Any, keys: Collection[str]) -> bool:
     """``value in keys`` for any JSON value: a list or a dict (unhashable) is in no set of ids."""
     return isinstance(value, str) and value in keys
-
-
-def _version(value: Any) -> tuple[int, int]:
-    match = re.match(r"(\d+)\.(\d+)", value) if isinstance(value, str) else None
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 _CODEX_CALLS = {"function_call": "function_call", "custom_tool_call": "custom_tool_call", "local_shell_call": "local_shell_call"}
@@ -399,13 +367,7 @@ class _Codex(_Dialect):
         return turn.accepting
 
     def stub(self, call: _Call, text: str, timestamp: Any) -> dict[str, Any]:
-        kind = "custom_tool_call_output" if call.kind == "custom_tool_call" else "function_call_output"
-        line: dict[str, Any] = {}
-        if timestamp is not None:
-            line["timestamp"] = timestamp
-        line["type"] = "response_item"
-        line["payload"] = {"type": kind, "call_id": call.id, "output": text}
-        return line
+        return codex_stub(call.id, call.kind, text, timestamp)
 
     def without_results(self, value: Any, ids: set[str]) -> Any:
         raise AssertionError("a Codex output line holds one result")  # pragma: no cover
@@ -1026,7 +988,7 @@ class SessionRepairer:
                 if info.parent is not None and info.parent == turn.calls[call_id].line.info.uuid:
                     line.back = True  # hangs from its tool_use line (2.1): written before it
             else:
-                bad[call_id] = "drop_duplicate_result" if turn is not None and call_id in turn.answered else "drop_orphan_result"
+                bad[call_id] = "drop_" + stray_result_kind(call_id, turn.answered if turn is not None else ())
         if not bad:
             return True
         whole = len(bad) == len(info.results) and info.kind == "results"
@@ -1064,14 +1026,14 @@ class SessionRepairer:
         assert self._dialect is not None
         stubs = []
         for n, call in enumerate(turn.unanswered(), 1):
-            value = self._dialect.stub(call, self.stub_text, _later(stamp, n) if self._dialect.chained else stamp)
+            value = self._dialect.stub(call, self.stub_text, stub_stamp(stamp, n) if self._dialect.chained else stamp)
             info = _Info(kind="results", results=[call.id])
             if self._dialect.name == "claude-code":
                 info.chain, info.uuid, info.parent = True, value["uuid"], value["parentUuid"]
             line = _Line(dumps(value), b"\n", value, call.line.number, info)
             line.linear = info.chain and info.parent is None  # hangs from the line before it
             line.synthetic = call
-            line.record = ("stub_missing_result", f"call {call.id} (line {call.line.number}) was not answered; a synthetic {'tool_result' if info.chain else call.kind + '_output'} line was added")
+            line.record = (STUB_KIND, stub_detail(call.id, call.line.number, call.kind))
             stubs.append(line)
             turn.answered.add(call.id)
         return stubs
@@ -1199,26 +1161,6 @@ class SessionRepairer:
         self._out += line.body + line.end
         self._unterminated = line.end == b""
         self._n_out += 1
-
-
-def _later(stamp: Any, ms: int) -> Any:
-    """``stamp`` (Claude Code's ``toISOString()``, ``2025-12-17T01:45:59.662Z``) ``ms``
-    milliseconds later; anything else as it is.
-
-    A synthetic result must be later than the line before it: Claude Code 2.0.76 (tried
-    against the real binary, issue 35) resumes from the line with the latest timestamp, and
-    of two with the same from the one written first (its ``cli.js`` sorts the lines by
-    timestamp, newest first, with a stable sort), so a stub stamped like its ``tool_use`` line
-    was never loaded, nor the call: the request was the original's. The n-th stub of a turn is
-    n ms later, since 2.0 chains them one after the other. Today's versions follow the chain
-    from the file's last line and are indifferent to it (tests/owners runs both)."""
-    if not isinstance(stamp, str) or not _ISO_MS.fullmatch(stamp):
-        return stamp
-    when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ") + timedelta(milliseconds=ms)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
-
-
-_ISO_MS: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:
