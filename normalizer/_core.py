@@ -21,7 +21,6 @@ from itertools import islice
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-import orjson
 from pydantic import ValidationError
 from typing_extensions import Unpack
 
@@ -29,7 +28,6 @@ from ._content import (
     EVENT_OF_ROLE,
     REASONING_TEXT_KEYS,
     SUBSTANCE_KEYS,
-    Conflict,
     Fold,
     has_text,
     is_blank,
@@ -37,18 +35,19 @@ from ._content import (
     merge,
     unfold,
 )
+from ._core_calls import call_id_of, call_name, clean_calls, next_alias
+from ._core_emit import drop_empty_turn, emit_apart, emit_rounds, encode_tool_only, rewrite_ids
+from ._core_held import RESULT_FRAME, message_size
+from ._core_notes import as_user_text, conflict_notes, jsonable, merged_turn_detail, merged_user_detail, shape_error
+from ._core_results import emit_results, made_by
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
-from ._json import JSONDecodeError
-from ._json import dumps as json_dumps
-from ._json import loads as json_loads
 from . import _messages
-from ._defaults import DEFAULT_MAX_DEPTH
 from ._messages import _invalid, as_message, is_plain
 from .formats._depth import deeper_than
 from ._options import Options, make_options
 from ._note import Note, file_notes
 from ._report import Repair, Report, new_report
-from ._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
+from ._stub import stray_result_kind
 from ._types import ProfileArg, RepairOptions
 from ._table import dispatch
 from ._state import CLOSED, IDLE
@@ -64,7 +63,6 @@ _IN_USE: Final = "in use"
 #: What ``_dump`` returns for a model nested past pydantic's own serialization limit (not
 #: None: ``None`` given as a message dumps to itself, and is invalid, not too deep).
 _TOO_DEEP_TO_DUMP: Final = object()
-
 
 
 class Normalizer:
@@ -193,7 +191,7 @@ class Normalizer:
         self._call_origin: dict[str, int] = {}
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
-        self._next_suffix: dict[str, int] = {}  # base id -> first suffix _fresh_id may still find free
+        self._next_suffix: dict[str, int] = {}  # base id -> first suffix fresh_id may still find free
         self._results: dict[str, tuple[Message, int, list[Note] | None]] = {}
         self._arrival: list[str] = []  # result ids in the order they arrived
         self._deferred: list[tuple[Message, int]] = []
@@ -254,7 +252,7 @@ class Normalizer:
             if known is None:
                 if type(msg) is dict and deeper_than(msg, self._max_depth):  # before describing it
                     return self._invalid(self._too_deep(index), message)
-                return self._invalid(_shape_error(msg, index), message)
+                return self._invalid(shape_error(msg, index), message)
             event = known
             if type(msg) is not dict:
                 msg = dict(msg)
@@ -402,7 +400,7 @@ class Normalizer:
         try:
             self._report.add(
                 "skip_invalid", f"left out an invalid message: {error.what}", input=[error.index or 0],
-                dropped=_jsonable(original),
+                dropped=jsonable(original),
             )
             return []
         finally:
@@ -440,7 +438,7 @@ class Normalizer:
                 limit="max_turn_fragments", value=limit, index=self._index,
                 hint="a real history never gets near this; if it does, raise max_turn_fragments",
             )
-        size = _size(message) + (_size(held) if len(inputs) == 2 else 0)
+        size = message_size(message) + (message_size(held) if len(inputs) == 2 else 0)
         if held is self._user:
             self._user_bytes += size
         self._hold_bytes(size)
@@ -503,7 +501,7 @@ class Normalizer:
             return True  # no id: it answers the next call by position
         if call_id in unanswered:
             return True
-        return self._next_alias(call_id) is not None
+        return next_alias(self, call_id) is not None
 
     def is_empty_fragment(self, message: Message) -> bool:
         """An assistant message with nothing to send: no text, no call that can be sent (one
@@ -512,7 +510,7 @@ class Normalizer:
         held turn ends: held as a turn of its own, it would end the held one and then vanish."""
         calls = message.get("tool_calls")
         return not (
-            (calls and any(_call_name(call) is not None for call in calls))
+            (calls and any(call_name(call) is not None for call in calls))
             or has_text(message.get("content"))
             or (self._keeps_opaque and is_opaque(message))
             or any(message.get(k) for k in SUBSTANCE_KEYS)
@@ -541,7 +539,7 @@ class Normalizer:
     def defer(self, message: Message) -> None:
         """Hold a user/system message until the held turn's tool block is complete."""
         self._deferred.append((message, self._index))
-        self._hold_bytes(_size(message))
+        self._hold_bytes(message_size(message))
         self._check_held()
 
     def replay(self, message: Message | None) -> None:
@@ -574,7 +572,7 @@ class Normalizer:
         conflicts = merge(held, message, self._user_folds, self._user_owned)
         self._user = held
         if conflicts:
-            self._user_notes.extend(_conflict_notes(conflicts, inputs))
+            self._user_notes.extend(conflict_notes(conflicts, inputs))
 
     def release_user(self, message: Message | None = None) -> None:
         """Emit the held user message, if any."""
@@ -588,7 +586,7 @@ class Normalizer:
             notes = self._user_notes
             inputs = self._user_inputs
             if len(inputs) > 1:
-                notes.insert(0, Note("merge_user", partial(_merged_user_detail, inputs), inputs, None))
+                notes.insert(0, Note("merge_user", partial(merged_user_detail, inputs), inputs, None))
             if self._shapes:
                 user = self._encoder.shape(user, "user", inputs, notes)
             if notes or not self._direct:
@@ -629,9 +627,9 @@ class Normalizer:
                 # An empty call list is no continuation state (OpenAI: "[] is too short";
                 # Llama templates: "only supports single tool-calls"): the one edit an
                 # opaque turn gets.
-                message = self._clean_calls(message, index)
+                message = clean_calls(self, message, index)
             for call in message.get("tool_calls") or ():
-                call_id = _call_id(call)
+                call_id = call_id_of(call)
                 if call_id:
                     # An id used twice: one result answers it; it names the last call's
                     # function (as the checker reads the turn: later calls win).
@@ -640,7 +638,7 @@ class Normalizer:
             self._turn = message
         else:
             self._turn_opaque = False
-            self._turn = self._clean_calls(message, index) if "tool_calls" in message else message
+            self._turn = clean_calls(self, message, index) if "tool_calls" in message else message
 
     def merge_turn(self, message: Message) -> None:
         """Merge another fragment of the same model turn into the held one."""
@@ -654,7 +652,7 @@ class Normalizer:
             held = dict(held)  # the first merge: from now on the held turn is ours to update
             self._turn_owned = set()
         before = len(self._calls)
-        fragment = self._clean_calls(message, self._index)
+        fragment = clean_calls(self, message, self._index)
         conflicts = merge(held, fragment, self._turn_folds, self._turn_owned)
         added = len(self._calls) - before
         if added:
@@ -669,7 +667,7 @@ class Normalizer:
                 origin[call_id] = self._index
         self._turn = held
         if conflicts:
-            self._turn_notes.extend(_conflict_notes(conflicts, inputs))
+            self._turn_notes.extend(conflict_notes(conflicts, inputs))
 
     def take_result(self, message: Message) -> None:
         """Keep a tool result for the held turn's call it answers."""
@@ -680,7 +678,7 @@ class Normalizer:
         if call_id in unanswered:
             target = call_id
         elif call_id and call_id.strip():  # a second result for an id the turn used twice
-            target = self._next_alias(call_id)
+            target = next_alias(self, call_id)
             assert target is not None  # answers_turn said so
             notes = [Note(
                 "rename_result_id",
@@ -710,10 +708,10 @@ class Normalizer:
         content = message.get("content")
         if type(content) is str and len(message) == 3 and type(target) is str:
             # {role, tool_call_id, content} (it always has the first two here), all strings:
-            # _size without its loop -- this runs for every result.
-            self._held_bytes += _RESULT_FRAME + len(content) + len(target)
+            # size without its loop -- this runs for every result.
+            self._held_bytes += RESULT_FRAME + len(content) + len(target)
         else:
-            self._held_bytes += _size(message)
+            self._held_bytes += message_size(message)
         if self._held_bytes > self._max_held_bytes:
             self._hold_bytes(0)  # raises LimitExceeded
         if len(results) + len(self._deferred) > self._max_held_messages:
@@ -739,7 +737,7 @@ class Normalizer:
         if policy == "drop":
             self._record(f"drop_{kind}", f"dropped tool message {index}: {why}", [index], message)
             return
-        user = {"role": "user", "content": _as_user_text(message)}
+        user = {"role": "user", "content": as_user_text(message)}
         self._record(
             f"{kind}_to_user", f"tool message {index} ({why}) kept as user text", [index], message
         )
@@ -779,7 +777,7 @@ class Normalizer:
                 limit="max_turn_fragments", value=limit, index=index,
                 hint="a real history never gets near this; if it does, raise max_turn_fragments",
             )
-        self._hold_bytes(_size(message))
+        self._hold_bytes(message_size(message))
 
     def _drop_parked(self) -> None:
         for message, index in self._parked:
@@ -811,14 +809,14 @@ class Normalizer:
                 turn["tool_calls"] = list(calls.values())
             else:
                 turn.pop("tool_calls", None)
-            notes.insert(0, Note("merge_assistant", partial(_merged_turn_detail, inputs), inputs, None))
+            notes.insert(0, Note("merge_assistant", partial(merged_turn_detail, inputs), inputs, None))
         if self._unanswered and policy == "drop" and not opaque:
             # Trailing calls were never run: remove them (kept whole in the report).
             for call_id in list(self._unanswered):
                 self._record(
                     "drop_unanswered_call",
                     f"removed call {call_id!r}: the history ends before it was answered",
-                    self._made_by(call_id, inputs), calls.pop(call_id),
+                    made_by(self, call_id, inputs), calls.pop(call_id),
                 )
             self._unanswered = {}
             kept = list(calls.values())
@@ -829,7 +827,7 @@ class Normalizer:
                 self.release_user()
             self._emit(turn, notes)
             if calls:
-                self._emit_results(policy != "keep", inputs, None)
+                emit_results(self, policy != "keep", inputs, None)
             self._end_block()
             return
         given = turn
@@ -842,17 +840,17 @@ class Normalizer:
             and not (content.strip() if type(content) is str else has_text(content))
             and not any(turn.get(k) for k in SUBSTANCE_KEYS)
         ):
-            self._drop_empty(turn, inputs, notes)
+            drop_empty_turn(self, turn, inputs, notes)
             return
         if calls and (
             (not content.strip() if type(content) is str else is_blank(content))
             if content is not None
             else not self._tool_only_null
         ):
-            turn = self._encode_tool_only(turn, inputs, notes)
+            turn = encode_tool_only(self, turn, inputs, notes)
         if self._user is not None:
             self.release_user()
-        ids = self._rewrite_ids(inputs, notes) if self._rewrites_ids and calls else None
+        ids = rewrite_ids(self, inputs, notes) if self._rewrites_ids and calls else None
         if ids is not None:
             # Renamed on the calls as the turn now has them: the encoder may have removed
             # fields from them (the registry keeps them as they came), and the turn's calls
@@ -865,9 +863,9 @@ class Normalizer:
             else:  # a copy the shape or the tool-only content made: ours, no second copy
                 turn["tool_calls"] = renamed
         if self._split and calls and has_text(content):
-            self._emit_apart(turn, inputs, notes)
+            emit_apart(self, turn, inputs, notes)
         elif self._single_call and len(calls) > 1:
-            self._emit_rounds(turn, inputs, notes, policy != "keep", ids)
+            emit_rounds(self, turn, inputs, notes, policy != "keep", ids)
             self._end_block()
             return
         else:
@@ -876,7 +874,7 @@ class Normalizer:
             else:
                 self._out.append(turn)  # _emit, inlined for the common case
         if calls:
-            self._emit_results(policy != "keep", inputs, ids)
+            emit_results(self, policy != "keep", inputs, ids)
         self._end_block()
 
     def _carries_parked(self, message: Message | None) -> bool:
@@ -904,397 +902,6 @@ class Normalizer:
 
     # ------------------------------------------------------------------ the repairs
 
-    def _clean_calls(self, message: Message, index: int) -> Message:
-        """Tool-call hygiene for one assistant fragment; registers its calls on the turn.
-
-        Returns the message to hold (a copy if anything changed, never the input edited).
-        """
-        if "tool_calls" not in message:
-            return message
-        raw = message["tool_calls"]
-        if not raw:
-            self._turn_notes.append(Note(
-                "remove_empty_tool_calls", f"removed 'tool_calls': {raw!r} from message {index}",
-                [index], None,
-            ))
-            return {k: v for k, v in message.items() if k != "tool_calls"}
-        # Fast path: every call already clean (a function with a name and non-blank string
-        # arguments, an id new to the turn, a type; arguments that parse where the profile
-        # repairs those that do not) -- register them, change nothing. (Arguments as
-        # objects, for a profile that wants them so, take the slow path.)
-        registry = self._calls
-        fresh: list[str] = []
-        repair = self._repair_arguments
-        for item in raw if not self._object_arguments else ():
-            # Named with their types once checked: compiled, a dict's get is then a native
-            # dict lookup, not a Python method call (~300 instructions each, four a call).
-            # (A call that is some other mapping takes the slow path, which keeps it as it is.)
-            if type(item) is not dict:
-                break
-            clean: dict[str, Any] = item
-            function = clean.get("function")
-            call_id = clean.get("id")
-            if (
-                type(function) is not dict
-                or not call_id
-                or call_id in registry
-                or clean.get("type") is None
-            ):
-                break
-            named: dict[str, Any] = function
-            name = named.get("name")
-            arguments = named.get("arguments")
-            if not name or type(arguments) is not str or not arguments or arguments.isspace() or name.isspace():
-                break
-            if repair is not None and repair(arguments) is not None:
-                break
-            registry[call_id] = clean
-            fresh.append(call_id)
-        else:
-            if not self._object_arguments:
-                unanswered = self._unanswered
-                for call_id in fresh:
-                    unanswered[call_id] = None
-                return message
-        for call_id in fresh:  # undo the partial registration; the slow path redoes it all
-            del registry[call_id]
-        calls: list[Any] = []
-        changed = False
-        notes = self._turn_notes
-        for position, call in enumerate(raw):
-            if _call_name(call) is None:
-                self._record(
-                    "drop_nameless_call",
-                    f"dropped tool call {position} of message {index}: it has no function name",
-                    [index], call,
-                )
-                changed = True
-                continue
-            if call.get("function") is None:
-                # {"id", "name", "arguments"}: a call without its "function" wrapper
-                # (DeepSeek rejects it). The name is there: lift it in, never drop the call.
-                kind = call.get("type", "function")
-                call = _lift_flat_call(call)
-                notes.append(Note("lift_flat_call", f"call {position} of message {index} had 'name' and 'arguments' "
-                                  "outside 'function'; moved them into it (type 'function')", [index],
-                                  None if kind == "function" else {"type": kind}))
-                changed = True
-            function = call["function"]
-            fixed = call
-            call_id = call.get("id")
-            if not call_id:
-                if call.get("call_id"):
-                    call_id = call["call_id"]
-                    notes.append(Note("call_id_as_id", f"call {call_id!r} had only 'call_id'; used it as 'id'", [index], None))
-                else:
-                    call_id = self._fresh_id(f"call_{index}_{position}")
-                    notes.append(Note("assign_call_id", f"call {position} of message {index} had no id; gave it {call_id!r}", [index], None))
-                fixed = {**call, "id": call_id}
-            if call.get("type") is None:
-                fixed = {**fixed, "type": "function"}
-                notes.append(Note("add_call_type", f"call {call_id!r} had no 'type'; set 'function'", [index], None))
-            arguments = function.get("arguments")
-            if self._object_arguments:
-                fixed = self._arguments_as_object(fixed, function, arguments, call_id, index)
-            elif not isinstance(arguments, str) or not arguments.strip():
-                if isinstance(arguments, (dict, list)):
-                    encoded = _encode_arguments(arguments, index, position)
-                    notes.append(Note(
-                        "encode_arguments", f"call {call_id!r}: arguments given as an object, encoded as JSON",
-                        [index], {"id": call_id, "arguments": arguments},  # the form it had
-                    ))
-                else:
-                    encoded = "{}"
-                    notes.append(Note("default_arguments", f"call {call_id!r}: empty arguments became '{{}}'", [index], None))
-                fixed = {**fixed, "function": {**function, "arguments": encoded}}
-            elif self._encoder.repairs_arguments:
-                repaired = self._encoder.repair_arguments(arguments)
-                if repaired is not None:
-                    notes.append(Note(
-                        "repair_arguments", f"call {call_id!r}: arguments were not valid JSON (cut off?); sent as "
-                        f"{repaired!r}", [index], {"id": call_id, "arguments": arguments},  # the original
-                    ))
-                    fixed = {**fixed, "function": {**function, "arguments": repaired}}
-            if call_id in self._calls:
-                if self._calls[call_id] == fixed:
-                    self._record(
-                        "drop_duplicate_call",
-                        f"dropped call {call_id!r} of message {index}: an exact duplicate of an earlier call of the turn",
-                        [index], call,
-                    )
-                    changed = True
-                    continue
-                renamed = self._fresh_id(f"{call_id}_dup")
-                self._aliases.setdefault(call_id, deque()).append(renamed)
-                notes.append(Note(
-                    "rename_duplicate_call_id",
-                    f"call id {call_id!r} was used twice in one turn for different calls; the second is now {renamed!r}",
-                    [index], None,
-                ))
-                fixed = {**fixed, "id": renamed}
-                call_id = renamed
-            if fixed is not call:
-                changed = True
-            self._calls[call_id] = fixed
-            self._unanswered[call_id] = None
-            calls.append(fixed)
-        if not changed:
-            return message
-        if not calls:
-            return {k: v for k, v in message.items() if k != "tool_calls"}
-        return {**message, "tool_calls": calls}
-
-    def _arguments_as_object(self, call: Any, function: Any, arguments: Any, call_id: str, index: int) -> Any:
-        """A profile that sends arguments as an object (Ollama's native API, the Qwen3.5
-        template): a JSON string holding an object is decoded; blank arguments become ``{}``;
-        arguments that are no object (a JSON array, number, string or null, as text or as a
-        value) become ``{}`` too, the original kept in the record: the provider refuses
-        anything but a mapping (JT-5a, JT-5b). An object already is left as it is."""
-        if isinstance(arguments, dict):
-            return call
-        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-            self._turn_notes.append(Note("default_arguments", f"call {call_id!r}: empty arguments became {{}}",
-                                         [index], {"id": call_id, "arguments": arguments}))
-            return {**call, "function": {**function, "arguments": {}}}
-        if isinstance(arguments, str):
-            try:
-                value = json_loads(arguments)  # integers past 64 bits as the text has them (see _json)
-            except JSONDecodeError:
-                if not self._encoder.repairs_arguments:
-                    return call
-                repaired = self._encoder.repair_arguments(arguments) or "{}"
-                self._turn_notes.append(Note(
-                    "repair_arguments", f"call {call_id!r}: arguments were not valid JSON (cut off?); sent as "
-                    f"{repaired}", [index], {"id": call_id, "arguments": arguments},  # the original
-                ))
-                return {**call, "function": {**function, "arguments": json_loads(repaired)}}
-            if isinstance(value, dict):
-                self._turn_notes.append(Note("decode_arguments", f"call {call_id!r}: arguments sent as an object",
-                                             [index], {"id": call_id, "arguments": arguments}))
-                return {**call, "function": {**function, "arguments": value}}
-        elif not isinstance(arguments, (int, float, list)):
-            return call  # not JSON at all (validate=False input): nothing to decide from
-        self._turn_notes.append(Note("default_arguments", f"call {call_id!r}: arguments {arguments!r} are no object; "
-                                     "sent as {}", [index], {"id": call_id, "arguments": arguments}))
-        return {**call, "function": {**function, "arguments": {}}}
-
-    def _fresh_id(self, base: str) -> str:
-        # Deterministic: the same input always gets the same ids (idempotence): the first
-        # of base, base2, base3... that the turn does not use. The turn's ids only grow
-        # until _end_block, so a suffix found taken stays taken: the search resumes where
-        # the last one for this base stopped (O(1) amortised, not a probe per earlier rename).
-        n = self._next_suffix.get(base, 1)
-        candidate = base if n == 1 else f"{base}{n}"
-        while candidate in self._calls:
-            n += 1
-            candidate = f"{base}{n}"
-        self._next_suffix[base] = n  # returned now, so taken once registered: probed again, once
-        return candidate
-
-    def _next_alias(self, call_id: str) -> str | None:
-        # The first still-unanswered rename of call_id, in call order. Answered ones are
-        # popped as they are passed: within a turn an answered call never becomes
-        # unanswered again, so each is skipped once (not once per later result).
-        aliases = self._aliases.get(call_id)
-        if aliases is None:
-            return None
-        unanswered = self._unanswered
-        while aliases and aliases[0] not in unanswered:
-            aliases.popleft()
-        return aliases[0] if aliases else None
-
-    def _encode_tool_only(self, turn: Message, inputs: list[int], notes: list[Note]) -> Message:
-        """The content of a tool-only assistant message, as the provider wants it (blank
-        content next to calls means "no text": "text content blocks must be non-empty")."""
-        content = turn.get("content")
-        want = self._encoder.tool_only
-        if want == "null":
-            if content is None:
-                return turn
-            # (repr(), not !r, in a sentence made eagerly on a per-turn path: compiled, an
-            # f-string's !r is a str.format call, ~1,500 instructions; repr() is a C call.)
-            notes.append(Note("empty_content_to_null", f"content {repr(content)} next to tool calls became null",
-                              list(inputs), {"content": content}))
-            return {**turn, "content": None}
-        if want == "empty":
-            if content == "":
-                return turn
-            notes.append(Note("encode_tool_only_content", f"content {repr(content)} of a tool-only assistant message "
-                              f"became '' ({self.profile.name})", list(inputs), {"content": content}))
-            return {**turn, "content": ""}
-        if "content" not in turn:  # "omit"
-            return turn
-        notes.append(Note("encode_tool_only_content", f"removed content {repr(content)} of a tool-only assistant "
-                          f"message ({self.profile.name})", list(inputs), {"content": content}))
-        return {k: v for k, v in turn.items() if k != "content"}
-
-    def _rewrite_ids(self, inputs: list[int], notes: list[Note]) -> dict[str, Any] | None:
-        """The turn's call ids in the profile's style: call id -> new id when any changed
-        (written on the calls and on their results as they are emitted), else None. The
-        registry keeps the ids the input used: a late duplicate result still names them."""
-        encoder = self._encoder
-        n = self._n_calls
-        new_ids: dict[str, Any] = {}
-        renamed: list[tuple[str, Any]] = []
-        for call_id in self._calls:
-            new = encoder.new_id(call_id, n, new_ids.values())
-            n += 1
-            new_ids[call_id] = new
-            if new != call_id:
-                renamed.append((call_id, new))
-        self._n_calls = n
-        if not renamed:
-            return None
-        notes.append(Note(  # (a lazy detail: Note.detail)
-            "rewrite_call_id", partial(_renamed_detail, encoder.id_style, renamed), list(inputs), [a for a, _ in renamed],
-        ))
-        return new_ids
-
-    def _emit_apart(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
-        # Text and calls as two messages (MI-5: "Assistant message must have either content
-        # or tool_calls, but not both"): the text first, as the model said it.
-        text = {k: v for k, v in turn.items() if k != "tool_calls"}
-        calls: Message = {"role": "assistant"}
-        if "name" in turn:
-            calls["name"] = turn["name"]
-        want = self._encoder.tool_only
-        if want != "omit":
-            calls["content"] = None if want == "null" else ""
-        calls["tool_calls"] = turn["tool_calls"]
-        if self._encoder.pad_reasoning:
-            calls["reasoning_content"] = ""
-        self._emit(text, notes)
-        self._emit(calls, [Note(
-            "split_text_and_calls",
-            f"the text and the tool calls of one assistant message became two messages: {self.profile.name} "
-            "accepts one or the other", list(inputs), None,
-        )])
-
-    def _emit_rounds(
-        self, turn: Message, inputs: list[int], notes: list[Note], stub: bool, ids: dict[str, Any] | None
-    ) -> None:
-        # One call per assistant message (JT-4, "This model only supports single tool-calls at
-        # once!"): the turn's calls in order, each followed by its result. The first message
-        # carries the turn's text and fields; the others only their call. The model made the
-        # calls at once, so no call sees a result the turn did not already have.
-        calls = turn["tool_calls"]
-        want = self._encoder.tool_only
-        assert len(calls) == len(self._calls)  # the turn's calls are the registry's, in order
-        for k, (call_id, call) in enumerate(zip(self._calls, calls)):
-            if k == 0:
-                message: Message = {**turn, "tool_calls": [call]}
-                message_notes = notes + [Note(
-                    "split_parallel_calls", f"the {len(calls)} parallel tool calls of one assistant message became "
-                    f"{len(calls)} call/result rounds: {self.profile.name} accepts one call per message",
-                    list(inputs), None,
-                )]
-            else:
-                message = {"role": "assistant"}
-                if "name" in turn:
-                    message["name"] = turn["name"]
-                if want != "omit":
-                    message["content"] = None if want == "null" else ""
-                message["tool_calls"] = [call]
-                message_notes = []
-            self._emit(message, message_notes)
-            # Left open (trailing_calls="keep"), a call is open only in the last round: the
-            # others have a round after them, so each gets its stub (recorded), or a second
-            # repair would find it unanswered mid-history and add one then.
-            self._emit_result(call_id, stub or k < len(calls) - 1, inputs, ids)
-        self._record_reorder(inputs)
-
-    def _drop_empty(self, turn: Message, inputs: list[int], notes: list[Note]) -> None:
-        has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
-        why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"
-        self._note(notes, None)  # repairs made to a message that is then dropped are still repairs
-        self._record("drop_empty_assistant", f"dropped assistant message {_span(inputs)}: {why}", list(inputs), turn)
-        self._end_block()  # the user held before it stays held: the next user merges into it
-
-    def _emit_results(self, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
-        # The tool block in call order: each call's result, or a stub for a missing one.
-        results = self._results
-        if self._plain_results:
-            out = self._out
-            for call_id in self._calls:
-                result = results.get(call_id)
-                if result is not None:
-                    if result[2]:
-                        self._emit(result[0], result[2])
-                    else:
-                        out.append(result[0])  # _emit, inlined for the common case
-                elif stub:
-                    self._emit(self._stub(call_id), [self._stub_note(call_id, self._made_by(call_id, inputs))])
-        elif not self._encode_results:
-            emit = self._emit
-            for call_id in self._calls:
-                result = results.get(call_id)
-                if result is not None:
-                    emit(result[0], result[2])
-                elif stub:
-                    emit(self._stub(call_id), [self._stub_note(call_id, self._made_by(call_id, inputs))])
-        else:
-            for call_id in self._calls:
-                self._emit_result(call_id, stub, inputs, ids)
-        if len(self._arrival) > 1:  # (one result cannot be out of order: no call for it)
-            self._record_reorder(inputs)
-
-    def _emit_result(self, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
-        # One call's result (or its stub) in the provider's encoding.
-        result = self._results.get(call_id)
-        if result is not None:
-            message, index, stored = result
-            notes = list(stored) if stored else []
-            self._emit(self._encode_result(message, call_id, ids, [index], notes), notes)
-        elif stub:
-            made_by = self._made_by(call_id, inputs)
-            notes = [self._stub_note(call_id, made_by)]
-            self._emit(self._encode_result(self._stub(call_id), call_id, ids, made_by, notes), notes)
-
-    def _record_reorder(self, inputs: list[int]) -> None:
-        results = self._results
-        arrival = self._arrival
-        if len(arrival) > 1 and arrival != [c for c in self._calls if c in results]:
-            self._record(
-                "reorder_results",
-                f"put the results of turn {_span(inputs)} in the order of its calls",
-                [results[c][1] for c in arrival],
-            )
-
-    def _stub(self, call_id: str) -> Message:
-        return chat_stub(call_id, self.options.stub_text)
-
-    def _stub_note(self, call_id: str, made_by: list[int]) -> Note:
-        return Note(STUB_KIND, partial(stub_detail, call_id), made_by, None)
-
-    def _made_by(self, call_id: str, inputs: list[int]) -> list[int]:
-        """The input index of the message that made the call, as a record's inputs: one
-        index a record, whatever the number of fragments the turn merged."""
-        return [self._call_origin.get(call_id, inputs[0])]
-
-    def _encode_result(
-        self, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
-    ) -> Message:
-        """A result in the provider's encoding: its call's new id (``ids``), the name of
-        the function it answers, its shape."""
-        given = message
-        new = ids[call_id] if ids is not None else call_id
-        if new != call_id:
-            notes.append(Note("rewrite_result_id", partial("tool_call_id {!r} -> {!r}, as its call".format, call_id, new),
-                              inputs, call_id))
-            message = {**message, "tool_call_id": new}
-        if self._encoder.response_name:
-            function = self._calls[call_id].get("function")
-            fname = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
-            if fname and message.get("name") != fname:
-                notes.append(Note("fill_tool_name", partial("tool message name set to {!r}, the function it "
-                                  "answers".format, fname), inputs, {"name": message["name"]} if "name" in message else None))
-                if message is given:
-                    message = {**message, "name": fname}
-                else:  # the copy made for the new id (strict does both): ours, no second copy
-                    message["name"] = fname
-        if self._shapes:
-            message = self._encoder.shape(message, "tool", inputs, notes)
-        return message
 
     def _end_block(self) -> None:
         # What was deferred behind the tool block is placed next, in arrival order.
@@ -1321,228 +928,5 @@ class Normalizer:
 # ---------------------------------------------------------------------- helpers
 
 
-def _renamed_detail(style: str, renamed: list[tuple[str, Any]]) -> str:
-    """rewrite_call_id's sentence (made only for a record: Note.detail)."""
-    return f"call ids rewritten to the {style} style: " + ", ".join([f"{repr(a)} -> {repr(b)}" for a, b in renamed])
-
-
-def _merged_user_detail(inputs: list[int]) -> str:
-    """merge_user's sentence (made only for a record: Note.detail)."""
-    return f"merged consecutive user messages {_span(inputs)} into one"
-
-
-def _merged_turn_detail(inputs: list[int]) -> str:
-    """merge_assistant's sentence (made only for a record: Note.detail)."""
-    return f"merged assistant messages {_span(inputs)}: one model turn stored as {len(inputs)} messages"
-
-
 def _nothing() -> None:
     pass
-
-
-def _call_id(call: Any) -> str | None:
-    if isinstance(call, Mapping):
-        return call.get("id") or call.get("call_id")
-    return None
-
-
-def _call_name(call: Any) -> str | None:
-    """The function name a call carries -- in its ``function``, or at its own top level when
-    it has none (lifted in by _clean_calls) -- if it has a non-blank one: a call without one
-    cannot be sent, and is dropped (recorded)."""
-    function = call.get("function")
-    if function is None:
-        name = call.get("name")
-    elif type(function) is dict or isinstance(function, Mapping):
-        name = function.get("name")
-    else:
-        return None
-    return name if type(name) is str and name.strip() else None
-
-
-def _lift_flat_call(call: Any) -> dict[str, Any]:
-    """``{"id", "name", "arguments", ...}`` as ``{"id", "type": "function", "function": {"name",
-    "arguments"}, ...}``, every other key kept."""
-    function = {"name": call["name"]}
-    if "arguments" in call:
-        function["arguments"] = call["arguments"]
-    lifted: dict[str, Any] = {"id": call["id"]} if "id" in call else {}
-    lifted["type"] = "function"
-    lifted["function"] = function
-    for key, value in call.items():
-        if key not in _FLAT_CALL_KEYS:
-            lifted[key] = value
-    return lifted
-
-
-_FLAT_CALL_KEYS: Final = frozenset({"id", "type", "function", "name", "arguments"})
-
-
-def _conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:
-    # The message held (inputs[0]) and the one merging into it (inputs[-1]): two indices a
-    # note, not the whole run so far -- a turn of thousands of fragments that each conflict
-    # would otherwise record (and spell) every index before it, again and again (quadratic).
-    pair = [inputs[0], inputs[-1]]
-    return [
-        Note("merge_conflict", partial(_conflict_detail, pair, key, old, new), pair, {key: old})
-        for key, old, new in conflicts
-    ]
-
-
-def _conflict_detail(pair: list[int], key: str, old: Any, new: Any) -> str:
-    """merge_conflict's sentence (made only for a record: Note.detail)."""
-    return f"message {pair[1]} merged into message {pair[0]}: '{key}' was {_shown(old)}, the later message's {_shown(new)} kept"
-
-
-def _shown(value: Any) -> str:
-    """repr, unless the value nests too deep to show (repr recurses: a RecursionError at close)."""
-    if (type(value) is dict or type(value) is list) and deeper_than(value, DEFAULT_MAX_DEPTH):
-        return f"<{type(value).__name__} nested deeper than {DEFAULT_MAX_DEPTH} levels>"
-    return repr(value)
-
-
-def _span(indices: list[int]) -> str:
-    # "4", "4-6" (consecutive), or "4, 7, 9". A loop, not a comparison with a range's list:
-    # compiled, that is a generic call and a list, ~5,000 instructions per merge record.
-    first = indices[0]
-    for offset, index in enumerate(indices):
-        if index != first + offset:
-            return ", ".join([str(i) for i in indices])
-    return f"{first}-{indices[-1]}" if len(indices) > 1 else str(first)
-
-
-def _size(message: Message) -> int:
-    """What holding ``message`` costs, in characters: the length of every string in it at
-    any depth (content parts, call arguments, reasoning, any extra key; keys included),
-    plus one per dict entry or list item. A plain str costs one len(): only containers
-    are walked, so the cost follows the message's structure, not its bytes."""
-    size = len(message)
-    nested: list[Any] = []
-    for key, value in message.items():
-        if type(key) is str:
-            size += len(key)
-        else:
-            nested.append(key)
-        if type(value) is str:
-            size += len(value)
-        elif value is not None:
-            nested.append(value)
-    return size + _nested_size(nested) if nested else size
-
-
-# _size of a result with empty strings: what a plain result costs besides its content and id.
-_RESULT_FRAME: Final = _size({"role": "tool", "tool_call_id": "", "content": ""})
-
-
-def _nested_size(todo: list[Any]) -> int:
-    # _size of values inside a message. Iterative (no depth limit to hit) and each
-    # container counted once (validate=False input may share or even contain itself).
-    # Exact type checks first: JSON gives str/dict/list/int/float/bool/None, and an ABC
-    # isinstance costs several times a type() comparison. A dict's or list's strings are
-    # counted as it is opened, without a trip through the stack (most leaves are strings:
-    # a tool call is a dict of strings and a dict of strings). The list's own methods,
-    # called on it (not bound to locals), and the containers named with their types: the
-    # compiled build then makes them native list and dict operations, not Python calls.
-    size = 0
-    seen: set[int] = set()
-    while todo:
-        value = todo.pop()
-        kind = type(value)
-        if kind is dict:
-            mapping: dict[Any, Any] = value
-            key = id(mapping)
-            if key in seen:
-                continue
-            seen.add(key)
-            size += len(mapping)
-            for name, item in mapping.items():
-                if type(name) is str:
-                    size += len(name)
-                else:
-                    todo.append(name)
-                if type(item) is str:
-                    size += len(item)
-                elif type(item) not in _SCALARS:
-                    todo.append(item)
-        elif kind is list:
-            items: list[Any] = value
-            key = id(items)
-            if key in seen:
-                continue
-            seen.add(key)
-            size += len(items)
-            for item in items:
-                if type(item) is str:
-                    size += len(item)
-                elif type(item) not in _SCALARS:
-                    todo.append(item)
-        elif kind is str:
-            size += len(value)
-        elif kind in _SCALARS:
-            continue  # the entry or item holding it counted one
-        elif isinstance(value, str):
-            size += len(value)
-        elif isinstance(value, (list, tuple)) or isinstance(value, Mapping):
-            key = id(value)
-            if key in seen:
-                continue
-            seen.add(key)
-            size += len(value)
-            if isinstance(value, (list, tuple)):
-                todo.extend(value)
-            else:
-                todo.extend(value.keys())
-                todo.extend(value.values())
-        elif isinstance(value, (bytes, bytearray)):
-            size += len(value)
-    return size
-
-
-_SCALARS: Final = frozenset({int, float, bool, type(None)})
-
-
-def _as_user_text(result: Message) -> Any:
-    label = f"[tool result for call {result.get('tool_call_id')!r}]"
-    content = result.get("content")
-    if isinstance(content, list):
-        return [{"type": "text", "text": label}, *content]
-    if isinstance(content, str) and content:
-        return f"{label}\n{content}"
-    return label
-
-
-def _shape_error(message: Any, index: int) -> InvalidMessage:
-    if not isinstance(message, Mapping):
-        return InvalidMessage(f"expected a message object, got {type(message).__name__}", index=index)
-    role = message.get("role")
-    if role is None:
-        return InvalidMessage("message has no 'role'", field="role", index=index)
-    return InvalidMessage(
-        f"unknown role {role!r}", field="role", index=index,
-        hint="expected one of system, developer, user, assistant, tool",
-    )
-
-
-def _jsonable(value: Any) -> Any:
-    # What the report keeps of something that is not JSON (it must still serialise).
-    try:
-        json_dumps(value)  # (an integer past 64 bits is JSON: see _json)
-        return value
-    except (TypeError, RecursionError):
-        try:
-            text = repr(value)
-        except RecursionError:
-            return f"<{type(value).__name__} nested too deeply to show>"
-        return text if len(text) <= 100_000 else text[:100_000] + "..."
-
-
-def _encode_arguments(arguments: Any, index: int, position: int) -> str:
-    try:
-        return json_dumps(arguments, orjson.OPT_NON_STR_KEYS).decode()  # (integers past 64 bits too)
-    except (TypeError, RecursionError) as exc:  # orjson.JSONEncodeError is a TypeError
-        raise InvalidMessage(
-            f"arguments of call {position} cannot be encoded as JSON ({exc})",
-            field=f"tool_calls.{position}.function.arguments", index=index,
-            hint="arguments must be a JSON string or a JSON-compatible object",
-        ) from None
-

@@ -1,0 +1,122 @@
+"""Results and stubs, a part of the core (``_core.py``): the held turn's tool block emitted
+in call order, each call's result (in the provider's encoding: its call's new id, the
+function's name, its shape) or a stub for a missing one, and the record of a reorder.
+
+The stub itself (its text, its record's sentence, its shape) is ``_stub``'s: the session
+editor makes its own stubs from the same module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ._core_notes import span
+from ._note import Note
+from ._stub import STUB_KIND, chat_stub, stub_detail
+
+if TYPE_CHECKING:
+    from ._core import Normalizer
+
+__all__ = ["emit_results", "emit_result", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
+
+Message = dict[str, Any]
+
+
+def emit_results(n: Normalizer, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
+    """The tool block in call order: each call's result, or a stub for a missing one
+    (``stub``; else it is left open)."""
+    results = n._results
+    if n._plain_results:
+        out = n._out
+        for call_id in n._calls:
+            result = results.get(call_id)
+            if result is not None:
+                if result[2]:
+                    n._emit(result[0], result[2])
+                else:
+                    out.append(result[0])  # _emit, inlined for the common case
+            elif stub:
+                n._emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
+    elif not n._encode_results:
+        emit = n._emit
+        for call_id in n._calls:
+            result = results.get(call_id)
+            if result is not None:
+                emit(result[0], result[2])
+            elif stub:
+                emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
+    else:
+        for call_id in n._calls:
+            emit_result(n, call_id, stub, inputs, ids)
+    if len(n._arrival) > 1:  # (one result cannot be out of order: no call for it)
+        record_reorder(n, inputs)
+
+
+def emit_result(n: Normalizer, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
+    # One call's result (or its stub) in the provider's encoding.
+    result = n._results.get(call_id)
+    if result is not None:
+        message, index, stored = result
+        notes = list(stored) if stored else []
+        n._emit(encode_result(n, message, call_id, ids, [index], notes), notes)
+    elif stub:
+        origin = made_by(n, call_id, inputs)
+        notes = [stub_note(n, call_id, origin)]
+        n._emit(encode_result(n, stub_message(n, call_id), call_id, ids, origin, notes), notes)
+
+
+def record_reorder(n: Normalizer, inputs: list[int]) -> None:
+    """Record that the turn's results came in another order than its calls (they are
+    emitted in call order)."""
+    results = n._results
+    arrival = n._arrival
+    if len(arrival) > 1 and arrival != [c for c in n._calls if c in results]:
+        n._record(
+            "reorder_results",
+            f"put the results of turn {span(inputs)} in the order of its calls",
+            [results[c][1] for c in arrival],
+        )
+
+
+def stub_message(n: Normalizer, call_id: str) -> Message:
+    """The stub for a call that got no result (its words and shape: ``_stub``)."""
+    return chat_stub(call_id, n.options.stub_text)
+
+
+def stub_note(n: Normalizer, call_id: str, made_by: list[int]) -> Note:
+    """The stub's record (its sentence made only for a record: ``Note.detail``)."""
+    return Note(STUB_KIND, partial(stub_detail, call_id), made_by, None)
+
+
+def made_by(n: Normalizer, call_id: str, inputs: list[int]) -> list[int]:
+    """The input index of the message that made the call, as a record's inputs: one
+    index a record, whatever the number of fragments the turn merged."""
+    return [n._call_origin.get(call_id, inputs[0])]
+
+
+def encode_result(
+    n: Normalizer, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
+) -> Message:
+    """A result in the provider's encoding: its call's new id (``ids``), the name of
+    the function it answers, its shape."""
+    given = message
+    new = ids[call_id] if ids is not None else call_id
+    if new != call_id:
+        notes.append(Note("rewrite_result_id", partial("tool_call_id {!r} -> {!r}, as its call".format, call_id, new),
+                          inputs, call_id))
+        message = {**message, "tool_call_id": new}
+    if n._encoder.response_name:
+        function = n._calls[call_id].get("function")
+        fname = function.get("name") if type(function) is dict or isinstance(function, Mapping) else None
+        if fname and message.get("name") != fname:
+            notes.append(Note("fill_tool_name", partial("tool message name set to {!r}, the function it "
+                              "answers".format, fname), inputs, {"name": message["name"]} if "name" in message else None))
+            if message is given:
+                message = {**message, "name": fname}
+            else:  # the copy made for the new id (strict does both): ours, no second copy
+                message["name"] = fname
+    if n._shapes:
+        message = n._encoder.shape(message, "tool", inputs, notes)
+    return message
