@@ -37,7 +37,7 @@ from ._content import (
 )
 from ._core_calls import call_id_of, call_name, clean_calls, next_alias
 from ._core_emit import drop_empty_turn, emit_apart, emit_rounds, encode_tool_only, rewrite_ids
-from ._core_held import RESULT_FRAME, message_size
+from ._core_held import RESULT_FRAME, Held, Pending, message_size
 from ._core_notes import as_user_text, conflict_notes, jsonable, merged_turn_detail, merged_user_detail, shape_error
 from ._core_results import emit_results, made_by
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
@@ -90,18 +90,17 @@ class Normalizer:
     the next call): its held turn may be half-built, so carrying on could lose data.
     """
 
-    # Slots: 53 attributes are more than an instance dict shares its keys for (30), and
+    # Slots: 44 attributes are more than an instance dict shares its keys for (30), and
     # without them every attribute read and method lookup takes CPython's slow path.
-    __slots__ = ('_aliases', '_answered', '_apart', '_arrival', '_broken', '_call_origin', '_calls',
-        '_deferred', '_direct', '_emit', '_encode_results', '_encoder', '_held_bytes',
-        '_index', '_keeps_opaque', '_max_depth', '_max_fragments', '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in',
-        '_n_out', '_next_suffix', '_object_arguments', '_out', '_owner', '_parked',
-        '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields', '_results',
-        '_rewrites_ids', '_shapes', '_single_call', '_speaker', '_split', '_stage_close',
-        '_tool_only_null', '_turn', '_turn_folds', '_turn_inputs', '_turn_notes',
-        '_turn_opaque', '_turn_owned', '_unanswered', '_user', '_user_bytes', '_user_folds',
-        '_user_inputs', '_user_notes', '_user_owned', '_validate', 'options', 'profile',
-        'state',)
+    __slots__ = (
+        '_aliases', '_answered', '_apart', '_broken', '_call_origin', '_calls', '_deferred', '_direct', '_emit',
+        '_encode_results', '_encoder', '_held_bytes', '_index', '_keeps_opaque', '_max_depth', '_max_fragments',
+        '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in', '_n_out', '_next_suffix', '_object_arguments',
+        '_out', '_owner', '_parked', '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields',
+        '_result_inputs', '_result_notes', '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
+        '_split', '_stage_close', '_tool_only_null', '_turn', '_unanswered', '_user', '_validate', 'options',
+        'profile', 'state',
+    )
 
     state: str
 
@@ -118,6 +117,10 @@ class Normalizer:
         # Report.add_notes without the method: a method looked up on a pydantic model costs
         # ~0.1 us, per repaired message (and the function is compiled in the compiled build).
         self._report_fields = self._report.__dict__
+        self._init_encoding(opts)
+        self._init_state()
+
+    def _init_encoding(self, opts: Options) -> None:
         # The provider's encoding, applied by this class as it emits (one pass), and the
         # profile's stage for what needs a look across messages (alternation, system
         # placement), or None. Where the output goes is decided here, once (_emit, below).
@@ -157,6 +160,9 @@ class Normalizer:
         self._encode_results = encoder.shapes or encoder.rewrites_ids or encoder.response_name
         self._plain_results = stage is None and not self._encode_results
         self._direct = stage is None  # a message with no notes goes straight into the output list
+
+    def _init_state(self) -> None:
+        # What a history's repair holds and counts as it goes (the table's state first).
         self._n_calls = 0  # calls emitted so far: id styles number them across the conversation
         self.state = IDLE
         # False, True once an error left the pending turn half-built, or _IN_USE while a
@@ -168,35 +174,23 @@ class Normalizer:
         self._n_out = 0  # messages returned before the current call
         self._index = -1  # input index of the message being placed
         self._out: list[Message] = []
-        self._replay: deque[tuple[Message | None, int]] = deque()
-        # The held user message.
-        self._user: Message | None = None
-        self._user_inputs: list[int] = []
-        self._user_notes: list[Note] = []
-        # Text keys of a held message being merged, joined once when it is emitted (Fold).
-        self._user_folds: dict[str, Fold] = {}
-        self._user_owned: set[str] = set()  # keys of the merged user whose list value is ours
-        # The held assistant turn and its tool block.
-        self._turn: Message | None = None
-        self._turn_inputs: list[int] = []
-        self._turn_notes: list[Note] = []
-        self._turn_opaque = False
-        self._turn_folds: dict[str, Fold] = {}
-        self._turn_owned: set[str] = set()
-        # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
-        self._parked: list[tuple[Message, int]] = []
+        self._replay: deque[Pending] = deque()
+        self._user = Held()  # the held user message
+        self._turn = Held()  # the held assistant turn; its tool block:
         self._calls: dict[str, Any] = {}  # final call id -> call, in call order
         # final call id -> the input index of the fragment that made it, for the calls of a
-        # merged turn that its first message did not make (the others: _turn_inputs[0])
+        # merged turn that its first message did not make (the others: the turn's first input)
         self._call_origin: dict[str, int] = {}
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
         self._next_suffix: dict[str, int] = {}  # base id -> first suffix fresh_id may still find free
-        self._results: dict[str, tuple[Message, int, list[Note] | None]] = {}
-        self._arrival: list[str] = []  # result ids in the order they arrived
-        self._deferred: list[tuple[Message, int]] = []
+        self._results: dict[str, Message] = {}  # call id -> its result, in the order they arrived
+        self._result_inputs: list[int] = []  # the input index of each result, in the order they arrived
+        self._result_notes: dict[str, list[Note]] = {}  # call id -> its result's repairs (if any)
+        self._deferred: list[Pending] = []  # user/system messages behind the tool block
+        # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
+        self._parked: list[Pending] = []
         self._held_bytes = 0  # text held by the pending user message, turn and tool block
-        self._user_bytes = 0  # the part of it that the held user message accounts for
         self._answered: dict[str, Any] = {}  # call ids of the turn just emitted (duplicates)
 
     # ------------------------------------------------------------------ public surface
@@ -231,14 +225,9 @@ class Normalizer:
             if type(message) is dict and is_plain(message):
                 msg = message  # the adapter would return an equal copy (see _messages.is_plain)
             else:
-                try:
-                    raw = message if type(message) is dict else self._dump(message)
-                    if raw is _TOO_DEEP_TO_DUMP or (type(raw) is dict and deeper_than(raw, self._max_depth)):
-                        return self._invalid(self._too_deep(index), message)
-                    # (_messages.validate_python: loads the models on first use; see there)
-                    msg = _messages.validate_python(raw)
-                except ValidationError as exc:
-                    return self._invalid(_invalid(exc, message, index), message)
+                msg = self._validated(message, index)
+                if msg is None:
+                    return []  # left out, recorded (on_invalid="skip")
             event = EVENT_OF_ROLE[msg["role"]]
         else:
             if type(message) is dict:
@@ -268,24 +257,13 @@ class Normalizer:
                 exc.located(index=self._index)
             raise
         except RecursionError:
-            # A merge compared two deep values of a message's own keys (which validation
-            # passes as they are), or a record described one: said as the limit it passed.
             self._broken = True
-            if deeper_than(msg, self._max_depth):
-                raise self._too_deep(index) from None
-            raise InvalidMessage(
-                "message is nested too deeply to process", index=index,
-                hint="a chat message is a few levels deep; this looks like corrupted or hostile data",
-            ) from None
+            raise self._too_nested(msg, index) from None
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             self._broken = True
             if self._validate:
                 raise  # a bug in the normalizer: validated input must never get here
-            raise InvalidMessage(
-                f"message has an unexpected shape ({type(exc).__name__}: {exc})",
-                index=index,
-                hint="validation is off (validate=False); turn it on to get a precise error",
-            ) from exc
+            raise self._unexpected_shape(exc, index) from exc
         except BaseException:
             self._broken = True
             raise
@@ -296,6 +274,40 @@ class Normalizer:
         self._out = []
         self._n_out += len(out)
         return out
+
+    def _validated(self, message: Any, index: int) -> Message | None:
+        """A message that is not a plain dict, validated (pydantic); None when it is invalid
+        and left out (recorded: ``on_invalid="skip"``; ``"error"`` raises)."""
+        try:
+            raw = message if type(message) is dict else self._dump(message)
+            if raw is _TOO_DEEP_TO_DUMP or (type(raw) is dict and deeper_than(raw, self._max_depth)):
+                self._invalid(self._too_deep(index), message)
+                return None
+            # (_messages.validate_python: loads the models on first use; see there)
+            validated: Message = _messages.validate_python(raw)
+            return validated
+        except ValidationError as exc:
+            self._invalid(_invalid(exc, message, index), message)
+            return None
+
+    def _too_nested(self, message: Any, index: int) -> InputError:
+        # A merge compared two deep values of a message's own keys (which validation
+        # passes as they are), or a record described one: said as the limit it passed.
+        if deeper_than(message, self._max_depth):
+            return self._too_deep(index)
+        return InvalidMessage(
+            "message is nested too deeply to process", index=index,
+            hint="a chat message is a few levels deep; this looks like corrupted or hostile data",
+        )
+
+    @staticmethod
+    def _unexpected_shape(exc: Exception, index: int) -> InvalidMessage:
+        # With validation off, a message whose shape the core's actions tripped on.
+        return InvalidMessage(
+            f"message has an unexpected shape ({type(exc).__name__}: {exc})",
+            index=index,
+            hint="validation is off (validate=False); turn it on to get a precise error",
+        )
 
     def close(self) -> list[Message]:
         """End of input: flush the held turn (stubbing or dropping unanswered calls per
@@ -341,8 +353,9 @@ class Normalizer:
     def _run_replay(self) -> None:
         replay = self._replay
         while replay:
-            message, index = replay.popleft()
-            self._index = index
+            pending = replay.popleft()
+            self._index = pending.index
+            message = pending.message
             if message is None:
                 dispatch(self, "eof", None)
             else:
@@ -427,9 +440,11 @@ class Normalizer:
         # that keeps no more records and has no listener only counts it.
         file_notes(self._report_fields, [Note(kind, detail, inputs, dropped)], None, Repair)
 
-    def _count_fragment(self, held: Message, inputs: list[int], message: Message) -> None:
+    def _grow(self, held: Held, message: Message) -> Message:
         # One more message merges into a held one: count it against the limits (the held
-        # message's own size is counted once, when the first merge makes it grow).
+        # message's own size is counted once, when the first merge makes it grow); the
+        # first merge copies it (from then on the held message is ours to update).
+        inputs = held.inputs
         inputs.append(self._index)
         limit = self._max_fragments
         if len(inputs) > limit:
@@ -438,10 +453,16 @@ class Normalizer:
                 limit="max_turn_fragments", value=limit, index=self._index,
                 hint="a real history never gets near this; if it does, raise max_turn_fragments",
             )
-        size = message_size(message) + (message_size(held) if len(inputs) == 2 else 0)
+        first = held.message
+        assert first is not None
+        size = message_size(message) + (message_size(first) if len(inputs) == 2 else 0)
         if held is self._user:
-            self._user_bytes += size
+            held.size += size
         self._hold_bytes(size)
+        if len(inputs) == 2:
+            first = held.message = dict(first)
+            held.owned = set()
+        return first
 
     def _hold_bytes(self, size: int) -> None:
         self._held_bytes += size
@@ -466,7 +487,7 @@ class Normalizer:
 
     def continues_user(self, message: Message) -> bool:
         """The held user message and this one are the same speaker."""
-        user = self._user
+        user = self._user.message
         return user is not None and self._same_speaker(user, message, "user")
 
     def turn_has_calls(self, message: Message | None) -> bool:
@@ -475,10 +496,11 @@ class Normalizer:
 
     def continues_turn(self, message: Message) -> bool:
         """This assistant message is another fragment of the held turn."""
-        turn = self._turn
+        held = self._turn
+        turn = held.message
         if (
             turn is None
-            or self._turn_opaque
+            or held.opaque
             or (self._keeps_opaque and is_opaque(message))
             or not self._same_speaker(turn, message, "assistant")
         ):
@@ -486,7 +508,7 @@ class Normalizer:
         if self._apart and not self._calls and message.get("tool_calls"):
             # text, then calls: kept as two turns (the encoding wants them apart, and
             # end_turn splits any turn that holds both, so this is already its final form)
-            fold = self._turn_folds.get("content")
+            fold = held.folds.get("content")
             text = fold.has_text() if fold is not None else has_text(turn.get("content"))
             return not (text and not has_text(message.get("content")))
         return True
@@ -497,6 +519,8 @@ class Normalizer:
         if not unanswered:
             return False
         call_id = message.get("tool_call_id")
+        if type(call_id) is str and call_id in unanswered:
+            return True  # the common case first: no blank check (a copy of the id) per result
         if not call_id or not call_id.strip():
             return True  # no id: it answers the next call by position
         if call_id in unanswered:
@@ -538,53 +562,48 @@ class Normalizer:
 
     def defer(self, message: Message) -> None:
         """Hold a user/system message until the held turn's tool block is complete."""
-        self._deferred.append((message, self._index))
+        self._deferred.append(Pending(message, self._index))
         self._hold_bytes(message_size(message))
         self._check_held()
 
     def replay(self, message: Message | None) -> None:
         """Schedule this message (None: end of input) to be placed again after the
         current transition, behind whatever end_turn scheduled."""
-        self._replay.append((message, self._index))
+        self._replay.append(Pending(message, self._index))
 
     # ------------------------------------------------------------------ actions: user
 
     def hold_user(self, message: Message) -> None:
         """Hold a user message (merging it into a held one from the same speaker)."""
-        if self._user is not None:
+        held = self._user
+        if held.message is not None:
             if self.continues_user(message):
                 self.merge_user(message)
                 return
             self.release_user(message)
-        self._user = message
-        self._user_inputs = [self._index]
-        self._user_notes = []
+        held.message = message
+        held.inputs = [self._index]
+        held.notes = []
 
     def merge_user(self, message: Message) -> None:
         """Merge a user message into the held one (text joined with a newline)."""
         held = self._user
-        assert held is not None
-        inputs = self._user_inputs
-        self._count_fragment(held, inputs, message)
-        if len(inputs) == 2:
-            held = dict(held)  # the first merge: from now on the held message is ours to update
-            self._user_owned = set()
-        conflicts = merge(held, message, self._user_folds, self._user_owned)
-        self._user = held
+        conflicts = merge(self._grow(held, message), message, held.folds, held.owned)
         if conflicts:
-            self._user_notes.extend(conflict_notes(conflicts, inputs))
+            held.notes.extend(conflict_notes(conflicts, held.inputs))
 
     def release_user(self, message: Message | None = None) -> None:
         """Emit the held user message, if any."""
-        user = self._user
+        held = self._user
+        user = held.message
         if user is not None:
-            self._user = None
-            if self._user_folds:
-                unfold(user, self._user_folds)
-            self._held_bytes -= self._user_bytes
-            self._user_bytes = 0
-            notes = self._user_notes
-            inputs = self._user_inputs
+            held.message = None
+            if held.folds:
+                unfold(user, held.folds)
+            self._held_bytes -= held.size
+            held.size = 0
+            notes = held.notes
+            inputs = held.inputs
             if len(inputs) > 1:
                 notes.insert(0, Note("merge_user", partial(merged_user_detail, inputs), inputs, None))
             if self._shapes:
@@ -605,8 +624,10 @@ class Normalizer:
             # nothing is parked), and the message merges into it.
             self._parked = []
             index = self._index
-            for position, (fragment, at) in enumerate(parked):
-                self._index = at
+            for position, pending in enumerate(parked):
+                fragment = pending.message
+                assert fragment is not None
+                self._index = pending.index
                 if position == 0:
                     self.hold_turn(fragment)
                 else:
@@ -616,13 +637,14 @@ class Normalizer:
             return
         # Starting a turn, inline: this runs for every assistant message that is not merged.
         index = self._index
-        self._turn_inputs = [index]
-        self._turn_notes = []
+        held = self._turn
+        held.inputs = [index]
+        held.notes = []
         if self._answered:
             self._answered = {}
         # (the tool-block state was reset by _end_block when the previous turn ended)
         if self._keeps_opaque and is_opaque(message):
-            self._turn_opaque = True
+            held.opaque = True
             if "tool_calls" in message and not message["tool_calls"]:
                 # An empty call list is no continuation state (OpenAI: "[] is too short";
                 # Llama templates: "only supports single tool-calls"): the one edit an
@@ -635,25 +657,20 @@ class Normalizer:
                     # function (as the checker reads the turn: later calls win).
                     self._calls[call_id] = call
                     self._unanswered[call_id] = None
-            self._turn = message
+            held.message = message
         else:
-            self._turn_opaque = False
-            self._turn = clean_calls(self, message, index) if "tool_calls" in message else message
+            held.opaque = False
+            held.message = clean_calls(self, message, index) if "tool_calls" in message else message
 
     def merge_turn(self, message: Message) -> None:
         """Merge another fragment of the same model turn into the held one."""
         if self._parked:
             self._drop_parked()  # the held turn goes on: the parked reasoning's speaker did not come
-        held = self._turn
-        assert held is not None
-        inputs = self._turn_inputs
-        self._count_fragment(held, inputs, message)
-        if len(inputs) == 2:
-            held = dict(held)  # the first merge: from now on the held turn is ours to update
-            self._turn_owned = set()
+        turn = self._turn
+        held = self._grow(turn, message)
         before = len(self._calls)
         fragment = clean_calls(self, message, self._index)
-        conflicts = merge(held, fragment, self._turn_folds, self._turn_owned)
+        conflicts = merge(held, fragment, turn.folds, turn.owned)
         added = len(self._calls) - before
         if added:
             if "tool_calls" not in held:
@@ -665,9 +682,8 @@ class Normalizer:
             origin = self._call_origin
             for call_id in islice(reversed(self._calls), added):
                 origin[call_id] = self._index
-        self._turn = held
         if conflicts:
-            self._turn_notes.extend(conflict_notes(conflicts, inputs))
+            turn.notes.extend(conflict_notes(conflicts, turn.inputs))
 
     def take_result(self, message: Message) -> None:
         """Keep a tool result for the held turn's call it answers."""
@@ -699,20 +715,23 @@ class Normalizer:
                 "move_result",
                 f"moved result {index} up to its call, before {len(self._deferred)} message(s) "
                 "that arrived while it was outstanding",
-                [index, self._deferred[0][1]], None,  # (the first it now precedes: two indices, not all)
+                [index, self._deferred[0].index], None,  # (the first it now precedes: two indices, not all)
             )]
         del unanswered[target]
         results = self._results
-        results[target] = (message, index, notes)
-        self._arrival.append(target)
+        results[target] = message
+        self._result_inputs.append(index)
+        if notes is not None:
+            self._result_notes[target] = notes
         content = message.get("content")
         if type(content) is str and len(message) == 3 and type(target) is str:
             # {role, tool_call_id, content} (it always has the first two here), all strings:
             # size without its loop -- this runs for every result.
-            self._held_bytes += RESULT_FRAME + len(content) + len(target)
+            held = self._held_bytes + RESULT_FRAME + len(content) + len(target)
         else:
-            self._held_bytes += message_size(message)
-        if self._held_bytes > self._max_held_bytes:
+            held = self._held_bytes + message_size(message)
+        self._held_bytes = held
+        if held > self._max_held_bytes:
             self._hold_bytes(0)  # raises LimitExceeded
         if len(results) + len(self._deferred) > self._max_held_messages:
             self._check_held()  # raises LimitExceeded
@@ -741,7 +760,7 @@ class Normalizer:
         self._record(
             f"{kind}_to_user", f"tool message {index} ({why}) kept as user text", [index], message
         )
-        self._replay.append((user, index))
+        self._replay.append(Pending(user, index))
 
     def drop_empty(self, message: Message) -> None:
         """Drop an empty assistant message that cannot merge into the held turn. Held as a
@@ -766,10 +785,10 @@ class Normalizer:
             )
             return
         parked = self._parked
-        if parked and not self._same_speaker(parked[0][0], message, "assistant"):
+        if parked and not self._same_speaker(_parked(parked), message, "assistant"):
             self._drop_parked()  # a third speaker's reasoning: the parked one's speaker did not come
         parked = self._parked
-        parked.append((message, index))
+        parked.append(Pending(message, index))
         limit = self.options.max_turn_fragments
         if len(parked) > limit:
             raise LimitExceeded(
@@ -780,11 +799,11 @@ class Normalizer:
         self._hold_bytes(message_size(message))
 
     def _drop_parked(self) -> None:
-        for message, index in self._parked:
+        for pending in self._parked:
             self._record(
                 "drop_empty_assistant",
-                f"dropped assistant message {index}: it has only reasoning, and no turn of its speaker follows to carry it",
-                [index], message,
+                f"dropped assistant message {pending.index}: it has only reasoning, and no turn of its speaker follows "
+                "to carry it", [pending.index], pending.message,
             )
         self._parked = []
 
@@ -794,41 +813,19 @@ class Normalizer:
         the deferred messages for replay."""
         if self._parked and not self._carries_parked(message):
             self._drop_parked()
-        turn = self._turn
+        held = self._turn
+        turn = held.message
         assert turn is not None
-        self._turn = None
-        inputs = self._turn_inputs
-        notes = self._turn_notes
-        opaque = self._turn_opaque
+        held.message = None
+        inputs = held.inputs
+        notes = held.notes
         calls = self._calls
         if len(inputs) > 1:
-            # A merged turn is our own copy: its text joined once, its calls from the registry.
-            if self._turn_folds:
-                unfold(turn, self._turn_folds)
-            if calls:
-                turn["tool_calls"] = list(calls.values())
-            else:
-                turn.pop("tool_calls", None)
-            notes.insert(0, Note("merge_assistant", partial(merged_turn_detail, inputs), inputs, None))
-        if self._unanswered and policy == "drop" and not opaque:
-            # Trailing calls were never run: remove them (kept whole in the report).
-            for call_id in list(self._unanswered):
-                self._record(
-                    "drop_unanswered_call",
-                    f"removed call {call_id!r}: the history ends before it was answered",
-                    made_by(self, call_id, inputs), calls.pop(call_id),
-                )
-            self._unanswered = {}
-            kept = list(calls.values())
-            turn = {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
-        if opaque:
-            # Replayed exactly as stored: no repair, no encoding touches it (its results do).
-            if self._user is not None:
-                self.release_user()
-            self._emit(turn, notes)
-            if calls:
-                emit_results(self, policy != "keep", inputs, None)
-            self._end_block()
+            self._finish_merged(held, turn)
+        if self._unanswered and policy == "drop" and not held.opaque:
+            turn = self._drop_unanswered(turn, inputs)
+        if held.opaque:
+            self._end_opaque(turn, inputs, notes, policy)
             return
         given = turn
         if self._shapes:
@@ -848,33 +845,57 @@ class Normalizer:
             else not self._tool_only_null
         ):
             turn = encode_tool_only(self, turn, inputs, notes)
-        if self._user is not None:
+        if self._user.message is not None:
             self.release_user()
         ids = rewrite_ids(self, inputs, notes) if self._rewrites_ids and calls else None
         if ids is not None:
-            # Renamed on the calls as the turn now has them: the encoder may have removed
-            # fields from them (the registry keeps them as they came), and the turn's calls
-            # are the registry's, in order.
-            shaped = turn["tool_calls"]
-            assert len(shaped) == len(calls)
-            renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in zip(calls, shaped)]
-            if turn is given:
-                turn = {**turn, "tool_calls": renamed}
-            else:  # a copy the shape or the tool-only content made: ours, no second copy
-                turn["tool_calls"] = renamed
+            turn = _renamed_calls(turn, given, calls, ids)
         if self._split and calls and has_text(content):
             emit_apart(self, turn, inputs, notes)
         elif self._single_call and len(calls) > 1:
             emit_rounds(self, turn, inputs, notes, policy != "keep", ids)
             self._end_block()
             return
+        elif notes or not self._direct:
+            self._emit(turn, notes)
         else:
-            if notes or not self._direct:
-                self._emit(turn, notes)
-            else:
-                self._out.append(turn)  # _emit, inlined for the common case
+            self._out.append(turn)  # _emit, inlined for the common case
         if calls:
             emit_results(self, policy != "keep", inputs, ids)
+        self._end_block()
+
+    def _finish_merged(self, held: Held, turn: Message) -> None:
+        # A merged turn is our own copy: its text joined once, its calls from the registry.
+        if held.folds:
+            unfold(turn, held.folds)
+        if self._calls:
+            turn["tool_calls"] = list(self._calls.values())
+        else:
+            turn.pop("tool_calls", None)
+        inputs = held.inputs
+        held.notes.insert(0, Note("merge_assistant", partial(merged_turn_detail, inputs), inputs, None))
+
+    def _drop_unanswered(self, turn: Message, inputs: list[int]) -> Message:
+        # Trailing calls were never run (trailing_calls="drop"): remove them, kept whole in
+        # the report; the turn without them.
+        calls = self._calls
+        for call_id in list(self._unanswered):
+            self._record(
+                "drop_unanswered_call",
+                f"removed call {call_id!r}: the history ends before it was answered",
+                made_by(self, call_id, inputs), calls.pop(call_id),
+            )
+        self._unanswered = {}
+        kept = list(calls.values())
+        return {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
+
+    def _end_opaque(self, turn: Message, inputs: list[int], notes: list[Note], policy: str) -> None:
+        # Replayed exactly as stored: no repair, no encoding touches it (its results do).
+        if self._user.message is not None:
+            self.release_user()
+        self._emit(turn, notes)
+        if self._calls:
+            emit_results(self, policy != "keep", inputs, None)
         self._end_block()
 
     def _carries_parked(self, message: Message | None) -> bool:
@@ -883,7 +904,7 @@ class Normalizer:
             message is not None
             and message.get("role") == "assistant"
             and not (self._keeps_opaque and is_opaque(message))
-            and self._same_speaker(message, self._parked[0][0], "assistant")
+            and self._same_speaker(message, _parked(self._parked), "assistant")
         )
 
     def _same_speaker(self, a: Message, b: Message, role: str) -> bool:
@@ -915,14 +936,16 @@ class Normalizer:
             self._unanswered = {}
         if self._results:
             self._results = {}
-            self._arrival = []
+            self._result_inputs = []
+            if self._result_notes:
+                self._result_notes = {}
         if self._aliases:
             self._aliases = {}
         if self._call_origin:
             self._call_origin = {}
         if self._next_suffix:
             self._next_suffix = {}
-        self._held_bytes = self._user_bytes
+        self._held_bytes = self._user.size
 
 
 # ---------------------------------------------------------------------- helpers
@@ -930,3 +953,23 @@ class Normalizer:
 
 def _nothing() -> None:
     pass
+
+
+def _parked(parked: list[Pending]) -> Message:
+    """The first parked reasoning message: its speaker is the one the parked wait for."""
+    message = parked[0].message
+    assert message is not None
+    return message
+
+
+def _renamed_calls(turn: Message, given: Message, calls: dict[str, Any], ids: dict[str, Any]) -> Message:
+    """The turn with its calls renamed (``ids``), on the calls as the turn now has them: the
+    encoder may have removed fields from them (the registry keeps them as they came), and
+    the turn's calls are the registry's, in order."""
+    shaped = turn["tool_calls"]
+    assert len(shaped) == len(calls)
+    renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in zip(calls, shaped)]
+    if turn is given:
+        return {**turn, "tool_calls": renamed}
+    turn["tool_calls"] = renamed  # a copy the shape or the tool-only content made: ours, no second copy
+    return turn

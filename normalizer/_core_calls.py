@@ -42,7 +42,7 @@ def clean_calls(n: Normalizer, message: Message, index: int) -> Message:
         return message
     raw = message["tool_calls"]
     if not raw:
-        n._turn_notes.append(Note(
+        n._turn.notes.append(Note(
             "remove_empty_tool_calls", f"removed 'tool_calls': {raw!r} from message {index}",
             [index], None,
         ))
@@ -112,7 +112,7 @@ def _clean_each(n: Normalizer, message: Message, index: int, raw: Any) -> Messag
 def _clean_call(n: Normalizer, call: Any, position: int, index: int) -> Any:
     """One call, sendable and registered (a copy if anything changed); None when it is
     dropped (no function name, or an exact duplicate of an earlier call of the turn)."""
-    notes = n._turn_notes
+    notes = n._turn.notes
     if call_name(call) is None:
         n._record(
             "drop_nameless_call",
@@ -169,7 +169,7 @@ def _clean_arguments(n: Normalizer, fixed: Any, function: Any, call_id: str, pos
     # The call's arguments as the profile sends them: a JSON string (blank ones '{}', an
     # object encoded, one cut off repaired where the profile repairs them), or an object.
     arguments = function.get("arguments")
-    notes = n._turn_notes
+    notes = n._turn.notes
     if n._object_arguments:
         return arguments_as_object(n, fixed, function, arguments, call_id, index)
     if not isinstance(arguments, str) or not arguments.strip():
@@ -200,7 +200,7 @@ def arguments_as_object(n: Normalizer, call: Any, function: Any, arguments: Any,
     arguments that are no object (a JSON array, number, string or null, as text or as a
     value) become ``{}`` too, the original kept in the record: the provider refuses
     anything but a mapping (JT-5a, JT-5b). An object already is left as it is."""
-    notes = n._turn_notes
+    notes = n._turn.notes
     if isinstance(arguments, dict):
         return call
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):

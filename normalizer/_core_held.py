@@ -1,15 +1,60 @@
-"""What the core holds, and what holding it costs (``_core.py``): the size of a held
-message, counted against ``max_held_bytes``.
+"""What the core holds, and what holding it costs (``_core.py``): a held message that later
+ones may merge into (:class:`Held`: the user message, the assistant turn), a message waiting
+to be placed (:class:`Pending`), and the size of a held message, counted against
+``max_held_bytes``.
+
+The held turn's tool block (its calls, the results that answer them, where each came from)
+is a set of named maps on the ``Normalizer`` itself: read on every result, they are one
+attribute away, not two.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["message_size", "nested_size", "RESULT_FRAME"]
+if TYPE_CHECKING:
+    from ._content import Fold
+    from ._note import Note
+
+__all__ = ["Held", "Pending", "message_size", "nested_size", "RESULT_FRAME"]
 
 Message = dict[str, Any]
+
+
+class Held:
+    """A message held while later ones may still merge into it: the user message, or the
+    assistant turn. A ``Normalizer`` has one of each for its life, taken and let go in
+    place (``message`` None: nothing held): a new object a turn would cost the per-message
+    path an allocation and a constructor call, the fields stores it makes anyway."""
+
+    __slots__ = ("message", "inputs", "notes", "folds", "owned", "opaque", "size")
+
+    def __init__(self) -> None:
+        self.message: Message | None = None
+        #: Input indices of the messages merged into it, the one held first.
+        self.inputs: list[int] = []
+        #: Its repairs, filed with its output index when it is emitted.
+        self.notes: list[Note] = []
+        #: Text keys being merged, joined once when it is emitted (``_content.Fold``).
+        self.folds: dict[str, Fold] = {}
+        #: Keys of the merged copy whose list value is ours to extend.
+        self.owned: set[str] = set()
+        #: The turn carries opaque continuation state (replayed exactly as stored).
+        self.opaque = False
+        #: What its merges added to the pending turn's held bytes (the user's: let go with it).
+        self.size = 0
+
+
+class Pending:
+    """A message waiting to be placed, with its input index: deferred behind a tool block,
+    parked reasoning, or scheduled for replay (``None``: the end of input)."""
+
+    __slots__ = ("message", "index")
+
+    def __init__(self, message: Message | None, index: int) -> None:
+        self.message = message
+        self.index = index
 
 
 def message_size(message: Message) -> int:

@@ -19,7 +19,7 @@ from ._stub import STUB_KIND, chat_stub, stub_detail
 if TYPE_CHECKING:
     from ._core import Normalizer
 
-__all__ = ["emit_results", "emit_result", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
+__all__ = ["emit_results", "emit_result", "result_inputs", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
 
 Message = dict[str, Any]
 
@@ -28,15 +28,16 @@ def emit_results(n: Normalizer, stub: bool, inputs: list[int], ids: dict[str, An
     """The tool block in call order: each call's result, or a stub for a missing one
     (``stub``; else it is left open)."""
     results = n._results
+    noted = n._result_notes  # (most results have no notes: an empty map)
     if n._plain_results:
         out = n._out
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                if result[2]:
-                    n._emit(result[0], result[2])
+                if noted and call_id in noted:
+                    n._emit(result, noted[call_id])
                 else:
-                    out.append(result[0])  # _emit, inlined for the common case
+                    out.append(result)  # _emit, inlined for the common case
             elif stub:
                 n._emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     elif not n._encode_results:
@@ -44,23 +45,32 @@ def emit_results(n: Normalizer, stub: bool, inputs: list[int], ids: dict[str, An
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                emit(result[0], result[2])
+                emit(result, noted.get(call_id) if noted else None)
             elif stub:
                 emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     else:
+        at = result_inputs(n)
         for call_id in n._calls:
-            emit_result(n, call_id, stub, inputs, ids)
-    if len(n._arrival) > 1:  # (one result cannot be out of order: no call for it)
+            emit_result(n, call_id, stub, inputs, ids, at)
+    if len(results) > 1:  # (one result cannot be out of order: no call for it)
         record_reorder(n, inputs)
 
 
-def emit_result(n: Normalizer, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
-    # One call's result (or its stub) in the provider's encoding.
+def result_inputs(n: Normalizer) -> dict[str, int]:
+    """Call id -> the input index of its result (for the encoding path, once a block: the
+    per-result path keeps the indices as a list, in the order the results arrived)."""
+    return dict(zip(n._results, n._result_inputs))
+
+
+def emit_result(
+    n: Normalizer, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None, at: dict[str, int]
+) -> None:
+    """One call's result (or its stub) in the provider's encoding (``at``: result_inputs)."""
     result = n._results.get(call_id)
     if result is not None:
-        message, index, stored = result
+        stored = n._result_notes.get(call_id)
         notes = list(stored) if stored else []
-        n._emit(encode_result(n, message, call_id, ids, [index], notes), notes)
+        n._emit(encode_result(n, result, call_id, ids, [at[call_id]], notes), notes)
     elif stub:
         origin = made_by(n, call_id, inputs)
         notes = [stub_note(n, call_id, origin)]
@@ -69,14 +79,14 @@ def emit_result(n: Normalizer, call_id: str, stub: bool, inputs: list[int], ids:
 
 def record_reorder(n: Normalizer, inputs: list[int]) -> None:
     """Record that the turn's results came in another order than its calls (they are
-    emitted in call order)."""
+    emitted in call order). The results map is in the order they arrived."""
     results = n._results
-    arrival = n._arrival
-    if len(arrival) > 1 and arrival != [c for c in n._calls if c in results]:
+    # (filter with the map's own method: no comprehension's frame, once a turn)
+    if len(results) > 1 and list(results) != list(filter(results.__contains__, n._calls)):
         n._record(
             "reorder_results",
             f"put the results of turn {span(inputs)} in the order of its calls",
-            [results[c][1] for c in arrival],
+            list(n._result_inputs),
         )
 
 
