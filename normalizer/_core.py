@@ -19,16 +19,13 @@ from collections import deque
 from functools import partial
 from itertools import islice
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
-from pydantic import ValidationError
 from typing_extensions import Unpack
 
 from ._content import (
     EVENT_OF_ROLE,
-    REASONING_TEXT_KEYS,
     SUBSTANCE_KEYS,
-    Fold,
     has_text,
     is_blank,
     is_opaque,
@@ -36,18 +33,20 @@ from ._content import (
     unfold,
 )
 from ._core_calls import call_id_of, call_name, clean_calls, next_alias
-from ._core_emit import drop_empty_turn, emit_apart, emit_rounds, encode_tool_only, rewrite_ids
-from ._core_held import RESULT_FRAME, Held, Pending, message_size
-from ._core_notes import as_user_text, conflict_notes, jsonable, merged_turn_detail, merged_user_detail, shape_error
-from ._core_results import emit_results, made_by
+from ._core_emit import (drop_empty_turn, drop_unanswered, emit_apart, emit_rounds, encode_tool_only, end_opaque,
+                         finish_merged, renamed_calls, rewrite_ids)
+from ._core_held import RESULT_FRAME, Held, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
+from ._core_input import (IN_USE, TOO_DEEP_TO_DUMP, dump, invalid, refuse, too_deep, too_nested, unexpected_shape,
+                          validated)
+from ._core_notes import conflict_notes, merged_user_detail, shape_error
+from ._core_parked import carries_parked, drop_parked, park, unpark
+from ._core_results import emit_results, stray_result
 from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
-from . import _messages
-from ._messages import _invalid, as_message, is_plain
+from ._messages import is_plain
 from .formats._depth import deeper_than
 from ._options import Options, make_options
 from ._note import Note, file_notes
 from ._report import Repair, Report, new_report
-from ._stub import stray_result_kind
 from ._types import ProfileArg, RepairOptions
 from ._table import dispatch
 from ._state import CLOSED, IDLE
@@ -57,12 +56,6 @@ from .profiles._profiles import get_profile, make_stage
 __all__ = ["Normalizer"]
 
 Message = dict[str, Any]
-
-# Normalizer._broken while a message is being placed (a re-entrant call is refused).
-_IN_USE: Final = "in use"
-#: What ``_dump`` returns for a model nested past pydantic's own serialization limit (not
-#: None: ``None`` given as a message dumps to itself, and is invalid, not too deep).
-_TOO_DEEP_TO_DUMP: Final = object()
 
 
 class Normalizer:
@@ -165,7 +158,7 @@ class Normalizer:
         # What a history's repair holds and counts as it goes (the table's state first).
         self._n_calls = 0  # calls emitted so far: id styles number them across the conversation
         self.state = IDLE
-        # False, True once an error left the pending turn half-built, or _IN_USE while a
+        # False, True once an error left the pending turn half-built, or IN_USE while a
         # message is being placed (a call from inside that one -- an on_record callback
         # feeding it -- would place one history's message in the middle of another's).
         self._broken: object = False
@@ -212,7 +205,7 @@ class Normalizer:
             UsageError: called after ``close()`` or after an error.
         """
         if self._broken or self.state is CLOSED:
-            self._refuse("feed")
+            refuse(self, "feed")
         index = self._n_in
         self._n_in = index + 1
         msg: Any  # a dict once placed; with validation off, whatever was given until checked
@@ -225,7 +218,7 @@ class Normalizer:
             if type(message) is dict and is_plain(message):
                 msg = message  # the adapter would return an equal copy (see _messages.is_plain)
             else:
-                msg = self._validated(message, index)
+                msg = validated(self, message, index)
                 if msg is None:
                     return []  # left out, recorded (on_invalid="skip")
             event = EVENT_OF_ROLE[msg["role"]]
@@ -233,20 +226,20 @@ class Normalizer:
             if type(message) is dict:
                 msg = message
             else:
-                msg = self._dump(message)
-                if msg is _TOO_DEEP_TO_DUMP:
-                    return self._invalid(self._too_deep(index), message)
+                msg = dump(message)
+                if msg is TOO_DEEP_TO_DUMP:
+                    return invalid(self, too_deep(self, index), message)
             role = msg.get("role") if isinstance(msg, Mapping) else None
             known = EVENT_OF_ROLE.get(role) if type(role) is str else None
             if known is None:
                 if type(msg) is dict and deeper_than(msg, self._max_depth):  # before describing it
-                    return self._invalid(self._too_deep(index), message)
-                return self._invalid(shape_error(msg, index), message)
+                    return invalid(self, too_deep(self, index), message)
+                return invalid(self, shape_error(msg, index), message)
             event = known
             if type(msg) is not dict:
                 msg = dict(msg)
         self._index = index
-        self._broken = _IN_USE
+        self._broken = IN_USE
         try:
             dispatch(self, event, msg)
             if self._replay:
@@ -258,12 +251,12 @@ class Normalizer:
             raise
         except RecursionError:
             self._broken = True
-            raise self._too_nested(msg, index) from None
+            raise too_nested(self, msg, index) from None
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             self._broken = True
             if self._validate:
                 raise  # a bug in the normalizer: validated input must never get here
-            raise self._unexpected_shape(exc, index) from exc
+            raise unexpected_shape(exc, index) from exc
         except BaseException:
             self._broken = True
             raise
@@ -275,48 +268,15 @@ class Normalizer:
         self._n_out += len(out)
         return out
 
-    def _validated(self, message: Any, index: int) -> Message | None:
-        """A message that is not a plain dict, validated (pydantic); None when it is invalid
-        and left out (recorded: ``on_invalid="skip"``; ``"error"`` raises)."""
-        try:
-            raw = message if type(message) is dict else self._dump(message)
-            if raw is _TOO_DEEP_TO_DUMP or (type(raw) is dict and deeper_than(raw, self._max_depth)):
-                self._invalid(self._too_deep(index), message)
-                return None
-            # (_messages.validate_python: loads the models on first use; see there)
-            validated: Message = _messages.validate_python(raw)
-            return validated
-        except ValidationError as exc:
-            self._invalid(_invalid(exc, message, index), message)
-            return None
-
-    def _too_nested(self, message: Any, index: int) -> InputError:
-        # A merge compared two deep values of a message's own keys (which validation
-        # passes as they are), or a record described one: said as the limit it passed.
-        if deeper_than(message, self._max_depth):
-            return self._too_deep(index)
-        return InvalidMessage(
-            "message is nested too deeply to process", index=index,
-            hint="a chat message is a few levels deep; this looks like corrupted or hostile data",
-        )
-
-    @staticmethod
-    def _unexpected_shape(exc: Exception, index: int) -> InvalidMessage:
-        # With validation off, a message whose shape the core's actions tripped on.
-        return InvalidMessage(
-            f"message has an unexpected shape ({type(exc).__name__}: {exc})",
-            index=index,
-            hint="validation is off (validate=False); turn it on to get a precise error",
-        )
 
     def close(self) -> list[Message]:
         """End of input: flush the held turn (stubbing or dropping unanswered calls per
         ``trailing_calls``) and return the last messages. Idempotent once it succeeded."""
         if self._broken:
-            self._refuse("close")
+            refuse(self, "close")
         if self.state is CLOSED:
             return []
-        self._broken = _IN_USE
+        self._broken = IN_USE
         try:
             dispatch(self, "eof", None)
             while self._replay or self.state is not CLOSED:
@@ -369,57 +329,6 @@ class Normalizer:
         self._n_out += len(out)
         return out
 
-    def _refuse(self, what: str) -> None:
-        if self._broken is _IN_USE:
-            raise UsageError(
-                f"{what}() called while this Normalizer is still placing a message (from an "
-                "on_record callback, or another task or thread sharing it); a Normalizer holds "
-                "the pending turn of one history: create one Normalizer per history"
-            )
-        if self._broken:
-            raise UsageError(
-                f"{what}() called on a normalizer that raised an error; its pending turn may be "
-                "incomplete. Start a new Normalizer (and fix or skip the offending message)."
-            )
-        raise UsageError(f"{what}() called after close(); start a new Normalizer for a new history")
-
-    @staticmethod
-    def _dump(message: Any) -> Any:
-        """as_message; :data:`_TOO_DEEP_TO_DUMP` when pydantic refuses to dump a model nested
-        too deep (its own serialization limit, 255 levels: a ValueError, this limit's business)."""
-        try:
-            return as_message(message)
-        except ValueError as exc:
-            # pydantic-core's words for its depth limit: "... serialization depth ..." (2.14.4
-            # on), "Circular reference detected (depth exceeded)" (2.14.0, the floor).
-            if type(exc) is ValueError and ("serialization depth" in str(exc) or "depth exceeded" in str(exc)):
-                return _TOO_DEEP_TO_DUMP
-            raise
-
-    def _too_deep(self, index: int) -> LimitExceeded:
-        limit = self._max_depth
-        return LimitExceeded(
-            f"message nests deeper than {limit} levels of objects and lists (max_depth)",
-            limit="max_depth", value=limit, index=index,
-            hint="a chat message is about 10 levels deep; this looks like corrupted or hostile data "
-                 "(raise max_depth if it is not)",
-        )
-
-    def _invalid(self, error: InputError, original: Any) -> list[Message]:
-        if self.options.on_invalid == "error":
-            raise error
-        # Nothing was placed: whatever on_record does, the instance stays usable.
-        self._broken = _IN_USE
-        try:
-            self._report.add(
-                "skip_invalid", f"left out an invalid message: {error.what}", input=[error.index or 0],
-                dropped=jsonable(original),
-            )
-            return []
-        finally:
-            self._broken = False
-
-    # -- emission
 
     def _append(self, message: Message | None, notes: list[Note] | None) -> None:
         # The end of the line: record the notes with the output index (None: the stage
@@ -448,11 +357,7 @@ class Normalizer:
         inputs.append(self._index)
         limit = self._max_fragments
         if len(inputs) > limit:
-            raise LimitExceeded(
-                f"more than {limit} consecutive fragments merge into one turn",
-                limit="max_turn_fragments", value=limit, index=self._index,
-                hint="a real history never gets near this; if it does, raise max_turn_fragments",
-            )
+            raise too_many_fragments(limit, self._index)
         first = held.message
         assert first is not None
         size = message_size(message) + (message_size(first) if len(inputs) == 2 else 0)
@@ -468,20 +373,12 @@ class Normalizer:
         self._held_bytes += size
         limit = self._max_held_bytes
         if self._held_bytes > limit:
-            raise LimitExceeded(
-                f"the pending turn holds more than {limit} characters of text",
-                limit="max_held_bytes", value=limit, index=self._index,
-                hint="raise max_held_bytes if one turn of this history really is that large",
-            )
+            raise too_many_bytes(limit, self._index)
 
     def _check_held(self) -> None:
         limit = self._max_held_messages
         if len(self._results) + len(self._deferred) > limit:
-            raise LimitExceeded(
-                f"more than {limit} messages are held waiting for one turn's tool results",
-                limit="max_held_messages", value=limit, index=self._index,
-                hint="raise max_held_messages if one turn of this history really has that many",
-            )
+            raise too_many_messages(limit, self._index)
 
     # ------------------------------------------------------------------ conditions
 
@@ -618,22 +515,8 @@ class Normalizer:
     def hold_turn(self, message: Message) -> None:
         """Hold an assistant message as the start of a turn (after the reasoning parked for
         its speaker, if any: see drop_empty)."""
-        parked = self._parked
-        if parked:
-            # The parked reasoning starts the turn (held by this very method, now that
-            # nothing is parked), and the message merges into it.
-            self._parked = []
-            index = self._index
-            for position, pending in enumerate(parked):
-                fragment = pending.message
-                assert fragment is not None
-                self._index = pending.index
-                if position == 0:
-                    self.hold_turn(fragment)
-                else:
-                    self.merge_turn(fragment)
-            self._index = index
-            self.merge_turn(message)
+        if self._parked:
+            unpark(self, message)
             return
         # Starting a turn, inline: this runs for every assistant message that is not merged.
         index = self._index
@@ -665,7 +548,7 @@ class Normalizer:
     def merge_turn(self, message: Message) -> None:
         """Merge another fragment of the same model turn into the held one."""
         if self._parked:
-            self._drop_parked()  # the held turn goes on: the parked reasoning's speaker did not come
+            drop_parked(self)  # the held turn goes on: the parked reasoning's speaker did not come
         turn = self._turn
         held = self._grow(turn, message)
         before = len(self._calls)
@@ -737,30 +620,9 @@ class Normalizer:
             self._check_held()  # raises LimitExceeded
 
     def orphan_result(self, message: Message) -> None:
-        """A tool result that answers no unanswered call of the turn before it."""
-        index = self._index
-        call_id = message.get("tool_call_id")
-        # (an empty or missing id answers nothing; validate=False: one that is no str may not hash)
-        kind = stray_result_kind(call_id, self._results, self._answered) if call_id else "orphan_result"
-        if kind == "duplicate_result":
-            why = f"a second result for call {call_id!r}"
-        else:
-            why = f"a result for call {call_id!r}, which the turn before it did not make"
-        policy = self.options.orphan_results
-        if policy == "error":
-            raise OrphanResultError(
-                f"tool message is {why}",
-                index=index,
-                hint='pass orphan_results="drop" to drop it (recorded) or "keep_as_user" to keep its text',
-            )
-        if policy == "drop":
-            self._record(f"drop_{kind}", f"dropped tool message {index}: {why}", [index], message)
-            return
-        user = {"role": "user", "content": as_user_text(message)}
-        self._record(
-            f"{kind}_to_user", f"tool message {index} ({why}) kept as user text", [index], message
-        )
-        self._replay.append(Pending(user, index))
+        """A tool result that answers no unanswered call of the turn before it: dropped,
+        kept as user text or refused, per ``orphan_results`` (``_core_results.stray_result``)."""
+        stray_result(self, message)
 
     def drop_empty(self, message: Message) -> None:
         """Drop an empty assistant message that cannot merge into the held turn. Held as a
@@ -774,45 +636,16 @@ class Normalizer:
         text. If anything else comes first (the held turn continues, another speaker, a
         user, results, the end), no turn of its speaker follows to carry it: it is dropped,
         kept whole in the report -- and the held turn was never ended by it, so the first
-        pass is a fixed point.
+        pass is a fixed point. (``_core_parked``.)
         """
-        index = self._index
-        if not any(message.get(k) for k in REASONING_TEXT_KEYS) and not message.get("reasoning_details"):
-            calls = "no tool calls" if not message.get("tool_calls") else "no tool call with a function name"
-            self._record(
-                "drop_empty_assistant", f"dropped assistant message {index}: it has no text and {calls}",
-                [index], message,
-            )
-            return
-        parked = self._parked
-        if parked and not self._same_speaker(_parked(parked), message, "assistant"):
-            self._drop_parked()  # a third speaker's reasoning: the parked one's speaker did not come
-        parked = self._parked
-        parked.append(Pending(message, index))
-        limit = self.options.max_turn_fragments
-        if len(parked) > limit:
-            raise LimitExceeded(
-                f"more than {limit} consecutive fragments merge into one turn",
-                limit="max_turn_fragments", value=limit, index=index,
-                hint="a real history never gets near this; if it does, raise max_turn_fragments",
-            )
-        self._hold_bytes(message_size(message))
-
-    def _drop_parked(self) -> None:
-        for pending in self._parked:
-            self._record(
-                "drop_empty_assistant",
-                f"dropped assistant message {pending.index}: it has only reasoning, and no turn of its speaker follows "
-                "to carry it", [pending.index], pending.message,
-            )
-        self._parked = []
+        park(self, message)
 
     def end_turn(self, message: Message | None = None, policy: str = "stub") -> None:
         """The held turn is over: emit it with its results (stubs for missing ones, or
         per ``policy``: end_turn_at_eof), or drop it when it carries nothing; then schedule
         the deferred messages for replay."""
-        if self._parked and not self._carries_parked(message):
-            self._drop_parked()
+        if self._parked and not carries_parked(self, message):
+            drop_parked(self)
         held = self._turn
         turn = held.message
         assert turn is not None
@@ -821,11 +654,11 @@ class Normalizer:
         notes = held.notes
         calls = self._calls
         if len(inputs) > 1:
-            self._finish_merged(held, turn)
+            finish_merged(self, held, turn)
         if self._unanswered and policy == "drop" and not held.opaque:
-            turn = self._drop_unanswered(turn, inputs)
+            turn = drop_unanswered(self, turn, inputs)
         if held.opaque:
-            self._end_opaque(turn, inputs, notes, policy)
+            end_opaque(self, turn, inputs, notes, policy)
             return
         given = turn
         if self._shapes:
@@ -849,7 +682,7 @@ class Normalizer:
             self.release_user()
         ids = rewrite_ids(self, inputs, notes) if self._rewrites_ids and calls else None
         if ids is not None:
-            turn = _renamed_calls(turn, given, calls, ids)
+            turn = renamed_calls(turn, given, calls, ids)
         if self._split and calls and has_text(content):
             emit_apart(self, turn, inputs, notes)
         elif self._single_call and len(calls) > 1:
@@ -864,48 +697,6 @@ class Normalizer:
             emit_results(self, policy != "keep", inputs, ids)
         self._end_block()
 
-    def _finish_merged(self, held: Held, turn: Message) -> None:
-        # A merged turn is our own copy: its text joined once, its calls from the registry.
-        if held.folds:
-            unfold(turn, held.folds)
-        if self._calls:
-            turn["tool_calls"] = list(self._calls.values())
-        else:
-            turn.pop("tool_calls", None)
-        inputs = held.inputs
-        held.notes.insert(0, Note("merge_assistant", partial(merged_turn_detail, inputs), inputs, None))
-
-    def _drop_unanswered(self, turn: Message, inputs: list[int]) -> Message:
-        # Trailing calls were never run (trailing_calls="drop"): remove them, kept whole in
-        # the report; the turn without them.
-        calls = self._calls
-        for call_id in list(self._unanswered):
-            self._record(
-                "drop_unanswered_call",
-                f"removed call {call_id!r}: the history ends before it was answered",
-                made_by(self, call_id, inputs), calls.pop(call_id),
-            )
-        self._unanswered = {}
-        kept = list(calls.values())
-        return {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
-
-    def _end_opaque(self, turn: Message, inputs: list[int], notes: list[Note], policy: str) -> None:
-        # Replayed exactly as stored: no repair, no encoding touches it (its results do).
-        if self._user.message is not None:
-            self.release_user()
-        self._emit(turn, notes)
-        if self._calls:
-            emit_results(self, policy != "keep", inputs, None)
-        self._end_block()
-
-    def _carries_parked(self, message: Message | None) -> bool:
-        # The next turn is the parked reasoning's speaker's: hold_turn merges it in.
-        return (
-            message is not None
-            and message.get("role") == "assistant"
-            and not (self._keeps_opaque and is_opaque(message))
-            and self._same_speaker(message, _parked(self._parked), "assistant")
-        )
 
     def _same_speaker(self, a: Message, b: Message, role: str) -> bool:
         # Equal names are one speaker however the output writes them; different ones are two
@@ -953,23 +744,3 @@ class Normalizer:
 
 def _nothing() -> None:
     pass
-
-
-def _parked(parked: list[Pending]) -> Message:
-    """The first parked reasoning message: its speaker is the one the parked wait for."""
-    message = parked[0].message
-    assert message is not None
-    return message
-
-
-def _renamed_calls(turn: Message, given: Message, calls: dict[str, Any], ids: dict[str, Any]) -> Message:
-    """The turn with its calls renamed (``ids``), on the calls as the turn now has them: the
-    encoder may have removed fields from them (the registry keeps them as they came), and
-    the turn's calls are the registry's, in order."""
-    shaped = turn["tool_calls"]
-    assert len(shaped) == len(calls)
-    renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in zip(calls, shaped)]
-    if turn is given:
-        return {**turn, "tool_calls": renamed}
-    turn["tool_calls"] = renamed  # a copy the shape or the tool-only content made: ours, no second copy
-    return turn

@@ -9,17 +9,56 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ._content import REASONING_TEXT_KEYS, has_text
-from ._core_notes import renamed_detail, span
-from ._core_results import emit_result, record_reorder, result_inputs
+from ._content import REASONING_TEXT_KEYS, has_text, unfold
+from ._core_notes import merged_turn_detail, renamed_detail, span
+from ._core_results import emit_result, emit_results, made_by, record_reorder, result_inputs
 from ._note import Note
 
 if TYPE_CHECKING:
     from ._core import Normalizer
+    from ._core_held import Held
 
-__all__ = ["encode_tool_only", "rewrite_ids", "emit_apart", "emit_rounds", "drop_empty_turn"]
+__all__ = ["finish_merged", "drop_unanswered", "end_opaque", "encode_tool_only", "rewrite_ids", "renamed_calls", "emit_apart",
+           "emit_rounds", "drop_empty_turn"]
 
 Message = dict[str, Any]
+
+
+def finish_merged(n: Normalizer, held: Held, turn: Message) -> None:
+    # A merged turn is our own copy: its text joined once, its calls from the registry.
+    if held.folds:
+        unfold(turn, held.folds)
+    if n._calls:
+        turn["tool_calls"] = list(n._calls.values())
+    else:
+        turn.pop("tool_calls", None)
+    inputs = held.inputs
+    held.notes.insert(0, Note("merge_assistant", partial(merged_turn_detail, inputs), inputs, None))
+
+
+def drop_unanswered(n: Normalizer, turn: Message, inputs: list[int]) -> Message:
+    # Trailing calls were never run (trailing_calls="drop"): remove them, kept whole in
+    # the report; the turn without them.
+    calls = n._calls
+    for call_id in list(n._unanswered):
+        n._record(
+            "drop_unanswered_call",
+            f"removed call {call_id!r}: the history ends before it was answered",
+            made_by(n, call_id, inputs), calls.pop(call_id),
+        )
+    n._unanswered = {}
+    kept = list(calls.values())
+    return {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
+
+
+def end_opaque(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note], policy: str) -> None:
+    # Replayed exactly as stored: no repair, no encoding touches it (its results do).
+    if n._user.message is not None:
+        n.release_user()
+    n._emit(turn, notes)
+    if n._calls:
+        emit_results(n, policy != "keep", inputs, None)
+    n._end_block()
 
 
 def encode_tool_only(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note]) -> Message:
@@ -134,3 +173,16 @@ def drop_empty_turn(n: Normalizer, turn: Message, inputs: list[int], notes: list
     n._note(notes, None)  # repairs made to a message that is then dropped are still repairs
     n._record("drop_empty_assistant", f"dropped assistant message {span(inputs)}: {why}", list(inputs), turn)
     n._end_block()  # the user held before it stays held: the next user merges into it
+
+
+def renamed_calls(turn: Message, given: Message, calls: dict[str, Any], ids: dict[str, Any]) -> Message:
+    """The turn with its calls renamed (``ids``), on the calls as the turn now has them: the
+    encoder may have removed fields from them (the registry keeps them as they came), and
+    the turn's calls are the registry's, in order."""
+    shaped = turn["tool_calls"]
+    assert len(shaped) == len(calls)
+    renamed = [call if ids[c] == c else {**call, "id": ids[c]} for c, call in zip(calls, shaped)]
+    if turn is given:
+        return {**turn, "tool_calls": renamed}
+    turn["tool_calls"] = renamed  # a copy the shape or the tool-only content made: ours, no second copy
+    return turn

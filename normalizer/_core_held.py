@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ._errors import LimitExceeded
+
 if TYPE_CHECKING:
     from ._content import Fold
     from ._note import Note
 
-__all__ = ["Held", "Pending", "message_size", "nested_size", "RESULT_FRAME"]
+__all__ = ["Held", "Pending", "message_size", "nested_size", "RESULT_FRAME", "too_many_fragments", "too_many_bytes",
+           "too_many_messages"]
 
 Message = dict[str, Any]
 
@@ -145,3 +148,30 @@ def nested_size(todo: list[Any]) -> int:
 
 
 _SCALARS: Final = frozenset({int, float, bool, type(None)})
+
+
+# -- the limits of what is held (``Options``): the errors, raised by the core
+
+
+def too_many_fragments(limit: int, index: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"more than {limit} consecutive fragments merge into one turn",
+        limit="max_turn_fragments", value=limit, index=index,
+        hint="a real history never gets near this; if it does, raise max_turn_fragments",
+    )
+
+
+def too_many_bytes(limit: int, index: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"the pending turn holds more than {limit} characters of text",
+        limit="max_held_bytes", value=limit, index=index,
+        hint="raise max_held_bytes if one turn of this history really is that large",
+    )
+
+
+def too_many_messages(limit: int, index: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"more than {limit} messages are held waiting for one turn's tool results",
+        limit="max_held_messages", value=limit, index=index,
+        hint="raise max_held_messages if one turn of this history really has that many",
+    )

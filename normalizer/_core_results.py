@@ -12,14 +12,16 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ._core_notes import span
+from ._core_held import Pending
+from ._core_notes import as_user_text, span
+from ._errors import OrphanResultError
 from ._note import Note
-from ._stub import STUB_KIND, chat_stub, stub_detail
+from ._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
 
 if TYPE_CHECKING:
     from ._core import Normalizer
 
-__all__ = ["emit_results", "emit_result", "result_inputs", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
+__all__ = ["stray_result", "emit_results", "emit_result", "result_inputs", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
 
 Message = dict[str, Any]
 
@@ -88,6 +90,34 @@ def record_reorder(n: Normalizer, inputs: list[int]) -> None:
             f"put the results of turn {span(inputs)} in the order of its calls",
             list(n._result_inputs),
         )
+
+
+def stray_result(n: Normalizer, message: Message) -> None:
+    """A tool result that answers no unanswered call of the turn before it: what it is
+    (``_stub.stray_result_kind``, as the session editor asks), and ``orphan_results``."""
+    index = n._index
+    call_id = message.get("tool_call_id")
+    # (an empty or missing id answers nothing; validate=False: one that is no str may not hash)
+    kind = stray_result_kind(call_id, n._results, n._answered) if call_id else "orphan_result"
+    if kind == "duplicate_result":
+        why = f"a second result for call {call_id!r}"
+    else:
+        why = f"a result for call {call_id!r}, which the turn before it did not make"
+    policy = n.options.orphan_results
+    if policy == "error":
+        raise OrphanResultError(
+            f"tool message is {why}",
+            index=index,
+            hint='pass orphan_results="drop" to drop it (recorded) or "keep_as_user" to keep its text',
+        )
+    if policy == "drop":
+        n._record(f"drop_{kind}", f"dropped tool message {index}: {why}", [index], message)
+        return
+    user = {"role": "user", "content": as_user_text(message)}
+    n._record(
+        f"{kind}_to_user", f"tool message {index} ({why}) kept as user text", [index], message
+    )
+    n._replay.append(Pending(user, index))
 
 
 def stub_message(n: Normalizer, call_id: str) -> Message:
