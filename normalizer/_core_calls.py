@@ -26,14 +26,14 @@ from ._json import loads as json_loads
 from ._note import Note
 
 if TYPE_CHECKING:
-    from ._core import Normalizer
+    from ._core_actions import TableActions
 
 __all__ = ["clean_calls", "fresh_id", "next_alias", "call_id_of", "call_name"]
 
 Message = dict[str, Any]
 
 
-def clean_calls(n: Normalizer, message: Message, index: int) -> Message:
+def clean_calls(n: TableActions, message: Message, index: int) -> Message:
     """Tool-call hygiene for one assistant fragment; registers its calls on the turn.
 
     Returns the message to hold (a copy if anything changed, never the input edited).
@@ -90,7 +90,7 @@ def clean_calls(n: Normalizer, message: Message, index: int) -> Message:
     return _clean_each(n, message, index, raw)
 
 
-def _clean_each(n: Normalizer, message: Message, index: int, raw: Any) -> Message:
+def _clean_each(n: TableActions, message: Message, index: int, raw: Any) -> Message:
     # The slow path: each call checked and fixed on its own, in order.
     calls: list[Any] = []
     changed = False
@@ -109,7 +109,7 @@ def _clean_each(n: Normalizer, message: Message, index: int, raw: Any) -> Messag
     return {**message, "tool_calls": calls}
 
 
-def _clean_call(n: Normalizer, call: Any, position: int, index: int) -> Any:
+def _clean_call(n: TableActions, call: Any, position: int, index: int) -> Any:
     """One call, sendable and registered (a copy if anything changed); None when it is
     dropped (no function name, or an exact duplicate of an earlier call of the turn)."""
     notes = n._turn.notes
@@ -165,7 +165,7 @@ def _clean_call(n: Normalizer, call: Any, position: int, index: int) -> Any:
     return fixed  # (a call lifted in is a new object: the caller sees it changed)
 
 
-def _clean_arguments(n: Normalizer, fixed: Any, function: Any, call_id: str, position: int, index: int) -> Any:
+def _clean_arguments(n: TableActions, fixed: Any, function: Any, call_id: str, position: int, index: int) -> Any:
     # The call's arguments as the profile sends them: a JSON string (blank ones '{}', an
     # object encoded, one cut off repaired where the profile repairs them), or an object.
     arguments = function.get("arguments")
@@ -194,7 +194,7 @@ def _clean_arguments(n: Normalizer, fixed: Any, function: Any, call_id: str, pos
     return fixed
 
 
-def arguments_as_object(n: Normalizer, call: Any, function: Any, arguments: Any, call_id: str, index: int) -> Any:
+def arguments_as_object(n: TableActions, call: Any, function: Any, arguments: Any, call_id: str, index: int) -> Any:
     """A profile that sends arguments as an object (Ollama's native API, the Qwen3.5
     template): a JSON string holding an object is decoded; blank arguments become ``{}``;
     arguments that are no object (a JSON array, number, string or null, as text or as a
@@ -230,7 +230,7 @@ def arguments_as_object(n: Normalizer, call: Any, function: Any, arguments: Any,
     return {**call, "function": {**function, "arguments": {}}}
 
 
-def fresh_id(n: Normalizer, base: str) -> str:
+def fresh_id(n: TableActions, base: str) -> str:
     """An id the turn does not use: the first of base, base2, base3...
 
     Deterministic: the same input always gets the same ids (idempotence). The turn's ids
@@ -246,7 +246,7 @@ def fresh_id(n: Normalizer, base: str) -> str:
     return candidate
 
 
-def next_alias(n: Normalizer, call_id: str) -> str | None:
+def next_alias(n: TableActions, call_id: str) -> str | None:
     """The first still-unanswered rename of ``call_id``, in call order. Answered ones are
     popped as they are passed: within a turn an answered call never becomes unanswered
     again, so each is skipped once (not once per later result)."""

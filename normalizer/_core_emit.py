@@ -15,7 +15,7 @@ from ._core_results import emit_result, emit_results, made_by, record_reorder, r
 from ._note import Note
 
 if TYPE_CHECKING:
-    from ._core import Normalizer
+    from ._core_actions import TableActions
     from ._core_held import Held
 
 __all__ = ["finish_merged", "drop_unanswered", "end_opaque", "encode_tool_only", "rewrite_ids", "renamed_calls", "emit_apart",
@@ -24,7 +24,7 @@ __all__ = ["finish_merged", "drop_unanswered", "end_opaque", "encode_tool_only",
 Message = dict[str, Any]
 
 
-def finish_merged(n: Normalizer, held: Held, turn: Message) -> None:
+def finish_merged(n: TableActions, held: Held, turn: Message) -> None:
     # A merged turn is our own copy: its text joined once, its calls from the registry.
     if held.folds:
         unfold(turn, held.folds)
@@ -36,7 +36,7 @@ def finish_merged(n: Normalizer, held: Held, turn: Message) -> None:
     held.notes.insert(0, Note("merge_assistant", partial(merged_turn_detail, inputs), inputs, None))
 
 
-def drop_unanswered(n: Normalizer, turn: Message, inputs: list[int]) -> Message:
+def drop_unanswered(n: TableActions, turn: Message, inputs: list[int]) -> Message:
     # Trailing calls were never run (trailing_calls="drop"): remove them, kept whole in
     # the report; the turn without them.
     calls = n._calls
@@ -51,7 +51,7 @@ def drop_unanswered(n: Normalizer, turn: Message, inputs: list[int]) -> Message:
     return {**turn, "tool_calls": kept} if kept else {k: v for k, v in turn.items() if k != "tool_calls"}
 
 
-def end_opaque(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note], policy: str) -> None:
+def end_opaque(n: TableActions, turn: Message, inputs: list[int], notes: list[Note], policy: str) -> None:
     # Replayed exactly as stored: no repair, no encoding touches it (its results do).
     if n._user.message is not None:
         n.release_user()
@@ -61,7 +61,7 @@ def end_opaque(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note
     n._end_block()
 
 
-def encode_tool_only(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note]) -> Message:
+def encode_tool_only(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> Message:
     """The content of a tool-only assistant message, as the provider wants it (blank
     content next to calls means "no text": "text content blocks must be non-empty")."""
     content = turn.get("content")
@@ -87,7 +87,7 @@ def encode_tool_only(n: Normalizer, turn: Message, inputs: list[int], notes: lis
     return {k: v for k, v in turn.items() if k != "content"}
 
 
-def rewrite_ids(n: Normalizer, inputs: list[int], notes: list[Note]) -> dict[str, Any] | None:
+def rewrite_ids(n: TableActions, inputs: list[int], notes: list[Note]) -> dict[str, Any] | None:
     """The turn's call ids in the profile's style: call id -> new id when any changed
     (written on the calls and on their results as they are emitted), else None. The
     registry keeps the ids the input used: a late duplicate result still names them."""
@@ -110,7 +110,7 @@ def rewrite_ids(n: Normalizer, inputs: list[int], notes: list[Note]) -> dict[str
     return new_ids
 
 
-def emit_apart(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note]) -> None:
+def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> None:
     # Text and calls as two messages (MI-5: "Assistant message must have either content
     # or tool_calls, but not both"): the text first, as the model said it.
     text = {k: v for k, v in turn.items() if k != "tool_calls"}
@@ -132,7 +132,7 @@ def emit_apart(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note
 
 
 def emit_rounds(
-    n: Normalizer, turn: Message, inputs: list[int], notes: list[Note], stub: bool, ids: dict[str, Any] | None
+    n: TableActions, turn: Message, inputs: list[int], notes: list[Note], stub: bool, ids: dict[str, Any] | None
 ) -> None:
     # One call per assistant message (JT-4, "This model only supports single tool-calls at
     # once!"): the turn's calls in order, each followed by its result. The first message
@@ -166,7 +166,7 @@ def emit_rounds(
     record_reorder(n, inputs)
 
 
-def drop_empty_turn(n: Normalizer, turn: Message, inputs: list[int], notes: list[Note]) -> None:
+def drop_empty_turn(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> None:
     """Drop a turn that carries nothing (kept whole in the report), and end its block."""
     has_reasoning = any(has_text(turn.get(k)) for k in REASONING_TEXT_KEYS) or bool(turn.get("reasoning_details"))
     why = "it has only reasoning and no turn follows to carry it" if has_reasoning else "it has no text and no tool calls"

@@ -16,7 +16,7 @@ from ._messages import _invalid, as_message
 from .formats._depth import deeper_than
 
 if TYPE_CHECKING:
-    from ._core import Normalizer
+    from ._core_actions import TableActions
 
 __all__ = ["IN_USE", "TOO_DEEP_TO_DUMP", "validated", "too_nested", "unexpected_shape", "refuse", "dump", "too_deep",
            "invalid"]
@@ -30,7 +30,7 @@ IN_USE: Final = "in use"
 TOO_DEEP_TO_DUMP: Final = object()
 
 
-def validated(n: Normalizer, message: Any, index: int) -> Message | None:
+def validated(n: TableActions, message: Any, index: int) -> Message | None:
     """A message that is not a plain dict, validated (pydantic); None when it is invalid
     and left out (recorded: ``on_invalid="skip"``; ``"error"`` raises)."""
     try:
@@ -46,7 +46,7 @@ def validated(n: Normalizer, message: Any, index: int) -> Message | None:
         return None
 
 
-def too_nested(n: Normalizer, message: Any, index: int) -> InputError:
+def too_nested(n: TableActions, message: Any, index: int) -> InputError:
     # A merge compared two deep values of a message's own keys (which validation
     # passes as they are), or a record described one: said as the limit it passed.
     if deeper_than(message, n._max_depth):
@@ -66,7 +66,7 @@ def unexpected_shape(exc: Exception, index: int) -> InvalidMessage:
     )
 
 
-def refuse(n: Normalizer, what: str) -> NoReturn:
+def refuse(n: TableActions, what: str) -> NoReturn:
     if n._broken is IN_USE:
         raise UsageError(
             f"{what}() called while this Normalizer is still placing a message (from an "
@@ -94,7 +94,7 @@ def dump(message: Any) -> Any:
         raise
 
 
-def too_deep(n: Normalizer, index: int) -> LimitExceeded:
+def too_deep(n: TableActions, index: int) -> LimitExceeded:
     limit = n._max_depth
     return LimitExceeded(
         f"message nests deeper than {limit} levels of objects and lists (max_depth)",
@@ -104,7 +104,7 @@ def too_deep(n: Normalizer, index: int) -> LimitExceeded:
     )
 
 
-def invalid(n: Normalizer, error: InputError, original: Any) -> list[Message]:
+def invalid(n: TableActions, error: InputError, original: Any) -> list[Message]:
     if n.options.on_invalid == "error":
         raise error
     # Nothing was placed: whatever on_record does, the instance stays usable.

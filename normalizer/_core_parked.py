@@ -12,14 +12,14 @@ from ._content import REASONING_TEXT_KEYS, is_opaque
 from ._core_held import Pending, message_size, too_many_fragments
 
 if TYPE_CHECKING:
-    from ._core import Normalizer
+    from ._core_actions import TableActions
 
 __all__ = ["park", "unpark", "drop_parked", "carries_parked"]
 
 Message = dict[str, Any]
 
 
-def park(n: Normalizer, message: Message) -> None:
+def park(n: TableActions, message: Message) -> None:
     """An empty assistant message that cannot merge into the held turn: dropped (recorded),
     or, if it has reasoning, parked for its speaker's next turn."""
     index = n._index
@@ -41,7 +41,7 @@ def park(n: Normalizer, message: Message) -> None:
     n._hold_bytes(message_size(message))
 
 
-def unpark(n: Normalizer, message: Message) -> None:
+def unpark(n: TableActions, message: Message) -> None:
     """The parked reasoning starts the turn (held by ``hold_turn``, now that nothing is
     parked), and ``message``, its speaker's, merges into it."""
     parked = n._parked
@@ -59,7 +59,7 @@ def unpark(n: Normalizer, message: Message) -> None:
     n.merge_turn(message)
 
 
-def drop_parked(n: Normalizer) -> None:
+def drop_parked(n: TableActions) -> None:
     """No turn of the parked reasoning's speaker follows to carry it: dropped, kept whole."""
     for pending in n._parked:
         n._record(
@@ -70,7 +70,7 @@ def drop_parked(n: Normalizer) -> None:
     n._parked = []
 
 
-def carries_parked(n: Normalizer, message: Message | None) -> bool:
+def carries_parked(n: TableActions, message: Message | None) -> bool:
     """The next turn is the parked reasoning's speaker's: ``hold_turn`` merges it in."""
     return (
         message is not None

@@ -19,14 +19,14 @@ from ._note import Note
 from ._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
 
 if TYPE_CHECKING:
-    from ._core import Normalizer
+    from ._core_actions import TableActions
 
 __all__ = ["stray_result", "emit_results", "emit_result", "result_inputs", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
 
 Message = dict[str, Any]
 
 
-def emit_results(n: Normalizer, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
+def emit_results(n: TableActions, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
     """The tool block in call order: each call's result, or a stub for a missing one
     (``stub``; else it is left open)."""
     results = n._results
@@ -58,14 +58,14 @@ def emit_results(n: Normalizer, stub: bool, inputs: list[int], ids: dict[str, An
         record_reorder(n, inputs)
 
 
-def result_inputs(n: Normalizer) -> dict[str, int]:
+def result_inputs(n: TableActions) -> dict[str, int]:
     """Call id -> the input index of its result (for the encoding path, once a block: the
     per-result path keeps the indices as a list, in the order the results arrived)."""
     return dict(zip(n._results, n._result_inputs))
 
 
 def emit_result(
-    n: Normalizer, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None, at: dict[str, int]
+    n: TableActions, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None, at: dict[str, int]
 ) -> None:
     """One call's result (or its stub) in the provider's encoding (``at``: result_inputs)."""
     result = n._results.get(call_id)
@@ -79,7 +79,7 @@ def emit_result(
         n._emit(encode_result(n, stub_message(n, call_id), call_id, ids, origin, notes), notes)
 
 
-def record_reorder(n: Normalizer, inputs: list[int]) -> None:
+def record_reorder(n: TableActions, inputs: list[int]) -> None:
     """Record that the turn's results came in another order than its calls (they are
     emitted in call order). The results map is in the order they arrived."""
     results = n._results
@@ -92,7 +92,7 @@ def record_reorder(n: Normalizer, inputs: list[int]) -> None:
         )
 
 
-def stray_result(n: Normalizer, message: Message) -> None:
+def stray_result(n: TableActions, message: Message) -> None:
     """A tool result that answers no unanswered call of the turn before it: what it is
     (``_stub.stray_result_kind``, as the session editor asks), and ``orphan_results``."""
     index = n._index
@@ -120,24 +120,24 @@ def stray_result(n: Normalizer, message: Message) -> None:
     n._replay.append(Pending(user, index))
 
 
-def stub_message(n: Normalizer, call_id: str) -> Message:
+def stub_message(n: TableActions, call_id: str) -> Message:
     """The stub for a call that got no result (its words and shape: ``_stub``)."""
     return chat_stub(call_id, n.options.stub_text)
 
 
-def stub_note(n: Normalizer, call_id: str, made_by: list[int]) -> Note:
+def stub_note(n: TableActions, call_id: str, made_by: list[int]) -> Note:
     """The stub's record (its sentence made only for a record: ``Note.detail``)."""
     return Note(STUB_KIND, partial(stub_detail, call_id), made_by, None)
 
 
-def made_by(n: Normalizer, call_id: str, inputs: list[int]) -> list[int]:
+def made_by(n: TableActions, call_id: str, inputs: list[int]) -> list[int]:
     """The input index of the message that made the call, as a record's inputs: one
     index a record, whatever the number of fragments the turn merged."""
     return [n._call_origin.get(call_id, inputs[0])]
 
 
 def encode_result(
-    n: Normalizer, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
+    n: TableActions, message: Message, call_id: str, ids: dict[str, Any] | None, inputs: list[int], notes: list[Note]
 ) -> Message:
     """A result in the provider's encoding: its call's new id (``ids``), the name of
     the function it answers, its shape."""
