@@ -30,6 +30,7 @@ from ._core_results import emit_results, stray_result
 from ._options import Options, make_options
 from ._note import Note, file_notes
 from ._report import Repair, new_report
+from ._stub import trailing_policy
 from ._types import ProfileArg
 from ._state import IDLE
 from .profiles._encode import Encoder
@@ -526,7 +527,7 @@ class TableActions:
         """As end_turn, with the ``trailing_calls`` policy for unanswered calls -- if they
         really are trailing: when a user or system message came after them (deferred),
         the conversation moved on without their results, and they get stubs."""
-        self.end_turn(None, "stub" if self._deferred else self.options.trailing_calls)
+        self.end_turn(None, trailing_policy(self.options.trailing_calls, bool(self._deferred)))
 
     # ------------------------------------------------------------------ the repairs
 

@@ -6,8 +6,9 @@ for the session editor (a line in the tool's own format, ``formats/_sessions.py`
 (:func:`stub_detail`), and the shapes (:func:`chat_stub`, :func:`claude_code_stub`,
 :func:`codex_stub`). Rewording the stub touches this file only.
 
-Also here, as the other half of the same pairing decision: what a result that answers no
-open call is (:func:`stray_result_kind`), asked by both.
+Also here, as the other halves of the same pairing decision, asked by both: what a result
+that answers no open call is (:func:`stray_result_kind`), and what calls left open at the
+end get (:func:`trailing_policy`).
 
 Imports nothing of the package, and the session shapes' modules (uuid, datetime, re) only
 when a session stub is made: the command line's option declarations read the default text
@@ -28,6 +29,7 @@ __all__ = [
     "codex_stub",
     "stub_stamp",
     "stray_result_kind",
+    "trailing_policy",
 ]
 
 #: The synthetic result for a call that never got one. Worded as a fact about the record,
@@ -60,6 +62,14 @@ def stray_result_kind(call_id: Any, *answered: Container[Any]) -> str:
     answered already (in any of ``answered``), else ``"orphan_result"`` (its turn made no
     such call). The core and the session editor record it so."""
     return "duplicate_result" if any(call_id in ids for ids in answered) else "orphan_result"
+
+
+def trailing_policy(trailing_calls: str, moved_on: bool) -> str:
+    """What calls still unanswered at the end of a history get: ``trailing_calls`` (stub,
+    keep, drop), unless the conversation moved on after them (a message came after them
+    while they waited): then they were not trailing, and get stubs. The core and the
+    session editor decide it so."""
+    return "stub" if moved_on else trailing_calls
 
 
 # -- in a session file's own format

@@ -14,7 +14,7 @@ from .._json import loads
 from .._stub import claude_code_stub, codex_stub
 from ._records import BOM
 
-__all__ = ["Kind", "Info", "Line", "Call", "Turn", "Dialect", "ClaudeCode", "Codex", "DIALECTS", "REPLY", "str_in"]
+__all__ = ["Kind", "Info", "Line", "LineRecord", "Call", "Turn", "Dialect", "ClaudeCode", "Codex", "DIALECTS", "REPLY", "str_in"]
 
 #: Codex: the key of an assistant message (a reply), not of a reasoning item (see
 #: ``_sessions``: one written between a call and its output holds the lines after it).
@@ -29,7 +29,7 @@ class Info:
 
     kind: Kind = "other"
     key: Any = None  # Claude Code: the assistant turn's message.id
-    calls: list[tuple[str, str]] = field(default_factory=list)  # (call id, call kind)
+    calls: dict[str, str] = field(default_factory=dict)  # call id -> call kind, in call order (the first of an id)
     results: list[str] = field(default_factory=list)  # call ids answered
     chain: bool = False  # Claude Code: a line of the thread's parentUuid chain
     uuid: str | None = None  # Claude Code: of any line with one (of the thread or not)
@@ -51,7 +51,7 @@ class Line:
         self.linear = False  # its parent was the chain line before it (re-pointed with it)
         self.back = False  # a result that hangs from the tool_use line of a call it answers (written before it)
         self.synthetic: Call | None = None  # a synthetic result, for this call
-        self.record: tuple[str, str] | None = None  # (kind, detail) to record when written
+        self.record: LineRecord | None = None  # to record when written
         self.forgotten = False  # its value was let go (see forget)
         self.placed = False  # a late result left in its place, its call answered: written as it is (see _resolve)
 
@@ -68,6 +68,14 @@ class Line:
         if not self.forgotten:
             return self.value
         return loads(self.body[len(BOM):] if self.body.startswith(BOM) else self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class LineRecord:
+    """A change to record when its line is written (a stub added, a line moved)."""
+
+    kind: str
+    detail: str
 
 
 @dataclass(slots=True)
@@ -163,7 +171,7 @@ class ClaudeCode(Dialect):
             if isinstance(content, list):
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                        info.calls.append((block["id"], "tool_use"))
+                        info.calls.setdefault(block["id"], "tool_use")
             info.kind = "calls" if info.calls else "assistant"
         elif kind == "user" and not value.get("isMeta"):
             blocks = content if isinstance(content, list) else [content]
@@ -219,7 +227,7 @@ class Codex(Dialect):
             call_id = payload.get("call_id") or payload.get("id")
             if isinstance(call_id, str):
                 info.kind = "calls"
-                info.calls.append((call_id, kind))
+                info.calls[call_id] = kind
         elif kind == "reasoning" or (kind == "message" and payload.get("role") == "assistant"):
             info.kind = "assistant"
             info.key = REPLY if kind == "message" else None

@@ -13,7 +13,7 @@ from .._errors import InvalidMessage, LimitExceeded
 from .._json import dumps
 from .._stub import STUB_KIND, stray_result_kind, stub_detail, stub_stamp
 from . import _chain
-from ._session_lines import REPLY, Call, Dialect, Info, Line, Turn, str_in
+from ._session_lines import REPLY, Call, Dialect, Info, Line, LineRecord, Turn, str_in
 from ._session_write import ChainWriter
 
 __all__ = ["Pairing"]
@@ -94,7 +94,7 @@ class Pairing(ChainWriter):
                 self._hold(line, turn, _AFTER_REPLY)
                 return
             before = len(turn.calls)
-            for call_id, call_kind in info.calls:
+            for call_id, call_kind in info.calls.items():
                 turn.calls.setdefault(call_id, Call(call_id, call_kind, line))
             if len(turn.calls) > before:
                 self._keep_calls(turn, line)
@@ -177,7 +177,7 @@ class Pairing(ChainWriter):
             turn.answered.update(r for r in info.results if r in turn.calls)
         elif info.kind == "results" and any(r in turn.calls and r not in turn.answered for r in info.results):
             if self._answer(line, turn):
-                line.record = ("move_result", f"result(s) {', '.join(info.results)} moved up to their call, before line {self._held[0].number}")
+                line.record = LineRecord("move_result", f"result(s) {', '.join(info.results)} moved up to their call, before line {self._held[0].number}")
                 self._hold_moved(line)
                 line.forget()
                 self._moved.append(line)
@@ -190,12 +190,12 @@ class Pairing(ChainWriter):
             # between them): the turn goes on. The line moves up, before the held lines, as a
             # late result does, and its calls join the turn.
             before = len(turn.calls)
-            for call_id, call_kind in info.calls:
+            for call_id, call_kind in info.calls.items():
                 turn.calls.setdefault(call_id, Call(call_id, call_kind, line))
             if len(turn.calls) > before:
                 self._keep_calls(turn, line)
             self._hold_moved(line)
-            line.record = ("move_call", f"line {line.number}, of the turn of line {next(iter(turn.calls.values())).line.number} "
+            line.record = LineRecord("move_call", f"line {line.number}, of the turn of line {next(iter(turn.calls.values())).line.number} "
                            f"(message {info.key}), moved up to its turn, before line {self._held[0].number}")
             line.forget()
             self._moved.append(line)
@@ -418,7 +418,7 @@ class Pairing(ChainWriter):
             line = Line(dumps(value), b"\n", value, call.line.number, info)
             line.linear = info.chain and info.parent is None  # hangs from the line before it
             line.synthetic = call
-            line.record = (STUB_KIND, stub_detail(call.id, call.line.number, call.kind))
+            line.record = LineRecord(STUB_KIND, stub_detail(call.id, call.line.number, call.kind))
             stubs.append(line)
             turn.answered.add(call.id)
         return stubs

@@ -7,6 +7,7 @@ line, the parents named ahead, the last lines written.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from .._errors import LimitExceeded
@@ -37,6 +38,14 @@ MAX_PARENTS_AHEAD: Final = 1_000_000
 _RECENT_LINES: Final = 1024
 
 
+@dataclass(frozen=True, slots=True)
+class Splice:
+    """Where the lines that hung from a result moved up off a held line hang instead."""
+
+    above: str | None  # the line (None: none survives)
+    number: int  # the result's line number: only lines after it are re-pointed
+
+
 class ChainWriter:
     """Writes the lines and keeps the chain whole (a base of ``SessionRepairer``)."""
 
@@ -47,7 +56,7 @@ class ChainWriter:
         self._n_out = n_out  # lines written (the report's counter: see SessionRepairer._count)
         # A late result moved up off a held line -> (that line, the result's line number):
         # the lines after it that hang from it hang from that line instead (_chain.splice).
-        self._spliced: dict[str, tuple[str | None, int]] = {}
+        self._spliced: dict[str, Splice] = {}
         self._out_prev: str | None = None  # the chain line before, as written
         # Removed chain line -> the line its children hang from instead: the first line up
         # its chain that was not removed when it was (None: none was). One entry per removed
@@ -69,13 +78,13 @@ class ChainWriter:
         self._out = bytearray()
         self._unterminated = False  # the last line written had no newline (the file's last)
 
-    def _splice(self, spliced: list[tuple[str, str, int]]) -> None:
+    def _splice(self, spliced: list[_chain.Spliced]) -> None:
         """Note late results moved up off the held lines they hung from (see
         :func:`._chain.splice`), once the held lines are written; bounded with the removed
         lines, and kept to the end as they are."""
-        for moved, above, number in spliced:
-            self._bound(number)
-            self._spliced[moved] = (self._surviving(above), number)
+        for one in spliced:
+            self._bound(one.number)
+            self._spliced[one.moved] = Splice(self._surviving(one.above), one.number)
 
     def _bound(self, number: int, removed: str | None = None) -> None:
         if len(self._removed) + len(self._spliced) >= MAX_REMOVED_LINES and (removed is None or removed not in self._removed):
@@ -159,8 +168,8 @@ class ChainWriter:
             new = info.parent
             named = self._named
             moved = self._spliced.get(new) if self._spliced and new is not None else None
-            if moved is not None and line.number > moved[1]:
-                new = self._surviving(moved[0])  # it hung from a result that moved up: see _chain.splice
+            if moved is not None and line.number > moved.number:
+                new = self._surviving(moved.above)  # it hung from a result that moved up: see _chain.splice
             elif line.linear and not (named and info.uuid in named and self._known(new)) and _chain.between(self._out_prev, new, self._recent, self._older):
                 new = self._out_prev
             else:
@@ -184,9 +193,9 @@ class ChainWriter:
             recent[info.uuid] = info.parent
             if len(recent) >= _RECENT_LINES:
                 self._older, self._recent = recent, {}
-        if line.record is not None:
-            kind, detail = line.record
-            self.report.add(kind, detail, line=line.number, output=self._n_out)
+        record = line.record
+        if record is not None:
+            self.report.add(record.kind, record.detail, line=line.number, output=self._n_out)
         if self._unterminated:
             self._out += b"\n"  # a last line without a newline is no longer the last
         self._out += line.body + line.end

@@ -122,7 +122,7 @@ from .._errors import InputError, UsageError
 from .._json import JSONDecodeError, loads
 from .._options import DEFAULT_MAX_HELD_BYTES
 from .._report import Report, new_report
-from .._stub import DEFAULT_STUB_TEXT
+from .._stub import DEFAULT_STUB_TEXT, trailing_policy
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
 from ._read import open_source
 from ._depth import deeper_than
@@ -256,7 +256,8 @@ class SessionRepairer(Pairing):
             while self._held is not None:
                 self._resolve()
             turn, self._turn = self._turn, None
-            if turn is not None and self.trailing_calls == "stub":
+            # (the waits resolved above: what is open now is trailing, nothing came after it)
+            if turn is not None and trailing_policy(self.trailing_calls, moved_on=False) == "stub":
                 for stub in self._stubs(turn, self._stamp):
                     self._emit(stub)
         finally:
