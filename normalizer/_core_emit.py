@@ -94,18 +94,18 @@ def rewrite_ids(n: TableActions, inputs: list[int], notes: list[Note]) -> dict[s
     encoder = n._encoder
     count = n._n_calls
     new_ids: dict[str, Any] = {}
-    renamed: list[tuple[str, Any]] = []
+    renamed: dict[str, Any] = {}  # the ids that changed: old -> new
     for call_id in n._calls:
         new = encoder.new_id(call_id, count, new_ids.values())
         count += 1
         new_ids[call_id] = new
         if new != call_id:
-            renamed.append((call_id, new))
+            renamed[call_id] = new
     n._n_calls = count
     if not renamed:
         return None
     notes.append(Note(  # (a lazy detail: Note.detail)
-        "rewrite_call_id", partial(renamed_detail, encoder.id_style, renamed), list(inputs), [a for a, _ in renamed],
+        "rewrite_call_id", partial(renamed_detail, encoder.id_style, renamed), list(inputs), list(renamed),
     ))
     return new_ids
 

@@ -21,9 +21,9 @@ __all__ = ["renamed_detail", "merged_user_detail", "merged_turn_detail", "confli
 Message = dict[str, Any]
 
 
-def renamed_detail(style: str, renamed: list[tuple[str, Any]]) -> str:
-    """rewrite_call_id's sentence (made only for a record: Note.detail)."""
-    return f"call ids rewritten to the {style} style: " + ", ".join([f"{repr(a)} -> {repr(b)}" for a, b in renamed])
+def renamed_detail(style: str, renamed: dict[str, Any]) -> str:
+    """rewrite_call_id's sentence (made only for a record: Note.detail); ``renamed``: old id -> new."""
+    return f"call ids rewritten to the {style} style: " + ", ".join([f"{repr(a)} -> {repr(b)}" for a, b in renamed.items()])
 
 
 def merged_user_detail(inputs: list[int]) -> str:
