@@ -51,13 +51,15 @@ class Held:
 
 class Pending:
     """A message waiting to be placed, with its input index: deferred behind a tool block,
-    parked reasoning, or scheduled for replay (``None``: the end of input)."""
+    parked reasoning, or scheduled for replay (``None``: the end of input). A value: its
+    fields are Final (read-only to the type checker; a frozen dataclass would pay
+    ``object.__setattr__`` per field on every one made)."""
 
     __slots__ = ("message", "index")
 
     def __init__(self, message: Message | None, index: int) -> None:
-        self.message = message
-        self.index = index
+        self.message: Final = message
+        self.index: Final = index
 
 
 def message_size(message: Message) -> int:
