@@ -1,4 +1,5 @@
-"""The documented defaults and buffer limits, in one module that imports nothing.
+"""The documented defaults and buffer limits, in one module that imports nothing but the
+stub's own module (``_stub``, which imports nothing of the package either).
 
 Their users (the core's options, the report, the checker, the readers, the command line's
 option declarations) take them from here, so that declaring a command does not load the
@@ -8,6 +9,8 @@ core, pydantic or the profiles.
 from __future__ import annotations
 
 from typing import Literal
+
+from ._stub import DEFAULT_STUB_TEXT
 
 __all__ = [
     "OnInvalid",
@@ -31,11 +34,6 @@ OnInvalid = Literal["error", "skip"]
 OrphanResults = Literal["drop", "keep_as_user", "error"]
 #: Calls still unanswered when the input ends: answer each with a stub, leave them, remove them.
 TrailingCalls = Literal["stub", "keep", "drop"]
-
-#: The synthetic result for a call that never got one. Worded as a fact about the record,
-#: not as tool output: hermes' "see context summary above" made models invent results
-#: (hermes.md G13).
-DEFAULT_STUB_TEXT = "[no result: this tool call was not answered in the stored history]"
 
 # Limits of the pending turn. Real agent sessions merge a handful of fragments per turn
 # (Claude Code writes one line per content block: thinking, text, and one per tool_use --

@@ -21,8 +21,9 @@
 # results, and the messages deferred behind them. That is the whole state, and it does
 # not grow with the length of the history (bounds: the max_* options in _options.py).
 #
-# Rule 1: every decision about *where a message goes* lives in TRANSITIONS below. _core.py
-#         implements the named conditions and actions; actions never fire events. (The one
+# Rule 1: every decision about *where a message goes* lives in TRANSITIONS below.
+#         _core_actions.py implements the named conditions and actions (the repairs they
+#         make: the _core_* parts); actions never fire events. (The one
 #         loop: an action may *schedule* messages for replay -- deferred users after a tool
 #         block, an orphan result kept as user text -- and Normalizer.feed dispatches them
 #         after the current transition, in order.)

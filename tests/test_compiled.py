@@ -12,14 +12,14 @@ import normalizer._core
 import normalizer._note
 import normalizer._plain
 import normalizer._table
-import normalizer.formats._depth
+import normalizer._depth
 import normalizer.formats._reader
 import normalizer.profiles._encode
 import normalizer.profiles._stage
 
 COMPILED_MODULES = [
     normalizer._core, normalizer._table, normalizer._content, normalizer._plain, normalizer._note,
-    normalizer.profiles._encode, normalizer.profiles._stage, normalizer.formats._depth,
+    normalizer.profiles._encode, normalizer.profiles._stage, normalizer._depth,
     normalizer.formats._reader,
 ]
 

@@ -786,7 +786,7 @@ def test_the_profile_encoder_and_stage_have_no_instance_dict():
 ])
 def test_span_names_consecutive_inputs_as_a_range(indices: list[int], text: str) -> None:
     # How records name the inputs of a merge ("merged assistant messages 4-6").
-    from normalizer._core import _span
+    from normalizer._core_notes import span as _span
 
     assert _span(indices) == text
 
@@ -829,3 +829,29 @@ def test_a_moved_result_names_itself_and_the_first_message_it_now_precedes() -> 
         ([5, 2], "moved result 5 up to its call, before 3 message(s) that arrived while it was outstanding"),
         ([6, 2], "moved result 6 up to its call, before 3 message(s) that arrived while it was outstanding"),
     ]
+
+
+def test_the_stub_has_one_home() -> None:
+    """Rewording the stub of an unanswered call touches normalizer/_stub.py only: its text,
+    its records' sentences (the core's and the session editor's) and the session stub lines'
+    shape are there, and no other package file spells them (issue 37)."""
+    from pathlib import Path
+
+    import normalizer
+    from normalizer import _defaults, _stub
+
+    assert _defaults.DEFAULT_STUB_TEXT is _stub.DEFAULT_STUB_TEXT
+    words = [_stub.DEFAULT_STUB_TEXT, "added a stub result", "was not answered; a synthetic",
+             '"type": "tool_result", "content": text', 'line["toolUseResult"]']
+    root = Path(normalizer.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.name == "_stub.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert not [w for w in words if w in text], path
+    n = Normalizer()
+    n.feed({"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+    out = n.feed({"role": "user", "content": "next"}) + n.close()
+    assert out[1] == _stub.chat_stub("c1", _stub.DEFAULT_STUB_TEXT)
+    assert [r.detail for r in n.report.records if r.kind == _stub.STUB_KIND] == [_stub.stub_detail("c1")]

@@ -10,6 +10,7 @@ re-pointed keeps every other byte (:func:`repointed`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._json import JSONDecodeError, dumps, loads
@@ -32,7 +33,16 @@ class _Line(Protocol):
     linear: bool
 
 
-def splice(held: Sequence[_Line], moved: Sequence[_Line]) -> list[tuple[str, str, int]]:
+@dataclass(frozen=True, slots=True)
+class Spliced:
+    """A late result moved up off the held line it hung from (see :func:`splice`)."""
+
+    moved: str  # its uuid
+    above: str  # the line its later children hang from instead
+    number: int  # its line number (only lines after it are re-pointed)
+
+
+def splice(held: Sequence[_Line], moved: Sequence[_Line]) -> list[Spliced]:
     """Take the late results ``moved`` out of the chain where they were and put them after
     their call, before the ``held`` lines (those they came after in the file).
 
@@ -46,11 +56,10 @@ def splice(held: Sequence[_Line], moved: Sequence[_Line]) -> list[tuple[str, str
     from the results (see ``SessionRepairer._resolve``). The chain is then
     ``a1 <- r1 <- u2 <- a2``: every message it carried, the result right after its call.
 
-    Returns, for each such result: its uuid, the line its later children hang from instead,
-    and its line number (only lines after it are re-pointed).
+    Returns each such result (:class:`Spliced`).
     """
     inside = {line.info.uuid for line in held if line.info.chain and line.info.uuid is not None}
-    out: list[tuple[str, str, int]] = []
+    out: list[Spliced] = []
     top: dict[str, str] = {}  # a moved result -> the held line at the end of its run of moved results
     for line in moved:
         info = line.info
@@ -61,7 +70,7 @@ def splice(held: Sequence[_Line], moved: Sequence[_Line]) -> list[tuple[str, str
             continue  # it hangs from its call (or a line above it): it stays as it hangs
         line.linear = True
         top[info.uuid] = above
-        out.append((info.uuid, above, line.number))
+        out.append(Spliced(info.uuid, above, line.number))
     return out
 
 

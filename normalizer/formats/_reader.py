@@ -58,7 +58,7 @@ from .._messages import as_message
 from .._report import Report
 from ._claude import Sidechain
 from ._codex import CodexPlanner
-from ._depth import deeper_than
+from .._depth import deeper_than
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
 from ._document import DocReader
 from ._events import SYSTEM_KEYS, Conversation, Event, Head, Limits, OnInvalid, check_arguments, document_hint

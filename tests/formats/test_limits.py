@@ -27,7 +27,7 @@ from normalizer.formats._records import (
     position_of,
 )
 from normalizer.formats import aread_messages, read_messages
-from normalizer.formats._depth import deeper_than
+from normalizer._depth import deeper_than
 
 ROOT = Path(__file__).parents[2]
 USER = b'{"role":"user","content":"hi"}'

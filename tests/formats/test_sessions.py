@@ -21,7 +21,7 @@ import pytest
 import normalizer
 from normalizer import InputError, InvalidMessage, LimitExceeded, UsageError
 from normalizer.formats import read_messages
-from normalizer.formats import _sessions
+from normalizer.formats import _session_write, _sessions
 from normalizer.formats._sessions import SessionRepairer, repair_session
 
 from realdata import needs_samples, sample_files
@@ -205,7 +205,7 @@ def test_orphan_and_duplicate_results_are_removed_whole() -> None:
 def test_the_removed_lines_remembered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each removed line is remembered to the end (a later line may hang from it): at most
     # MAX_REMOVED_LINES of them; the one past it is refused at its line.
-    monkeypatch.setattr(_sessions, "MAX_REMOVED_LINES", 2)
+    monkeypatch.setattr(_session_write, "MAX_REMOVED_LINES", 2)
     head = [cc_user("u1", None, "hi"), cc_call("u2", "u1", "t1"), cc_result("u3", "u2", "t1")]
     orphans = [cc_result(f"o{i}", "u3", f"gone{i}") for i in range(3)]
     out, report = repaired(dumps(*head, *orphans[:2], cc_text("u9", "o1", "ok")))
@@ -541,7 +541,7 @@ def test_a_rollout_s_wait_after_the_assistant_s_message_is_bounded_by_max_held_b
 def test_the_parents_named_ahead_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each parent a written line names that is not known to be written is remembered until
     # it is: at most MAX_PARENTS_AHEAD of them; the one past it is refused at its line.
-    monkeypatch.setattr(_sessions, "MAX_PARENTS_AHEAD", 2)
+    monkeypatch.setattr(_session_write, "MAX_PARENTS_AHEAD", 2)
     head = [cc_user("u1", None, "hi"), cc_text("u2", "u1", "ok")]
     ahead = [cc_text(f"b{i}", f"later{i}", "ok") for i in range(3)]
     out, _ = repaired(dumps(*head, *ahead[:2]))

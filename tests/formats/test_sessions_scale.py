@@ -18,7 +18,7 @@ import pytest
 
 import normalizer
 from normalizer import LimitExceeded
-from normalizer.formats import _sessions
+from normalizer.formats import _session_lines, _sessions
 from normalizer.formats._records import BOM
 from normalizer.formats._sessions import SessionRepairer
 
@@ -207,13 +207,13 @@ def test_removed_lines_that_lead_back_to_themselves_leave_their_children_at_the_
 def scanned_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many calls each listing of a turn's open calls goes through."""
     scans: list[int] = []
-    original = _sessions._Turn.unanswered
+    original = _session_lines.Turn.unanswered
 
     def counting(self: Any) -> list[Any]:
         scans.append(len(self.calls))
         return original(self)
 
-    monkeypatch.setattr(_sessions._Turn, "unanswered", counting)
+    monkeypatch.setattr(_session_lines.Turn, "unanswered", counting)
     return scans
 
 
