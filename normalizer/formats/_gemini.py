@@ -50,7 +50,8 @@ from ._common import SOURCE_KEY, as_text, describe, dumps, invalid, note_extra
 
 __all__ = [
     "GeminiConverter", "GeminiWriter", "Calls", "THOUGHT_KEY", "ASSIGNED_ID", "RESPONSE_JSON",
-    "content_to_messages", "model_message", "user_messages", "message_to_parts", "signature_of",
+    "content_to_messages", "model_message", "user_messages", "user_part", "tool_message", "message_to_parts",
+    "signature_of",
 ]
 
 #: Where an assistant message keeps its Gemini thought parts whole (``{"text", "thought":
@@ -224,7 +225,7 @@ def tool_message(part: dict[str, Any], calls: Calls, report: Report | None = Non
     return msg
 
 
-def _user_part(part: Any, line: int | None) -> dict[str, Any]:
+def user_part(part: Any, line: int | None) -> dict[str, Any]:
     """A user part other than a response, as a chat content part (unknown ones kept as they are)."""
     if isinstance(part, str):
         return {"type": "text", "text": part}
@@ -247,7 +248,7 @@ def user_messages(parts: list[Any], calls: Calls, report: Report | None = None, 
         if isinstance(part, dict) and "functionResponse" in part:
             out.append(tool_message(part, calls, report, line=line))
         else:
-            rest.append(_user_part(part, line))
+            rest.append(user_part(part, line))
     if rest or not out:
         msg: dict[str, Any] = {"role": "user", "content": as_text(rest)}
         if extra:
