@@ -53,17 +53,21 @@ Here both responses come out as tool messages of the same call id, each with its
 :class:`Origin`, and the core drops the second (``drop_duplicate_result``) and stubs the
 missing one: an in-format repair edits the lines those origins name.
 
-**Memory.** This format cannot be streamed message by message: a later ``$set.messages``
-replaces everything, a ``$rewindTo`` removes messages back to any earlier one, and a later
-record of an id replaces an earlier message in its place; so no message is final before the
-end of the file. The replay holds the live messages (what the CLI itself holds: it reads the
-whole file into a ``Map``), at most ``max_history_bytes`` of their JSON; the record that would
-go past it is refused with :class:`~normalizer.LimitExceeded`. The chat messages are made at
-:meth:`GeminiCliConverter.close`.
+**Memory.** This format cannot be streamed in one pass: a later ``$set.messages`` replaces
+everything, a ``$rewindTo`` removes messages back to any earlier one, and a later record of an
+id replaces an earlier message in its place; so no message is final before the end of the
+file. Read once (stdin), the replay holds the live messages (what the CLI itself holds: it
+reads the whole file into a ``Map``), at most ``max_history_bytes`` of their JSON (the record
+that would go past it is refused with :class:`~normalizer.LimitExceeded`), and the chat
+messages come out at :meth:`GeminiCliConverter.close`. A file can be read twice: a first pass
+(:class:`GeminiCliPlanner`, holding each live message's id, line and index, ~100 bytes a
+message, not its record) finds where every live message is, and the second gives each out as
+soon as the ones before it have -- message by message for the files the CLI writes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -74,7 +78,8 @@ from ._common import SOURCE_KEY, count, describe, invalid, note_extra
 from ._gemini import Calls, model_message, tool_message, user_part
 
 __all__ = [
-    "GeminiCliConverter", "GeminiCliReplay", "Entry", "Origin", "entry_messages", "is_metadata",
+    "GeminiCliConverter", "GeminiCliReplay", "GeminiCliPlan", "GeminiCliPlanner", "plan_gemini_cli", "Entry",
+    "Origin", "entry_messages", "record_entries", "is_metadata",
     "DEFAULT_MAX_HISTORY_BYTES", "MESSAGE_TYPES",
 ]
 
@@ -125,15 +130,49 @@ def is_metadata(record: Any) -> bool:
     return isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str)
 
 
+def record_entries(record: Any, line: int | None) -> list[Entry]:
+    """The messages a record holds: a message line itself, each of a ``$set.messages`` or of
+    a metadata record's ``messages`` (a record the replay does not hold messages of: none)."""
+    if not isinstance(record, dict) or isinstance(record.get("$rewindTo"), str):
+        return []
+    if isinstance(record.get("id"), str):
+        return [Entry(record, line, None)]
+    if isinstance(record.get("$set"), dict):
+        messages = record["$set"].get("messages")
+    elif is_metadata(record):
+        messages = record.get("messages")
+    else:
+        return []
+    if not isinstance(messages, list):
+        return []
+    return [Entry(m, line, i) for i, m in enumerate(messages) if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def _recognised(record: Any) -> bool:
+    """A record of a kind the CLI reads (the reader's "was anything recognised?")."""
+    return isinstance(record, dict) and (
+        isinstance(record.get("$rewindTo"), str) or isinstance(record.get("id"), str)
+        or isinstance(record.get("$set"), dict) or is_metadata(record))
+
+
+_SLOT: Final[dict[str, Any]] = {}  # what the planner holds of a record: nothing
+
+
 class GeminiCliReplay:
     """Records in, the live messages out (sans-I/O): ``loadConversationRecord``'s replay.
+
+    Args:
+        max_history_bytes: the most the live messages hold, in bytes of their JSON.
+        keep: hold the records (False: only where each live message is, for a
+            :class:`GeminiCliPlan`: its id, line and index, ~100 bytes a message, unbounded).
 
     Raises:
         LimitExceeded: the record that would take the live messages past ``max_history_bytes``.
     """
 
-    def __init__(self, *, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
+    def __init__(self, *, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES, keep: bool = True) -> None:
         self.max_history_bytes = max_history_bytes
+        self.keep = keep
         self.messages: dict[str, Entry] = {}  # insertion-ordered, as the CLI's Map
         self._sizes: dict[str, int] = {}
         self._held = 0
@@ -141,36 +180,29 @@ class GeminiCliReplay:
         self.metadata = False
         #: Records of no kind the CLI reads (the reader's "was anything recognised?").
         self.unrecognised = 0
-        self.rewinds = 0
-        self.replaced = 0  # messages a $set.messages threw away
 
     def feed(self, record: Any, *, line: int | None = None) -> None:
-        if not isinstance(record, dict):
+        # The CLI's order of tests: a rewind, a message (a string id), an update, metadata.
+        if not _recognised(record):
             self.unrecognised += 1
         elif isinstance(record.get("$rewindTo"), str):
             self._rewind(record["$rewindTo"])
         elif isinstance(record.get("id"), str):
             self._set(Entry(record, line, None), line)
-        elif isinstance(record.get("$set"), dict):
-            messages = record["$set"].get("messages")
-            if isinstance(messages, list):
-                self.replaced += len(self.messages)
-                self.messages, self._sizes, self._held = {}, {}, 0
-                self._add(messages, line)
-        elif is_metadata(record):
-            self.metadata = True
-            if isinstance(record.get("messages"), list):
-                self._add(record["messages"], line)
         else:
-            self.unrecognised += 1
-
-    def _add(self, messages: list[Any], line: int | None) -> None:
-        for i, msg in enumerate(messages):
-            if isinstance(msg, dict) and isinstance(msg.get("id"), str):
-                self._set(Entry(msg, line, i), line)
+            if isinstance(record.get("$set"), dict):
+                if isinstance(record["$set"].get("messages"), list):
+                    self.messages, self._sizes, self._held = {}, {}, 0  # replaces every message so far
+            else:
+                self.metadata = True  # its messages, if any, are added
+            for entry in record_entries(record, line):
+                self._set(entry, line)
 
     def _set(self, entry: Entry, line: int | None) -> None:
         key = entry.record["id"]
+        if not self.keep:
+            self.messages[key] = Entry(_SLOT, entry.line, entry.index)
+            return
         size = _size(entry.record)
         held = self._held - self._sizes.get(key, 0) + size
         if held > self.max_history_bytes:
@@ -178,19 +210,18 @@ class GeminiCliReplay:
                 f"the session's live messages would hold more than {self.max_history_bytes} bytes of JSON",
                 limit="max_history_bytes", value=self.max_history_bytes, line=line,
                 hint="A Gemini CLI session is replayed whole (a later line can change any message); raise "
-                "max_history_bytes if this session really is that large",
+                "max_history_bytes if this session really is that large, or read the file itself (two passes)",
             )
         self.messages[key] = entry  # an id held already keeps its place, as Map.set does
         self._sizes[key] = size
         self._held = held
 
     def _rewind(self, target: str) -> None:
-        self.rewinds += 1
         keys = list(self.messages)
         cut = keys.index(target) if target in self.messages else 0  # not found: all of it
         for key in keys[cut:]:
             del self.messages[key]
-            self._held -= self._sizes.pop(key)
+            self._held -= self._sizes.pop(key, 0)
 
     def entries(self) -> list[Entry]:
         return list(self.messages.values())
@@ -351,43 +382,128 @@ def entry_messages(entry: Entry, calls: Calls, report: Report | None = None) -> 
     return []
 
 
+@dataclass(frozen=True, slots=True)
+class GeminiCliPlan:
+    """Where each live message of a session file is, in the CLI's order: what a first pass
+    over the file finds (:class:`GeminiCliPlanner`), so that the second streams."""
+
+    order: tuple[tuple[int | None, int | None], ...]
+    """``(line, index)`` of each live message (:class:`Entry`), in order."""
+
+
+class GeminiCliPlanner:
+    """The first pass: records in (with their line numbers), a :class:`GeminiCliPlan` out.
+    Holds each live message's id, line and index, not its record."""
+
+    def __init__(self) -> None:
+        self._replay = GeminiCliReplay(keep=False)
+
+    def feed(self, record: Any, *, line: int) -> None:
+        self._replay.feed(record, line=line)
+
+    def result(self) -> GeminiCliPlan:
+        return GeminiCliPlan(tuple((e.line, e.index) for e in self._replay.entries()))
+
+
+def plan_gemini_cli(records: Iterable[tuple[int, Any]]) -> GeminiCliPlan:
+    """Plan a session file from its decoded records ``(line number, record)``."""
+    planner = GeminiCliPlanner()
+    for line, record in records:
+        planner.feed(record, line=line)
+    return planner.result()
+
+
 class GeminiCliConverter:
-    """Session records in, chat messages out at :meth:`close` (see the module docstring:
-    the whole file decides every message). ``origins`` holds each message's :class:`Origin`,
-    in the order the messages were given out.
+    """Session records in, chat messages out. ``origins`` holds each message's
+    :class:`Origin`, in the order the messages were given out.
+
+    Without a plan (one pass: stdin), the whole file decides every message, so they all come
+    out at :meth:`close`, the live messages held until then (``max_history_bytes``). With the
+    :class:`GeminiCliPlan` of a first pass over the same file (the same line numbers), each
+    message comes out as soon as the messages before it in the CLI's order have: only a
+    message whose id a later line rewrote in an earlier place waits (CLI-written files have
+    none: an id repeats while it is the last message), within ``max_history_bytes``.
 
     Args:
         report: where skips and notes are recorded.
-        max_history_bytes: the most the live messages hold, in bytes of their JSON.
+        plan: the result of :func:`plan_gemini_cli` over the same file, or None.
+        max_history_bytes: the most the messages held hold, in bytes of their JSON.
     """
 
     name = "gemini-cli"
     multi = False
 
-    def __init__(self, report: Report | None = None, *, max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
+    def __init__(self, report: Report | None = None, *, plan: GeminiCliPlan | None = None,
+                 max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
         self.report = report
+        self.plan = plan
         self.replay = GeminiCliReplay(max_history_bytes=max_history_bytes)
         self.origins: list[Origin] = []
+        self._calls = Calls()
+        self._slots = {slot: k for k, slot in enumerate(plan.order)} if plan is not None else {}
+        self._next = 0  # the plan's next message to give out
+        self._waiting: dict[int, Entry] = {}  # messages read before their turn, by place in the plan
+        self._waiting_bytes = 0
+        self._unrecognised = 0
 
     @property
     def unrecognised(self) -> int:
-        return self.replay.unrecognised
+        return self.replay.unrecognised + self._unrecognised
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
-        self.replay.feed(record, line=line)
-        return []
+        if self.plan is None:
+            self.replay.feed(record, line=line)
+            return []
+        if not _recognised(record):
+            self._unrecognised += 1
+        for entry in record_entries(record, line):
+            k = self._slots.get((line, entry.index))
+            if k is not None:  # a live message (the others a later line removes or replaces)
+                self._wait(k, entry, line)
+        return self._release()
+
+    def _wait(self, k: int, entry: Entry, line: int | None) -> None:
+        self._waiting[k] = entry
+        if k != self._next:
+            self._waiting_bytes += _size(entry.record)
+            if self._waiting_bytes > self.replay.max_history_bytes:
+                raise LimitExceeded(
+                    f"the messages waiting for their place would hold more than {self.replay.max_history_bytes} "
+                    "bytes of JSON", limit="max_history_bytes", value=self.replay.max_history_bytes, line=line,
+                    hint="A later line rewrote these messages' ids in earlier places; raise max_history_bytes")
+
+    def _release(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        while self._next in self._waiting:
+            entry = self._waiting.pop(self._next)
+            self._next += 1
+            out += self._convert(entry)
+        if not self._waiting:
+            self._waiting_bytes = 0
+        return out
+
+    def _convert(self, entry: Entry) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for msg, origin in entry_messages(entry, self._calls, self.report):
+            out.append(msg)
+            self.origins.append(origin)
+        return out
 
     def close(self) -> list[dict[str, Any]]:
-        replay = self.replay
         # ($rewindTo and $set.messages are the format's own history control, applied as the
         # CLI applies them: not repairs, not counted.)
-        if replay.unrecognised:
+        if self.unrecognised:
             count(self.report, "skip_unknown_line")
-        calls = Calls()
         out: list[dict[str, Any]] = []
-        for entry in replay.entries():
-            for msg, origin in entry_messages(entry, calls, self.report):
-                out.append(msg)
-                self.origins.append(origin)
-        replay.messages.clear()
+        if self.plan is None:
+            for entry in self.replay.entries():
+                out += self._convert(entry)
+            self.replay.messages.clear()
+            return out
+        missing = len(self.plan.order) - self._next - len(self._waiting)
+        if missing:  # the file is not the one planned (it changed in between): what was read
+            note_extra(self.report, "plan_mismatch", f"{missing} message(s) of the first pass were not found on the "
+                       "second (did the file change in between?)", line=None, dropped=None)
+        for k in sorted(self._waiting):
+            out += self._convert(self._waiting.pop(k))
         return out

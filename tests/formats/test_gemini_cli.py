@@ -14,7 +14,7 @@ from helpers import assert_pairing_rules
 import normalizer
 from normalizer import LimitExceeded
 from normalizer._report import new_report
-from normalizer.formats._gemini_cli import GeminiCliConverter, Origin
+from normalizer.formats._gemini_cli import GeminiCliConverter, Origin, plan_gemini_cli
 
 from realdata import HAVE_SAMPLES, SAMPLES, SKIP_REASON
 
@@ -36,12 +36,22 @@ def gemini(id: str, content: Any = "", **fields: Any) -> dict[str, Any]:
 
 
 def read(records: list[Any], **kw: Any) -> tuple[list[dict[str, Any]], list[Origin], Any]:
+    """Read in one pass (everything at close), and in two (planned): both must agree."""
     report = new_report()
     conv = GeminiCliConverter(report, **kw)
     for line, record in enumerate(records, 1):
         assert conv.feed(record, line=line) == []  # nothing is final before the end
     out = conv.close()
+    planned, origins, report2 = read_planned(records, **kw)
+    assert (planned, origins, report2.counts, report2.records) == (out, conv.origins, report.counts, report.records)
     return out, conv.origins, report
+
+
+def read_planned(records: list[Any], **kw: Any) -> tuple[list[dict[str, Any]], list[Origin], Any]:
+    report = new_report()
+    conv = GeminiCliConverter(report, plan=plan_gemini_cli(enumerate(records, 1)), **kw)
+    out = [m for line, record in enumerate(records, 1) for m in conv.feed(record, line=line)]
+    return out + conv.close(), conv.origins, report
 
 
 def healthy() -> list[Any]:
@@ -165,7 +175,36 @@ def test_tool_media_and_unknown_fields() -> None:
     assert origins[3].where == "toolCalls"
 
 
+def test_planned_read_gives_each_message_out_at_its_line() -> None:
+    records = healthy()
+    conv = GeminiCliConverter(plan=plan_gemini_cli(enumerate(records, 1)))
+    given = [len(conv.feed(record, line=line)) for line, record in enumerate(records, 1)]
+    # The first gemini record (line 5) is replaced by line 6 in its place: nothing waits.
+    assert given == [0, 1, 1, 0, 0, 2, 1, 1]
+    assert conv.close() == [] and conv._waiting == {}
+
+
+def test_planned_read_holds_a_message_rewritten_in_an_earlier_place() -> None:
+    records = [META, user("u1", "a"), gemini("g1", "first"), user("u2", "c"), gemini("g1", "second")]
+    conv = GeminiCliConverter(plan=plan_gemini_cli(enumerate(records, 1)))
+    given = [[m["content"] for m in conv.feed(r, line=n)] for n, r in enumerate(records, 1)]
+    assert given == [[], ["a"], [], [], ["second", "c"]]  # u2 waited for g1's last record
+    with pytest.raises(LimitExceeded):
+        conv = GeminiCliConverter(plan=plan_gemini_cli(enumerate(records, 1)), max_history_bytes=10)
+        for n, r in enumerate(records, 1):
+            conv.feed(r, line=n)
+
+
+def test_planned_read_of_another_file_says_so() -> None:
+    report = new_report()
+    conv = GeminiCliConverter(report, plan=plan_gemini_cli(enumerate(healthy(), 1)))
+    out = [m for n, r in enumerate(healthy()[:3], 1) for m in conv.feed(r, line=n)] + conv.close()
+    assert len(out) == 2 and report.counts == {"plan_mismatch": 1}
+
+
 def test_live_history_is_bounded() -> None:
+    with pytest.raises(LimitExceeded):
+        GeminiCliConverter(max_history_bytes=800).feed(user("u1", "x" * 900), line=2)
     with pytest.raises(LimitExceeded) as err:
         read([META, user("u1", "x" * 500), user("u2", "y" * 500)], max_history_bytes=800)
     assert err.value.limit == "max_history_bytes" and err.value.line == 3
