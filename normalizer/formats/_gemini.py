@@ -319,16 +319,21 @@ class GeminiConverter:
 # --- chat -> Gemini ---------------------------------------------------------------------
 
 
-def _args(arguments: Any, *, index: int | None) -> Any:
+def _args(arguments: Any) -> dict[str, Any]:
+    """A chat call's ``arguments`` (JSON text) as Gemini's ``args``, which is an object (a
+    protobuf Struct): anything else is refused, not guessed at."""
+    value = arguments
     if arguments in (None, ""):
-        return {}
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError:
-        raise invalid(f"a tool call's arguments are not JSON: {arguments[:60]!r}", line=None, field="tool_calls.function.arguments",
-                      hint="Gemini takes a call's args as an object; repair the history first (chatnorm repair)") from None
+        value = {}
+    elif isinstance(arguments, str):
+        try:
+            value = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            value = None
+    if not isinstance(value, dict):
+        raise invalid(f"a tool call's arguments are not a JSON object: {describe(arguments)}", line=None,
+                      field="tool_calls.function.arguments",
+                      hint="Gemini takes a call's args as an object; repair the history first (chatnorm repair)")
     return value
 
 
@@ -368,7 +373,7 @@ def _model_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
     for call in message.get("tool_calls") or ():
         fn = call.get("function") or {}
         source = _source(call)
-        fc: dict[str, Any] = {"name": fn.get("name"), "args": _args(fn.get("arguments"), index=None)}
+        fc: dict[str, Any] = {"name": fn.get("name"), "args": _args(fn.get("arguments"))}
         if call.get("id") is not None and not source.get(ASSIGNED_ID):
             fc = {"id": call["id"], **fc}
         fc.update({k: v for k, v in source.items() if k not in (ASSIGNED_ID,) and k != "thoughtSignature"})

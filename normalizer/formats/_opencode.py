@@ -76,7 +76,7 @@ def _file_part(part: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in part.items() if k not in _IDS}
 
 
-def _user(parts: list[Any], info: dict[str, Any], report: Report | None, line: int | None) -> list[dict[str, Any]]:
+def _user(parts: list[Any], report: Report | None, line: int | None) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for part in parts:
         kind = part.get("type")
@@ -206,7 +206,7 @@ def message_messages(record: Any, report: Report | None = None, *, line: int | N
     if not all(isinstance(p, dict) for p in parts):
         raise invalid("an opencode message's parts must be objects", line=line, field="parts")
     if info["role"] == "user":
-        return _user(parts, info, report, line)
+        return _user(parts, report, line)
     return _assistant(parts, info, report, line)
 
 

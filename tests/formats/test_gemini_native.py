@@ -167,3 +167,11 @@ def test_message_to_parts_of_foreign_messages() -> None:
 def test_refused_with_a_clear_error(bad: Any) -> None:
     with pytest.raises(InvalidMessage):
         content_to_messages(bad, line=3)
+
+
+@pytest.mark.parametrize("arguments", ["[1, 2]", "not json", '"text"'])
+def test_writer_refuses_arguments_that_are_no_object(arguments: str) -> None:
+    msg = {"role": "assistant", "content": None,
+           "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}]}
+    with pytest.raises(InvalidMessage, match="not a JSON object"):
+        message_to_parts(msg)
