@@ -14,6 +14,7 @@ from helpers import assert_pairing_rules
 import normalizer
 from normalizer import LimitExceeded
 from normalizer._report import new_report
+from normalizer.formats._gemini import GeminiWriter
 from normalizer.formats._gemini_cli import GeminiCliConverter, Origin, plan_gemini_cli
 
 from realdata import HAVE_SAMPLES, SAMPLES, SKIP_REASON
@@ -277,3 +278,66 @@ def test_every_sample_reads_whole(path: Path) -> None:
     assert results == [m["content"] for m in out if m["role"] == "tool"]
     repaired = normalizer.repair(out)
     assert_pairing_rules(list(repaired))
+
+
+def assert_gemini_rules(contents: list[dict[str, Any]]) -> None:
+    """The pairing rules Gemini states: turns alternate, starting with the user; a function-call
+    turn comes right after a user turn or a function-response turn; the turn after it holds as
+    many response parts as it has call parts, for the same functions (and ids)."""
+    assert contents and contents[0]["role"] == "user"
+    for i, content in enumerate(contents):
+        assert content["parts"], f"content {i} has no parts"
+        if i:
+            assert content["role"] != contents[i - 1]["role"], f"contents {i - 1} and {i} have one role"
+        calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
+        responses = [p["functionResponse"] for p in content["parts"] if "functionResponse" in p]
+        before = contents[i - 1]["parts"] if i else []
+        if responses:
+            earlier = [p["functionCall"] for p in before if "functionCall" in p]
+            assert len(responses) == len(earlier), f"content {i}: {len(responses)} responses for {len(earlier)} calls"
+            assert sorted(r["name"] for r in responses) == sorted(c["name"] for c in earlier)
+            assert sorted(str(r.get("id")) for r in responses) == sorted(str(c.get("id")) for c in earlier)
+        if calls and i + 1 < len(contents):
+            after = contents[i + 1]["parts"]
+            answered = sum("functionResponse" in p for p in after)
+            assert answered == len(calls), f"content {i}: {answered} response parts after {len(calls)} call parts"
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_every_sample_repaired_with_the_gemini_profile_is_a_valid_gemini_request(path: Path) -> None:
+    lines = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
+    out, _, _ = read(lines)
+    history = list(normalizer.repair(out, profile="gemini"))
+    writer = GeminiWriter()
+    contents = [c for m in history for c in writer.feed(m)] + writer.close()
+    assert_gemini_rules(contents)
+
+
+def test_hand_written_defects_repaired_with_the_gemini_profile_are_a_valid_gemini_request() -> None:
+    records = [
+        META, user("u1", "Go"),
+        gemini("g1", toolCalls=[{**CALL, "result": [RESPONSE]}, {**CALL, "id": "c2"}]),  # c2 unanswered
+        user("u2", [RESPONSE, {"functionResponse": {"id": "zz", "name": "grep", "response": {"output": "?"}}}]),
+        gemini("g2", "Done."),
+    ]
+    out, _, _ = read(records)
+    repaired = normalizer.repair(out, profile="gemini")
+    writer = GeminiWriter()
+    contents = [c for m in repaired for c in writer.feed(m)] + writer.close()
+    assert_gemini_rules(contents)
+    counts = repaired.report.counts
+    assert counts["drop_duplicate_result"] == 1 and counts["stub_missing_result"] == 1
+    assert counts["drop_orphan_result"] == 1
+
+
+def test_unrepaired_replay_written_as_contents_is_the_request_the_cli_sends() -> None:
+    """Written with same-role turns merged (the CLI's coalesceConsecutiveRoles), the replay of a
+    healthy file is the request Gemini refuses: model[call] -> user[response, response]."""
+    out, _, _ = read(healthy())
+    writer = GeminiWriter()
+    contents = [c for m in out for c in writer.feed(m)] + writer.close()
+    assert [(c["role"], [next(iter(p)) for p in c["parts"]]) for c in contents] == [
+        ("user", ["text", "text"]), ("model", ["functionCall"]),
+        ("user", ["functionResponse", "functionResponse"]), ("model", ["text"])]
+    with pytest.raises(AssertionError, match="content 1: 2 response parts after 1 call parts"):
+        assert_gemini_rules(contents)
