@@ -35,7 +35,7 @@ def _rss_module() -> ModuleType:
 def main() -> None:
     path, profile = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "default")
     import normalizer
-    import normalizer._core
+    import normalizer._core._normalizer
 
     with open(path, "rb") as fh:
         msgs = [json.loads(line) for line in fh if line.strip()]
@@ -51,7 +51,7 @@ def main() -> None:
     print(json.dumps({
         "elapsed_s": elapsed,
         "peak_rss_kb": _rss_module().rss_kb(),
-        "compiled": normalizer._core.__file__.endswith((".so", ".pyd")),
+        "compiled": normalizer._core._normalizer.__file__.endswith((".so", ".pyd")),
         "messages_out": n,
     }))
 

@@ -240,10 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.small < args.big:
         ap.error("need 0 <= --small < --big")
     if args.expect_compiled:
-        import normalizer._core
+        import normalizer._core._normalizer
 
-        if not normalizer._core.__file__.endswith((".so", ".pyd")):
-            print(f"_instr_probe: {normalizer._core.__file__} is not the compiled build", file=sys.stderr)
+        if not normalizer._core._normalizer.__file__.endswith((".so", ".pyd")):
+            print(f"_instr_probe: {normalizer._core._normalizer.__file__} is not the compiled build", file=sys.stderr)
             return 1
     # The same setup in both runs: the runs differ only in the messages they measure.
     blobs, dicts = load(args.file, args.big)

@@ -5,7 +5,7 @@ lenient ``TypedDict``s tagged on ``role`` (``_message_models``, which says what 
 This module is what the rest of the package calls: :func:`is_plain` (``_plain``), the fast
 path that recognises a message the adapter would return unchanged; :func:`validate_python`, which
 runs the adapter, and :func:`validate_message`, which also turns its errors into
-:class:`InvalidMessage` (``_invalid``); :func:`as_message` for pydantic objects given as
+:class:`InvalidMessage` (``invalid_message``); :func:`as_message` for pydantic objects given as
 messages.
 
 The models are loaded on first use (``validate_python``, or ``MESSAGE`` asked of this module):
@@ -28,7 +28,8 @@ from ._lazy import export_names, load_export
 if TYPE_CHECKING:
     from ._message_models import MESSAGE
 
-__all__ = ["MESSAGE", "ROLES", "as_message", "is_plain", "validate_message", "validate_python"]
+__all__ = ["MESSAGE", "ROLES", "as_message", "invalid_message", "is_plain", "validate_message", "validate_plain",
+           "validate_python"]
 
 #: Names loaded on first use (PEP 562, ``_lazy``) -> the module that defines them.
 _EXPORTS = {"MESSAGE": "._message_models"}
@@ -115,10 +116,16 @@ def _first_validation(raw: Any) -> dict[str, Any]:
 
 
 #: ``MESSAGE.validate_python``: a message validated into a new plain dict, or pydantic's
-#: ``ValidationError`` (``_invalid`` words it for people). The models are loaded by the first
+#: ``ValidationError`` (``invalid_message`` words it for people). The models are loaded by the first
 #: call, which rebinds this name: read it as ``_messages.validate_python``, as the core does
 #: (a ``from``-import would keep the loader, which would look the models up again each call).
 validate_python: Callable[[Any], dict[str, Any]] = _first_validation
+
+
+def validate_plain(raw: Any) -> dict[str, Any]:
+    """``validate_python`` as it is bound now (the first call rebinds it to the models'
+    own validator): for a caller in another folder, which cannot hold the module."""
+    return validate_python(raw)
 
 
 def validate_message(raw: Any, index: int) -> dict[str, Any]:
@@ -126,10 +133,10 @@ def validate_message(raw: Any, index: int) -> dict[str, Any]:
     try:
         return validate_python(as_message(raw))
     except ValidationError as exc:
-        raise _invalid(exc, raw, index) from None
+        raise invalid_message(exc, raw, index) from None
 
 
-def _invalid(exc: ValidationError, raw: Any, index: int) -> InvalidMessage:
+def invalid_message(exc: ValidationError, raw: Any, index: int) -> InvalidMessage:
     errors = exc.errors(include_url=False)
     first = errors[0]
     kind = first["type"]

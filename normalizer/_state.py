@@ -22,8 +22,8 @@
 # not grow with the length of the history (bounds: the max_* options in _options.py).
 #
 # Rule 1: every decision about *where a message goes* lives in TRANSITIONS below.
-#         _core_actions.py implements the named conditions and actions (the repairs they
-#         make: the _core_* parts); actions never fire events. (The one
+#         _core/_actions.py implements the named conditions and actions (the repairs they
+#         make: the parts of normalizer/_core); actions never fire events. (The one
 #         loop: an action may *schedule* messages for replay -- deferred users after a tool
 #         block, an orphan result kept as user text -- and Normalizer.feed dispatches them
 #         after the current transition, in order.)

@@ -482,11 +482,11 @@ def test_instructions_probe_refuses_a_build_that_is_not_compiled(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     from benchmarks._instr_probe import main
 
-    import normalizer._core
+    import normalizer._core._normalizer
 
     path = tmp_path / "w.jsonl"
     workload.write_jsonl(path, workload.short_messages(20, seed=1))
-    compiled = normalizer._core.__file__.endswith((".so", ".pyd"))
+    compiled = normalizer._core._normalizer.__file__.endswith((".so", ".pyd"))
     assert main(["core", str(path), "--small", "5", "--big", "10", "--run", "big", "--expect-compiled"]) == (0 if compiled else 1)
     if not compiled:
         assert "is not the compiled build" in capsys.readouterr().err

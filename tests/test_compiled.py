@@ -8,7 +8,7 @@ import pytest
 
 import normalizer
 import normalizer._content
-import normalizer._core
+import normalizer._core._normalizer
 import normalizer._note
 import normalizer._plain
 import normalizer._table
@@ -18,7 +18,7 @@ import normalizer.profiles._encode
 import normalizer.profiles._stage
 
 COMPILED_MODULES = [
-    normalizer._core, normalizer._table, normalizer._content, normalizer._plain, normalizer._note,
+    normalizer._core._normalizer, normalizer._table, normalizer._content, normalizer._plain, normalizer._note,
     normalizer.profiles._encode, normalizer.profiles._stage, normalizer._depth,
     normalizer.formats._reader,
 ]

@@ -786,7 +786,7 @@ def test_the_profile_encoder_and_stage_have_no_instance_dict():
 ])
 def test_span_names_consecutive_inputs_as_a_range(indices: list[int], text: str) -> None:
     # How records name the inputs of a merge ("merged assistant messages 4-6").
-    from normalizer._core_notes import span as _span
+    from normalizer._core._notes import span as _span
 
     assert _span(indices) == text
 

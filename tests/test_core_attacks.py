@@ -128,7 +128,7 @@ def test_results_with_list_content_count_their_parts():
 
 
 def test_held_size_walks_containers_once_shared_or_cyclic():
-    from normalizer._core_held import message_size as _size
+    from normalizer._core._held import message_size as _size
 
     part = {"type": "text", "text": "abc"}
     shared = {"role": "user", "content": [part] * 1000}

@@ -140,8 +140,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rules", ("profiles",)),
     # The typed surface names the built-in profiles (ProfileName, declared beside their data).
     ("typed api", ("_types",)),
-    ("core", ("_core", "_core_actions", "_core_calls", "_core_emit", "_core_held", "_core_input", "_core_notes",
-              "_core_parked", "_core_results")),
+    ("core", ("_core",)),
     ("formats", ("formats",)),
     ("io", ("_sync", "_aio")),
     ("batch", ("batch",)),

@@ -1,13 +1,13 @@
 """The sans-I/O core: :class:`Normalizer` takes messages one at a time and returns the
 messages that became final. It does no I/O, never awaits, and keeps no global state.
 
-Where a message goes is decided by the table in ``_state.py``; ``_core_actions.py``
+Where a message goes is decided by the table in ``_state.py``; ``_core/_actions.py``
 implements the conditions and actions that table names (``Normalizer``'s base,
-``TableActions``, which declares the state), and the ``_core_*`` parts the repairs they make:
-call hygiene (``_core_calls``), results and stubs (``_core_results``; the stub's words and
-shape are ``_stub``'s), the turn's emission (``_core_emit``), parked reasoning
-(``_core_parked``), what comes in (``_core_input``), what is held (``_core_held``) and the
-records' sentences (``_core_notes``). This module is the surface: ``feed``, ``close``, the
+``TableActions``, which declares the state), and the parts beside it the repairs they make:
+call hygiene (``_calls``), results and stubs (``_results``; the stub's words and
+shape are ``_stub``'s), the turn's emission (``_emit``), parked reasoning
+(``_parked``), what comes in (``_input``), what is held (``_held``) and the
+records' sentences (``_notes``). This module is the surface: ``feed``, ``close``, the
 report and the adapters' claim. Every repair is recorded in the report (``_report.py``) at
 the moment its message is emitted, so the record knows the output index; anything removed
 is recorded whole.
@@ -26,19 +26,19 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from ._content import EVENT_OF_ROLE
-from ._core_input import (IN_USE, TOO_DEEP_TO_DUMP, dump, invalid, refuse, too_deep, too_nested, unexpected_shape,
+from .._content import EVENT_OF_ROLE
+from ._input import (IN_USE, TOO_DEEP_TO_DUMP, dump, invalid, refuse, too_deep, too_nested, unexpected_shape,
                           validated)
-from ._core_notes import shape_error
-from ._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
-from ._messages import is_plain
-from ._depth import deeper_than
-from ._options import Options
-from ._report import Repair, Report
-from ._types import ProfileArg, RepairOptions
-from ._table import dispatch
-from ._state import CLOSED
-from ._core_actions import TableActions
+from ._notes import shape_error
+from .._errors import InputError, InvalidMessage, LimitExceeded, OrphanResultError, UsageError
+from .._messages import is_plain
+from .._depth import deeper_than
+from .._options import Options
+from .._report import Repair, Report
+from .._types import ProfileArg, RepairOptions
+from .._table import dispatch
+from .._state import CLOSED
+from ._actions import TableActions
 
 __all__ = ["Normalizer"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from ._errors import LimitExceeded
+from .._errors import LimitExceeded
 
 if TYPE_CHECKING:
-    from ._content import Fold
-    from ._note import Note
+    from .._content import Fold
+    from .._note import Note
 
 __all__ = ["Held", "Pending", "message_size", "nested_size", "RESULT_FRAME", "too_many_fragments", "too_many_bytes",
            "too_many_messages"]

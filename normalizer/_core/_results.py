@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ._core_held import Pending
-from ._core_notes import as_user_text, span
-from ._errors import OrphanResultError
-from ._note import Note
-from ._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
+from ._held import Pending
+from ._notes import as_user_text, span
+from .._errors import OrphanResultError
+from .._note import Note
+from .._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
 
 if TYPE_CHECKING:
-    from ._core_actions import TableActions
+    from ._actions import TableActions
 
 __all__ = ["stray_result", "emit_results", "emit_result", "result_inputs", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
 

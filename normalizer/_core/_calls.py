@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from ._errors import InvalidMessage
-from ._json import JSONDecodeError
-from ._json import dumps as json_dumps
-from ._json import loads as json_loads
-from ._note import Note
+from .._errors import InvalidMessage
+from .._json import JSONDecodeError
+from .._json import dumps as json_dumps
+from .._json import loads as json_loads
+from .._note import Note
 
 if TYPE_CHECKING:
-    from ._core_actions import TableActions
+    from ._actions import TableActions
 
 __all__ = ["clean_calls", "fresh_id", "next_alias", "call_id_of", "call_name"]
 

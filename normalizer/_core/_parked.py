@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._content import REASONING_TEXT_KEYS, is_opaque
-from ._core_held import Pending, message_size, too_many_fragments
+from .._content import REASONING_TEXT_KEYS, is_opaque
+from ._held import Pending, message_size, too_many_fragments
 
 if TYPE_CHECKING:
-    from ._core_actions import TableActions
+    from ._actions import TableActions
 
 __all__ = ["park", "unpark", "drop_parked", "carries_parked"]
 

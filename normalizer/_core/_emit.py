@@ -9,14 +9,14 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ._content import REASONING_TEXT_KEYS, has_text, unfold
-from ._core_notes import merged_turn_detail, renamed_detail, span
-from ._core_results import emit_result, emit_results, made_by, record_reorder, result_inputs
-from ._note import Note
+from .._content import REASONING_TEXT_KEYS, has_text, unfold
+from ._notes import merged_turn_detail, renamed_detail, span
+from ._results import emit_result, emit_results, made_by, record_reorder, result_inputs
+from .._note import Note
 
 if TYPE_CHECKING:
-    from ._core_actions import TableActions
-    from ._core_held import Held
+    from ._actions import TableActions
+    from ._held import Held
 
 __all__ = ["finish_merged", "drop_unanswered", "end_opaque", "encode_tool_only", "rewrite_ids", "renamed_calls", "emit_apart",
            "emit_rounds", "drop_empty_turn"]

@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from pydantic import ValidationError
 
-from . import _messages
-from ._core_notes import jsonable
-from ._errors import InputError, InvalidMessage, LimitExceeded, UsageError
-from ._messages import _invalid, as_message
-from ._depth import deeper_than
+from ._notes import jsonable
+from .._errors import InputError, InvalidMessage, LimitExceeded, UsageError
+from .._messages import as_message, invalid_message, validate_plain
+from .._depth import deeper_than
 
 if TYPE_CHECKING:
-    from ._core_actions import TableActions
+    from ._actions import TableActions
 
 __all__ = ["IN_USE", "TOO_DEEP_TO_DUMP", "validated", "too_nested", "unexpected_shape", "refuse", "dump", "too_deep",
            "invalid"]
@@ -38,11 +37,11 @@ def validated(n: TableActions, message: Any, index: int) -> Message | None:
         if raw is TOO_DEEP_TO_DUMP or (type(raw) is dict and deeper_than(raw, n._max_depth)):
             invalid(n, too_deep(n, index), message)
             return None
-        # (_messages.validate_python: loads the models on first use; see there)
-        validated: Message = _messages.validate_python(raw)
+        # (validate_plain: loads the models on first use; see _messages)
+        validated: Message = validate_plain(raw)
         return validated
     except ValidationError as exc:
-        invalid(n, _invalid(exc, message, index), message)
+        invalid(n, invalid_message(exc, message, index), message)
         return None
 
 

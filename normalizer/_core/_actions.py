@@ -6,8 +6,8 @@ The state is declared here (``_init_state``): the held user message and the held
 (``Held``), the turn's tool block (its calls, the results that answer them, in named maps),
 the messages deferred, parked or scheduled for replay (``Pending``), and the counts. The
 repairs the actions make live in the core's parts, functions of this state: call hygiene
-(``_core_calls``), results and stubs (``_core_results``), the turn's emission
-(``_core_emit``), parked reasoning (``_core_parked``), what comes in (``_core_input``).
+(``_calls``), results and stubs (``_results``), the turn's emission
+(``_emit``), parked reasoning (``_parked``), what comes in (``_input``).
 """
 
 from __future__ import annotations
@@ -19,22 +19,22 @@ from itertools import islice
 from collections.abc import Callable
 from typing import Any
 
-from ._content import SUBSTANCE_KEYS, has_text, is_blank, is_opaque, merge, unfold
-from ._core_calls import call_id_of, call_name, clean_calls, next_alias
-from ._core_emit import (drop_empty_turn, drop_unanswered, emit_apart, emit_rounds, encode_tool_only, end_opaque,
+from .._content import SUBSTANCE_KEYS, has_text, is_blank, is_opaque, merge, unfold
+from ._calls import call_id_of, call_name, clean_calls, next_alias
+from ._emit import (drop_empty_turn, drop_unanswered, emit_apart, emit_rounds, encode_tool_only, end_opaque,
                          finish_merged, renamed_calls, rewrite_ids)
-from ._core_held import RESULT_FRAME, Held, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
-from ._core_notes import conflict_notes, merged_user_detail
-from ._core_parked import carries_parked, drop_parked, park, unpark
-from ._core_results import emit_results, stray_result
-from ._options import Options, make_options
-from ._note import Note, file_notes
-from ._report import Repair, new_report
-from ._stub import trailing_policy
-from ._types import ProfileArg
-from ._state import IDLE
-from .profiles._encode import Spelling
-from .profiles._profiles import get_profile, make_stage
+from ._held import RESULT_FRAME, Held, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
+from ._notes import conflict_notes, merged_user_detail
+from ._parked import carries_parked, drop_parked, park, unpark
+from ._results import emit_results, stray_result
+from .._options import Options, make_options
+from .._note import Note, file_notes
+from .._report import Repair, new_report
+from .._stub import trailing_policy
+from .._types import ProfileArg
+from .._state import IDLE
+from ..profiles._encode import Spelling
+from ..profiles._profiles import get_profile, make_stage
 
 __all__ = ["TableActions"]
 
@@ -438,7 +438,7 @@ class TableActions:
 
     def orphan_result(self, message: Message) -> None:
         """A tool result that answers no unanswered call of the turn before it: dropped,
-        kept as user text or refused, per ``orphan_results`` (``_core_results.stray_result``)."""
+        kept as user text or refused, per ``orphan_results`` (``_results.stray_result``)."""
         stray_result(self, message)
 
     def drop_empty(self, message: Message) -> None:
@@ -453,7 +453,7 @@ class TableActions:
         text. If anything else comes first (the held turn continues, another speaker, a
         user, results, the end), no turn of its speaker follows to carry it: it is dropped,
         kept whole in the report -- and the held turn was never ended by it, so the first
-        pass is a fixed point. (``_core_parked``.)
+        pass is a fixed point. (``_parked``.)
         """
         park(self, message)
 

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from ._content import Conflict
-from ._defaults import DEFAULT_MAX_DEPTH
-from ._errors import InvalidMessage
-from ._json import dumps as json_dumps
-from ._note import Note
-from ._depth import deeper_than
+from .._content import Conflict
+from .._defaults import DEFAULT_MAX_DEPTH
+from .._errors import InvalidMessage
+from .._json import dumps as json_dumps
+from .._note import Note
+from .._depth import deeper_than
 
 __all__ = ["renamed_detail", "merged_user_detail", "merged_turn_detail", "conflict_notes", "shown", "span",
            "as_user_text", "shape_error", "jsonable"]
