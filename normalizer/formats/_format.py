@@ -62,7 +62,7 @@ class Output:
             are listed by what they write, not by the format that reads them.
         writer: the encoder class; None for a session format, which is repaired in its own
             format by the session editor (``_sessions``) instead of encoded.
-        dialect: a session format's dialect in ``_sessions``, by name (that module is loaded
+        dialect: a session format's dialect in ``_session_lines``, by name (that module is loaded
             only for sessions: see :meth:`Format.session_dialect`).
     """
 
@@ -111,5 +111,5 @@ class Format:
         the session editor), or None."""
         for output in self.outputs:
             if output.dialect is not None:
-                return getattr(importlib.import_module("._sessions", __package__), output.dialect)
+                return getattr(importlib.import_module("._session_lines", __package__), output.dialect)
         return None

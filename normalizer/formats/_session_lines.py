@@ -6,7 +6,7 @@ that made it (:class:`Call`, :class:`Turn`), and what one format's lines mean
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -14,7 +14,7 @@ from .._json import loads
 from .._stub import claude_code_stub, codex_stub
 from ._records import BOM
 
-__all__ = ["Kind", "Info", "Line", "LineRecord", "Call", "Turn", "Dialect", "ClaudeCode", "Codex", "DIALECTS", "REPLY", "str_in"]
+__all__ = ["Kind", "Info", "Line", "LineRecord", "Call", "Turn", "Dialect", "ClaudeCode", "Codex", "REPLY", "str_in"]
 
 #: Codex: the key of an assistant message (a reply), not of a reasoning item (see
 #: ``_sessions``: one written between a call and its output holds the lines after it).
@@ -246,6 +246,3 @@ class Codex(Dialect):
 
     def without_results(self, value: Any, ids: set[str]) -> Any:
         raise AssertionError("a Codex output line holds one result")  # pragma: no cover
-
-
-DIALECTS: dict[str, Callable[[], Dialect]] = {"claude-code": ClaudeCode, "codex": Codex}

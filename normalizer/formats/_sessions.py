@@ -128,7 +128,8 @@ from ._read import open_source
 from .._depth import deeper_than
 from ._records import (BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, column_of, line_error,
                        nesting_at, too_deep)
-from ._session_lines import DIALECTS, Info, Line
+from ._registry import BY_NAME
+from ._session_lines import Info, Line
 from ._session_pairing import Pairing
 from ._session_write import MAX_PARENTS_AHEAD, MAX_REMOVED_LINES
 from ._writers import _open
@@ -348,7 +349,7 @@ class SessionRepairer(Pairing):
 
     def _choose(self, fmt: str) -> None:
         self.format = self.report.format = fmt
-        self._dialect = DIALECTS[fmt]()
+        self._dialect = BY_NAME[fmt].session_dialect()()  # the registry names each format's dialect
 
     def _take_line(self, line: Line) -> None:
         dialect = self._dialect

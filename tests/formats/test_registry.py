@@ -49,14 +49,14 @@ def test_each_output_rank_and_name_is_its_own() -> None:
 
 
 def test_each_session_format_names_its_dialect_in_the_session_editor() -> None:
-    from normalizer.formats import _sessions
+    from normalizer.formats import _session_lines
 
     for f in _registry.REGISTRY:
         dialect = f.session_dialect()
         assert (dialect is None) == (f.name not in formats.SESSION_FORMATS)
         if dialect is not None:
             assert dialect.name == f.name
-            assert getattr(_sessions, dialect.__name__) is dialect
+            assert getattr(_session_lines, dialect.__name__) is dialect
 
 
 def test_each_converter_knows_its_name() -> None:
