@@ -93,6 +93,9 @@ class Format:
             whatever its keys).
         plain_records: a dict record with a string ``role`` is given back unchanged by its
             converter: the reader's JSONL loop passes it on without calling it.
+        session: a tool's own session file (the tool resumes it): ``--in-place`` without
+            ``--to`` writes it back in its own format (its dialect) or refuses it, never
+            rewrites it as chat messages.
     """
 
     name: str
@@ -105,6 +108,7 @@ class Format:
     per_file: bool = False
     per_line: bool = False
     plain_records: bool = False
+    session: bool = False
 
     def session_dialect(self) -> Any:
         """The session dialect class of a format that is repaired in its own format (loads

@@ -75,12 +75,13 @@ from .._errors import LimitExceeded
 from .._json import dumps as exact_dumps
 from .._report import Report
 from ._common import SOURCE_KEY, count, describe, invalid, note_extra
+from ._format import Clue, Evidence, Format
 from ._gemini import Calls, model_message, tool_message, user_part
 
 __all__ = [
     "GeminiCliConverter", "GeminiCliReplay", "GeminiCliPlan", "GeminiCliPlanner", "plan_gemini_cli", "Entry",
     "Origin", "entry_messages", "record_entries", "is_metadata",
-    "DEFAULT_MAX_HISTORY_BYTES", "MESSAGE_TYPES",
+    "DEFAULT_MAX_HISTORY_BYTES", "MESSAGE_TYPES", "guess", "FORMAT",
 ]
 
 #: The most the live messages of one session hold, in bytes of their JSON. No real session
@@ -507,3 +508,20 @@ class GeminiCliConverter:
         for k in sorted(self._waiting):
             out += self._convert(self._waiting.pop(k))
         return out
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """A session's metadata record, a ``$set`` / ``$rewindTo`` record, or a message record
+    of a Gemini CLI type (a string ``id`` and ``timestamp``)."""
+    if is_metadata(record) or isinstance(record.get("$set"), dict) or isinstance(record.get("$rewindTo"), str):
+        return Clue(Evidence.LINE_TYPE)
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in MESSAGE_TYPES and isinstance(record.get("id"), str) and "timestamp" in record:
+        return Clue(Evidence.LINE_TYPE)
+    return None
+
+
+FORMAT = Format("gemini-cli", GeminiCliConverter, guess, session=True)

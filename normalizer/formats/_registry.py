@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _anthropic, _chat, _claude, _codex, _finetune, _responses, _sharegpt
+from . import _anthropic, _chat, _claude, _codex, _finetune, _gemini_cli, _responses, _sharegpt
 from ._format import Format, Output
 from ._writing import FormatWriter
 
@@ -44,6 +44,7 @@ REGISTRY: tuple[Format, ...] = (
     _responses.FORMAT,
     _codex.FORMAT,
     _claude.FORMAT,
+    _gemini_cli.FORMAT,
     _anthropic.FORMAT,
     _sharegpt.FORMAT,
     _finetune.FORMAT,

@@ -19,7 +19,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_the_registry_s_order_is_the_order_users_see() -> None:
     assert [f.name for f in _registry.REGISTRY] == [
-        "chat", "responses", "codex", "claude-code", "anthropic", "sharegpt", "finetune",
+        "chat", "responses", "codex", "claude-code", "gemini-cli", "anthropic", "sharegpt", "finetune",
     ]
     assert _registry.INPUT_FORMATS == tuple(f.name for f in _registry.REGISTRY)
     assert len(set(_registry.INPUT_FORMATS)) == len(_registry.INPUT_FORMATS)
