@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _anthropic, _chat, _claude, _codex, _finetune, _gemini_cli, _responses, _sharegpt
+from . import _anthropic, _chat, _claude, _codex, _finetune, _gemini, _gemini_cli, _opencode, _responses, _sharegpt
 from ._format import Format, Output
 from ._writing import FormatWriter
 
@@ -45,7 +45,9 @@ REGISTRY: tuple[Format, ...] = (
     _codex.FORMAT,
     _claude.FORMAT,
     _gemini_cli.FORMAT,
+    _opencode.FORMAT,
     _anthropic.FORMAT,
+    _gemini.FORMAT,
     _sharegpt.FORMAT,
     _finetune.FORMAT,
 )

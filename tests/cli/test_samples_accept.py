@@ -56,11 +56,15 @@ FORMATS = {
     "real/codex/codemie_rollout-2026-05-11T13-28-45_v0.128.0-alpha.1_first38lines.jsonl": "codex",
 }
 #: Sample files read whole by their format's own tests (not in the one run below: counting
-#: what a Gemini CLI file holds needs its replay, see tests/formats/test_gemini_cli.py).
+#: what a Gemini CLI file holds needs its replay, see tests/formats/test_gemini_cli.py and
+#: tests/formats/test_opencode.py).
 READ_ELSEWHERE = {
     "wild/gemini_cli/session-killed-during-tool.jsonl": "gemini-cli",
     "wild/gemini_cli/session-one-call-then-failed-resume.jsonl": "gemini-cli",
     "wild/gemini_cli/session-two-parallel-calls.jsonl": "gemini-cli",
+    "wild/opencode/export-killed-during-bash.json": "opencode",
+    "wild/opencode/export-one-call.json": "opencode",
+    "wild/opencode/export-parallel-one-answered-one-running.json": "opencode",
 }
 MULTI = {"sharegpt", "finetune"}  # one conversation per record: trailing calls stay open (training data)
 
