@@ -408,3 +408,34 @@ def test_in_place_refuses_a_session_rather_than_rewrite_it_as_chat(tmp_path: Pat
             "--to jsonl -o FILE") in result.stderr.decode()
     assert copy.read_bytes() == path.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_a_file_is_read_in_two_passes_a_stream_in_one_and_both_alike(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    import io
+
+    from normalizer._report import Report
+    from normalizer.formats import _gemini_cli
+
+    plans: list[Any] = []
+    close = _gemini_cli.GeminiCliFilePlanner.close
+    monkeypatch.setattr(_gemini_cli.GeminiCliFilePlanner, "close", lambda self: plans.append(close(self)) or plans[-1])
+    two, one = Report(), Report()
+    planned = list(normalizer.formats.read_messages(path, report=two))
+    assert len(plans) == 1 and plans[0].order  # the file was read again by the Gemini CLI planner
+    class Pipe(io.RawIOBase):  # a stream that cannot be read twice
+        def __init__(self, data: bytes) -> None:
+            self._data = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            chunk = self._data.read(len(buffer))
+            buffer[:len(chunk)] = chunk
+            return len(chunk)
+
+    assert planned == list(normalizer.formats.read_messages(Pipe(path.read_bytes()), report=one))
+    assert len(plans) == 1  # a stream is read once
+    assert two.counts == one.counts and "plan_mismatch" not in two.counts
