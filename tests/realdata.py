@@ -33,8 +33,6 @@ needs_samples = pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
 #: :func:`sample_files`, which leaves them out. The reader that comes for a folder takes it
 #: off this list (issue 36: Gemini CLI sessions and opencode exports).
 PENDING: dict[str, str] = {
-    "wild/gemini_cli": "Gemini CLI sessions (issue 36)",
-    "wild/opencode": "opencode exports (issue 36)",
 }
 
 

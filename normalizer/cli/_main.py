@@ -45,8 +45,8 @@ __all__ = ["main", "cli"]
 # The format names as the registry (formats._registry) lists them, written out: importing the
 # registry loads every converter, which `chatnorm --help` need not pay for.
 # tests/cli/test_declared_once.py holds them to it.
-_FROM = ["auto", "chat", "responses", "codex", "claude-code", "anthropic", "sharegpt", "finetune"]
-_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "claude-code", "codex"]
+_FROM = ["auto", "chat", "responses", "codex", "claude-code", "gemini-cli", "opencode", "anthropic", "gemini", "sharegpt", "finetune"]
+_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "gemini", "claude-code", "codex"]
 
 
 

@@ -50,7 +50,7 @@ def parser_errors(ijson: Any) -> tuple[type[Exception], ...]:
 # -- JSON documents ---------------------------------------------------------------------------
 
 # Arrays that hold the record stream, by path, and objects we descend into to find one.
-_STREAMS = {"messages", "input", "request.body.messages", "request.body.input", "body.messages", "body.input"}
+_STREAMS = {"messages", "input", "contents", "request.body.messages", "request.body.input", "body.messages", "body.input"}
 _DESCEND = {"", "request", "request.body", "body"}
 
 

@@ -35,7 +35,7 @@ __all__ = ["OnInvalid", "SYSTEM_KEYS", "own_key", "system_meta", "document_hint"
 
 
 # A document's keys that become the leading system message, whatever their place in it.
-SYSTEM_KEYS = ("system", "instructions", "system_prompt")
+SYSTEM_KEYS = ("system", "instructions", "system_prompt", "systemInstruction", "system_instruction")
 
 
 def own_key(path: str) -> str | None:

@@ -86,13 +86,18 @@ class Format:
         assembling: its converter assembles one message from several records (a Claude Code
             turn over several lines, a run of Responses items): it is given the reader's
             ``max_record_bytes`` to bound what it holds.
-        planned: its converter needs a first pass over the file (Codex history control).
+        planner: its converter needs a first pass over the file (Codex history control, a Gemini
+            CLI replay): the first pass's class, ``(source=, max_line_bytes=)``, fed the file's
+            bytes (``feed``), its plan from ``close()`` given to the converter's ``plan``.
         per_file: a JSON document of it is one conversation (so an object on one line that
             holds ``messages`` or ``input`` is a request body, see ``_records.sniff``).
         per_line: it is one conversation per line (an object on one line is a record
             whatever its keys).
         plain_records: a dict record with a string ``role`` is given back unchanged by its
             converter: the reader's JSONL loop passes it on without calling it.
+        session: a tool's own session file (the tool resumes it): ``--in-place`` without
+            ``--to`` writes it back in its own format (its dialect) or refuses it, never
+            rewrites it as chat messages.
     """
 
     name: str
@@ -101,10 +106,16 @@ class Format:
     outputs: tuple[Output, ...] = ()
     options: tuple[str, ...] = ()
     assembling: bool = False
-    planned: bool = False
+    planner: Callable[..., Any] | None = None
     per_file: bool = False
     per_line: bool = False
     plain_records: bool = False
+    session: bool = False
+
+    @property
+    def planned(self) -> bool:
+        """Its converter needs a first pass over the file (see ``planner``)."""
+        return self.planner is not None
 
     def session_dialect(self) -> Any:
         """The session dialect class of a format that is repaired in its own format (loads

@@ -41,15 +41,19 @@ thought parts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import orjson
 
+from .._json import dumps as exact_dumps
 from .._report import Report
 from ._common import SOURCE_KEY, as_text, describe, dumps, invalid, note_extra
+from ._format import Clue, Evidence, Format, Output
+from ._writing import FormatWriter
 
 __all__ = [
-    "GeminiConverter", "GeminiWriter", "Calls", "THOUGHT_KEY", "ASSIGNED_ID", "RESPONSE_JSON",
+    "GeminiConverter", "GeminiWriter", "GeminiEncoder", "guess", "FORMAT", "Calls", "THOUGHT_KEY", "ASSIGNED_ID", "RESPONSE_JSON",
     "content_to_messages", "model_message", "user_messages", "user_part", "tool_message", "message_to_parts",
     "signature_of",
 ]
@@ -449,3 +453,56 @@ class GeminiWriter:
         content = {"role": self._role, "parts": self._parts}
         self._role, self._parts = None, []
         return [content]
+
+
+class GeminiEncoder(FormatWriter):
+    """``--to gemini``: a ``generateContent`` request body, ``{"contents": [...],
+    "systemInstruction": {...}}``, one content a line (:class:`GeminiWriter`). The system
+    instruction goes after the contents: the system messages are all known only then (JSON
+    key order means nothing)."""
+
+    name = "gemini"
+
+    def __init__(self) -> None:
+        self._writer = GeminiWriter()
+        self._separator = b"\n"
+        self._begun = False
+        self.message = self._message
+
+    def _contents(self, contents: list[dict[str, Any]]) -> bytes:
+        out = b""
+        for content in contents:
+            out += self._separator + exact_dumps(content)
+            self._separator = b",\n"
+        return out
+
+    def begin(self, extra: Mapping[str, Any]) -> bytes:
+        self._writer, self._separator, self._begun = GeminiWriter(), b"\n", True
+        return b'{"contents":['
+
+    def _message(self, message: Mapping[str, Any]) -> bytes:
+        return self._contents(self._writer.feed(message if isinstance(message, dict) else dict(message)))
+
+    def end(self) -> bytes:
+        out = self._contents(self._writer.close()) + b"\n]"
+        system = self._writer.system_instruction
+        if system is not None:
+            out += b',"systemInstruction":' + exact_dumps(system)
+        return out + b"}\n"
+
+    def finish(self) -> bytes:
+        return b"" if self._begun else b'{"contents":[\n]}\n'
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """A Gemini content: a ``user`` or ``model`` role and a ``parts`` list (no other format's
+    message has ``parts``)."""
+    if record.get("role") in ("user", "model") and isinstance(record.get("parts"), list):
+        return Clue(Evidence.PARTS)
+    return None
+
+
+FORMAT = Format("gemini", GeminiConverter, guess, outputs=(Output("gemini", 55, GeminiEncoder),), per_file=True)

@@ -72,15 +72,18 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._errors import LimitExceeded
+from .._json import JSONDecodeError, loads
 from .._json import dumps as exact_dumps
 from .._report import Report
 from ._common import SOURCE_KEY, count, describe, invalid, note_extra
+from ._format import Clue, Evidence, Format
 from ._gemini import Calls, model_message, tool_message, user_part
+from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
 
 __all__ = [
-    "GeminiCliConverter", "GeminiCliReplay", "GeminiCliPlan", "GeminiCliPlanner", "plan_gemini_cli", "Entry",
+    "GeminiCliConverter", "GeminiCliReplay", "GeminiCliPlan", "GeminiCliPlanner", "GeminiCliFilePlanner", "plan_gemini_cli", "Entry",
     "Origin", "entry_messages", "record_entries", "is_metadata",
-    "DEFAULT_MAX_HISTORY_BYTES", "MESSAGE_TYPES",
+    "DEFAULT_MAX_HISTORY_BYTES", "MESSAGE_TYPES", "guess", "FORMAT",
 ]
 
 #: The most the live messages of one session hold, in bytes of their JSON. No real session
@@ -390,6 +393,11 @@ class GeminiCliPlan:
     order: tuple[tuple[int | None, int | None], ...]
     """``(line, index)`` of each live message (:class:`Entry`), in order."""
 
+    @property
+    def empty(self) -> bool:
+        """No live message: one pass reads the file as well (``Reader.set_plan``)."""
+        return not self.order
+
 
 class GeminiCliPlanner:
     """The first pass: records in (with their line numbers), a :class:`GeminiCliPlan` out.
@@ -403,6 +411,36 @@ class GeminiCliPlanner:
 
     def result(self) -> GeminiCliPlan:
         return GeminiCliPlan(tuple((e.line, e.index) for e in self._replay.entries()))
+
+
+class GeminiCliFilePlanner:
+    """The readers' first pass (``Reader.plan_scan``): a session file's raw bytes in, fed in
+    chunks, a :class:`GeminiCliPlan` out. Lines are numbered as the main pass numbers them;
+    a line that is no JSON is passed over (the main pass reports it, with its position)."""
+
+    def __init__(self, *, source: str = "<input>", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
+        self._planner = GeminiCliPlanner()
+
+    def feed(self, chunk: bytes) -> None:
+        line = self._lines.line
+        for raw in self._lines.feed(chunk):
+            line += 1
+            self._line(line, raw)
+
+    def close(self) -> GeminiCliPlan:
+        line = self._lines.line
+        for raw in self._lines.close():
+            self._line(line + 1, raw)
+        return self._planner.result()
+
+    def _line(self, line: int, raw: bytes) -> None:
+        if raw.strip():
+            try:
+                record = loads(raw)
+            except JSONDecodeError:
+                return
+            self._planner.feed(record, line=line)
 
 
 def plan_gemini_cli(records: Iterable[tuple[int, Any]]) -> GeminiCliPlan:
@@ -436,15 +474,25 @@ class GeminiCliConverter:
     def __init__(self, report: Report | None = None, *, plan: GeminiCliPlan | None = None,
                  max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES) -> None:
         self.report = report
-        self.plan = plan
         self.replay = GeminiCliReplay(max_history_bytes=max_history_bytes)
         self.origins: list[Origin] = []
         self._calls = Calls()
-        self._slots = {slot: k for k, slot in enumerate(plan.order)} if plan is not None else {}
+        self.plan = plan
         self._next = 0  # the plan's next message to give out
         self._waiting: dict[int, Entry] = {}  # messages read before their turn, by place in the plan
         self._waiting_bytes = 0
         self._unrecognised = 0
+
+    @property
+    def plan(self) -> GeminiCliPlan | None:
+        """The first pass's plan (None: one pass); given before the first record (the reader
+        sets it from ``Reader.set_plan``)."""
+        return self._plan
+
+    @plan.setter
+    def plan(self, plan: GeminiCliPlan | None) -> None:
+        self._plan = plan
+        self._slots = {slot: k for k, slot in enumerate(plan.order)} if plan is not None else {}
 
     @property
     def unrecognised(self) -> int:
@@ -507,3 +555,20 @@ class GeminiCliConverter:
         for k in sorted(self._waiting):
             out += self._convert(self._waiting.pop(k))
         return out
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """A session's metadata record, a ``$set`` / ``$rewindTo`` record, or a message record
+    of a Gemini CLI type (a string ``id`` and ``timestamp``)."""
+    if is_metadata(record) or isinstance(record.get("$set"), dict) or isinstance(record.get("$rewindTo"), str):
+        return Clue(Evidence.LINE_TYPE)
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in MESSAGE_TYPES and isinstance(record.get("id"), str) and "timestamp" in record:
+        return Clue(Evidence.LINE_TYPE)
+    return None
+
+
+FORMAT = Format("gemini-cli", GeminiCliConverter, guess, planner=GeminiCliFilePlanner, session=True)

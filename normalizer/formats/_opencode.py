@@ -44,10 +44,11 @@ import orjson
 
 from .._report import Report
 from ._common import SOURCE_KEY, as_text, count, describe, dumps, invalid, note_extra
+from ._format import Clue, Evidence, Format
 
 __all__ = [
     "OpencodeConverter", "message_messages", "read_export", "read_db", "db_records", "connect_ro",
-    "INTERRUPTED", "CLEARED", "COMPACTION_TEXT",
+    "INTERRUPTED", "CLEARED", "COMPACTION_TEXT", "guess", "FORMAT",
 ]
 
 INTERRUPTED: Final = "[Tool execution was interrupted]"
@@ -301,3 +302,17 @@ def read_db(path: str | Path, session_id: str | None = None,
             yield sid, [m for record in db_records(db, sid) for m in conv.feed(record)]
     finally:
         db.close()
+
+
+# -- the format -----------------------------------------------------------------------------------
+
+
+def guess(record: dict[str, Any]) -> Clue | None:
+    """An opencode message: its ``info`` (with a ``role``) and its ``parts``."""
+    info = record.get("info")
+    if isinstance(info, dict) and info.get("role") in ("user", "assistant") and isinstance(record.get("parts"), list):
+        return Clue(Evidence.LINE_TYPE)
+    return None
+
+
+FORMAT = Format("opencode", OpencodeConverter, guess, per_file=True)

@@ -57,7 +57,6 @@ from .._json import JSONDecodeError, from_json, refused
 from .._messages import as_message
 from .._report import Report
 from ._claude import Sidechain
-from ._codex import CodexPlanner
 from .._depth import deeper_than
 from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
 from ._document import DocReader
@@ -230,11 +229,15 @@ class Reader:
         self._index += 1
         return out
 
-    def plan_scan(self) -> CodexPlanner | KeysScanner:
-        """A planner to feed the whole file again, from its start (see ``wants_plan``)."""
+    def plan_scan(self) -> Any:
+        """A planner to feed the whole file again, from its start (see ``wants_plan``): the
+        document's keys, or the format's own first pass (its ``planner``)."""
         if self._plan_kind == "keys":
             return KeysScanner(SYSTEM_KEYS, max_depth=self.limits.max_depth)
-        return CodexPlanner(source=self.source, max_line_bytes=self.limits.max_line_bytes)
+        assert self.format is not None
+        planner = BY_NAME[self.format].planner
+        assert planner is not None
+        return planner(source=self.source, max_line_bytes=self.limits.max_line_bytes)
 
     def set_plan(self, plan: Any) -> list[Event]:
         """The plan :meth:`plan_scan`'s planner made (None: the input could not be read twice);
@@ -458,7 +461,7 @@ class Reader:
         self._feed = converter.feed
         self._meta = getattr(converter, "meta", None)
         self._take_sidechains = getattr(converter, "take_sidechains", None)
-        # Codex history control needs a first pass; the driver provides it (or None).
+        # Codex history control, a Gemini CLI replay need a first pass; the driver provides it (or None).
         self.wants_plan = told.planned
 
     def _replay(self, out: list[Event]) -> None:

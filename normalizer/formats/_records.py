@@ -449,9 +449,9 @@ def sniff(head: bytes, at_eof: bool, *, single: bool = False,
 
 # Top-level keys of request bodies and dumps (whose messages sit beside other fields). A
 # fine-tuning line has "messages" (and "tools") but never "model" or "max_tokens".
-_REQUEST_KEYS = frozenset({"request", "body", "input", "system", "system_prompt", "model", "max_tokens"})
+_REQUEST_KEYS = frozenset({"request", "body", "input", "contents", "system", "system_prompt", "model", "max_tokens"})
 # What holds one conversation's records (with a format that reads one conversation per file).
-_CONVERSATION_KEYS = frozenset({"messages", "input"})
+_CONVERSATION_KEYS = frozenset({"messages", "input", "contents"})
 
 
 class Sniffer:

@@ -10,9 +10,10 @@ here (and its import above), and its row in the README's table of formats (which
 ``tests/formats/test_registry.py`` holds to this list).
 
 Not derived yet: what a JSON document's container says (the record arrays ``messages`` /
-``input`` and the own keys ``system`` / ``instructions`` / ``system_prompt``, in ``_records``,
-``_document`` and ``_events``; the hints ``_detect.decide`` takes from them). A format read
-from a request body under another key needs those too.
+``input`` / ``contents`` and the own keys ``system`` / ``instructions`` / ``system_prompt`` /
+``systemInstruction``, in ``_records``, ``_document`` and ``_events``; the hints
+``_detect.decide`` takes from them). A format read from a request body under another key
+needs those too (Gemini's ``contents`` and ``systemInstruction`` were added there by hand).
 
 Loading this module loads every format's converter and encoder (what reading and writing
 need), not the session editor (``_sessions``) nor the file writers (``_writers``).
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _anthropic, _chat, _claude, _codex, _finetune, _responses, _sharegpt
+from . import _anthropic, _chat, _claude, _codex, _finetune, _gemini, _gemini_cli, _opencode, _responses, _sharegpt
 from ._format import Format, Output
 from ._writing import FormatWriter
 
@@ -44,7 +45,10 @@ REGISTRY: tuple[Format, ...] = (
     _responses.FORMAT,
     _codex.FORMAT,
     _claude.FORMAT,
+    _gemini_cli.FORMAT,
+    _opencode.FORMAT,
     _anthropic.FORMAT,
+    _gemini.FORMAT,
     _sharegpt.FORMAT,
     _finetune.FORMAT,
 )

@@ -155,8 +155,10 @@ _PIECES = st.one_of(
 
 def _read(src: bytes, planner: type[CodexPlanner], monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], str]:
     monkeypatch.setattr(_codex, "CodexPlanner", planner)
-    from normalizer.formats import _reader
-    monkeypatch.setattr(_reader, "CodexPlanner", planner)
+    import dataclasses
+
+    from normalizer.formats import _registry
+    monkeypatch.setitem(_registry.BY_NAME, "codex", dataclasses.replace(_registry.BY_NAME["codex"], planner=planner))
     report = Report()
     out = list(read_messages(io.BytesIO(src), "codex", report=report))
     return out, report.model_dump_json()

@@ -341,3 +341,101 @@ def test_unrepaired_replay_written_as_contents_is_the_request_the_cli_sends() ->
         ("user", ["functionResponse", "functionResponse"]), ("model", ["text"])]
     with pytest.raises(AssertionError, match="content 1: 2 response parts after 1 call parts"):
         assert_gemini_rules(contents)
+
+
+# -- wired as a format: detection, the command line, --in-place -----------------------------------
+
+
+def _cli(*args: Any) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "normalizer", *map(str, args)], capture_output=True, timeout=60)
+
+
+def test_its_records_are_guessed_as_gemini_cli_not_chat_or_claude_code() -> None:
+    from normalizer.formats._detect import detect_format, guess
+
+    meta = {"sessionId": "s", "projectHash": "h", "startTime": "t"}
+    user = {"id": "u1", "timestamp": "t", "type": "user", "content": [{"text": "hi"}]}
+    assert [guess(r) for r in (meta, user, {"$set": {"messages": []}}, {"$rewindTo": "u1"})] == [("gemini-cli", True)] * 4
+    assert detect_format([user]) == "gemini-cli"
+    # A Claude Code line has a user type too, and its own keys: still Claude Code.
+    assert guess({"type": "user", "uuid": "x", "sessionId": "s", "message": {}})[0] == "claude-code"
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_every_sample_is_detected_and_read_whole_through_the_front_doors(path: Path) -> None:
+    from normalizer.formats import read_conversations
+
+    lines = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
+    texts, calls, results = expected_pieces(naive_live(lines))
+    stream = read_conversations(path)
+    [messages] = [list(c.messages) for c in stream]
+    assert stream.format == "gemini-cli"
+    assert list(normalizer.formats.read_messages(path)) == messages
+    for args in ([], ["--from", "gemini-cli"]):
+        result = _cli("repair", "--to", "jsonl", *args, path)
+        assert result.returncode == 0, result.stderr
+        out = [json.loads(line) for line in result.stdout.splitlines()]
+        haystack = result.stdout.decode()
+        for text in texts + results:
+            assert json.dumps(text, ensure_ascii=False)[1:-1] in haystack
+        assert calls == [c["id"] for m in out for c in m.get("tool_calls") or []]
+        assert_pairing_rules(out)
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+def test_check_names_the_duplicate_response_the_cli_writes() -> None:
+    clean = _cli("check", SAMPLE_DIR / "session-killed-during-tool.jsonl")
+    assert clean.returncode == 0, clean.stderr
+    result = _cli("check", SAMPLE_DIR / "session-two-parallel-calls.jsonl")
+    assert result.returncode == 1
+    found = result.stdout.decode() + result.stderr.decode()
+    assert found.count("[tool.duplicate_result]") == 2
+    assert "2 fixable with `chatnorm repair`" in found
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_in_place_refuses_a_session_rather_than_rewrite_it_as_chat(tmp_path: Path, path: Path) -> None:
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    result = _cli("repair", "--in-place", copy)
+    assert result.returncode == 1
+    assert ("cannot repair a gemini-cli session in its own format yet. Write its chat messages to another file: "
+            "--to jsonl -o FILE") in result.stderr.decode()
+    assert copy.read_bytes() == path.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_a_file_is_read_in_two_passes_a_stream_in_one_and_both_alike(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    import io
+
+    from normalizer._report import Report
+    from normalizer.formats import _gemini_cli
+
+    plans: list[Any] = []
+    close = _gemini_cli.GeminiCliFilePlanner.close
+    monkeypatch.setattr(_gemini_cli.GeminiCliFilePlanner, "close", lambda self: plans.append(close(self)) or plans[-1])
+    two, one = Report(), Report()
+    planned = list(normalizer.formats.read_messages(path, report=two))
+    assert len(plans) == 1 and plans[0].order  # the file was read again by the Gemini CLI planner
+    class Pipe(io.RawIOBase):  # a stream that cannot be read twice
+        def __init__(self, data: bytes) -> None:
+            self._data = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            chunk = self._data.read(len(buffer))
+            buffer[:len(chunk)] = chunk
+            return len(chunk)
+
+    assert planned == list(normalizer.formats.read_messages(Pipe(path.read_bytes()), report=one))
+    assert len(plans) == 1  # a stream is read once
+    assert two.counts == one.counts and "plan_mismatch" not in two.counts

@@ -175,3 +175,82 @@ def test_writer_refuses_arguments_that_are_no_object(arguments: str) -> None:
            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}]}
     with pytest.raises(InvalidMessage, match="not a JSON object"):
         message_to_parts(msg)
+
+
+# -- wired as a format: detection, documents, the command line, --to gemini ------------------------
+
+
+def _cli(*args: Any, input: bytes | None = None) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "normalizer", *map(str, args)], input=input, capture_output=True,
+                          timeout=60)
+
+
+_BROKEN = [
+    USER,
+    {"role": "model", "parts": [{"text": "Let me look."}]},
+    {"role": "model", "parts": [call("ls", {}, "a"), call("cat", {"f": "x"}, "b")]},
+    {"role": "user", "parts": [response("ls", {"output": "x"}, "a"), response("ls", {"output": "x"}, "a"),
+                               response("grep", {"output": "?"})]},
+    ANSWER,
+]
+_SYSTEM = {"parts": [{"text": "be brief"}]}
+_COUNTS = "assign_orphan_id 1, drop_duplicate_result 1, drop_orphan_result 1, merge_assistant 1, stub_missing_result 1"
+
+
+def test_a_content_is_guessed_as_gemini() -> None:
+    from normalizer.formats._detect import guess
+
+    assert guess({"role": "model", "parts": [{"text": "x"}]}) == ("gemini", True)
+    assert guess({"role": "user", "parts": [{"text": "x"}]}) == ("gemini", True)
+    assert guess({"role": "user", "content": "x"})[0] == "chat"
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "document", "system-last", "one-line"])
+def test_contents_are_read_detected_from_jsonl_and_request_bodies(tmp_path: Any, layout: str) -> None:
+    import json
+
+    path = tmp_path / "contents.json"
+    if layout == "jsonl":
+        path.write_text("".join(json.dumps(c) + "\n" for c in _BROKEN))
+    elif layout == "document":
+        path.write_text(json.dumps({"systemInstruction": _SYSTEM, "contents": _BROKEN}, indent=1))
+    elif layout == "system-last":
+        path.write_text(json.dumps({"contents": _BROKEN, "systemInstruction": _SYSTEM}, indent=1))
+    else:
+        path.write_text(json.dumps({"contents": _BROKEN, "systemInstruction": _SYSTEM}))
+    messages = list(normalizer.formats.read_messages(path))
+    assert messages == list(normalizer.formats.read_messages(path, format="gemini"))
+    expected, _ = read(_BROKEN, None if layout == "jsonl" else _SYSTEM)
+    assert messages == expected
+    for args in ([], ["--from", "gemini"]):
+        result = _cli("repair", "--to", "jsonl", *args, path)
+        assert result.returncode == 0, result.stderr
+        assert _COUNTS in result.stderr.decode()
+        assert_pairing_rules([json.loads(line) for line in result.stdout.splitlines()])
+    check = _cli("check", path)
+    assert check.returncode == 1
+    found = check.stdout.decode() + check.stderr.decode()
+    for rule in ("tool.unanswered_call", "tool.duplicate_result", "tool.orphan_result"):
+        assert rule in found
+
+
+def test_to_gemini_writes_a_request_body_gemini_accepts(tmp_path: Any) -> None:
+    import json
+
+    from test_gemini_cli import assert_gemini_rules
+
+    path = tmp_path / "contents.json"
+    path.write_text(json.dumps({"contents": _BROKEN, "systemInstruction": _SYSTEM}))
+    result = _cli("repair", "--to", "gemini", path)
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["systemInstruction"] == _SYSTEM
+    assert_gemini_rules(body["contents"])
+    again = _cli("repair", "--to", "gemini", input=result.stdout)
+    assert (again.returncode, again.stdout) == (0, result.stdout)
+    assert again.stderr.decode().startswith("<stdin>: 6 in, 6 out; no repairs")
+    empty = _cli("repair", "--to", "gemini", input=b"")
+    assert json.loads(empty.stdout) == {"contents": []}

@@ -19,7 +19,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_the_registry_s_order_is_the_order_users_see() -> None:
     assert [f.name for f in _registry.REGISTRY] == [
-        "chat", "responses", "codex", "claude-code", "anthropic", "sharegpt", "finetune",
+        "chat", "responses", "codex", "claude-code", "gemini-cli", "opencode", "anthropic", "gemini", "sharegpt", "finetune",
     ]
     assert _registry.INPUT_FORMATS == tuple(f.name for f in _registry.REGISTRY)
     assert len(set(_registry.INPUT_FORMATS)) == len(_registry.INPUT_FORMATS)
@@ -31,7 +31,7 @@ def test_the_tables_derive_from_the_registry() -> None:
     outputs = sorted((o for f in _registry.REGISTRY for o in f.outputs), key=lambda o: o.rank)
     assert formats.ENCODERS is _registry.ENCODERS
     assert formats.ENCODERS == {o.name: o.writer for o in outputs if o.writer is not None}
-    assert list(formats.ENCODERS) == ["jsonl", "json", "finetune", "responses", "anthropic"]
+    assert list(formats.ENCODERS) == ["jsonl", "json", "finetune", "responses", "anthropic", "gemini"]
     assert formats.SESSION_FORMATS is _registry.SESSION_FORMATS is _detect.SESSION_FORMATS
     assert formats.SESSION_FORMATS == tuple(o.name for o in outputs if o.dialect is not None) == ("claude-code", "codex")
     assert _registry.OUTPUT_FORMATS == (*formats.ENCODERS, *formats.SESSION_FORMATS)
@@ -100,8 +100,10 @@ def test_a_format_added_anywhere_in_the_list_is_asked_in_its_turn(monkeypatch: p
         return Clue(Evidence.PARTS) if record.get("role") == "model" and "parts" in record else None
 
     new = Format("gemini-like", object, model)
-    monkeypatch.setattr(_detect, "_ASKED", (*_registry.REGISTRY, new))
+    others = tuple(f for f in _registry.REGISTRY if f.name != "gemini")  # (the real one, which is this)
+    monkeypatch.setattr(_detect, "_ASKED", (*others, new))
     assert _detect.guess({"role": "model", "parts": []}) == ("gemini-like", True)
+    assert _registry.BY_NAME["gemini"].guess({"role": "model", "parts": []}) is not None
     assert _detect.guess({"role": "user", "content": "x"}) == ("chat", False)
 
 
