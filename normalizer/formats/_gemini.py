@@ -68,6 +68,10 @@ ASSIGNED_ID: Final = "assigned_id"
 #: ``source_fields`` key: this tool message's text is the JSON of the response object.
 RESPONSE_JSON: Final = "response_json"
 
+#: The keys of Gemini's FunctionCall besides id, name and args (google-genai's types): the
+#: only source fields the writer gives back on a call.
+_CALL_FIELDS = frozenset({"partialArgs", "willContinue"})
+
 # Part keys the conversion consumes; any other key of a part is kept under source_fields.
 _CALL_PART = frozenset({"functionCall", "thoughtSignature"})
 _RESPONSE_PART = frozenset({"functionResponse"})
@@ -287,7 +291,12 @@ def system_message(value: Any, *, line: int | None = None) -> dict[str, Any] | N
     if not isinstance(parts, list) or not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
         raise invalid(f"'systemInstruction' is {describe(value)}, expected a content of text parts", line=line,
                       field="systemInstruction")
-    return {"role": "system", "content": "\n".join(p["text"] for p in parts)} if parts else None
+    if not parts:
+        return None
+    # One part is the text; several stay parts (joined, they would not come back as written).
+    if len(parts) == 1:
+        return {"role": "system", "content": parts[0]["text"]}
+    return {"role": "system", "content": [{"type": "text", "text": p["text"]} for p in parts]}
 
 
 class GeminiConverter:
@@ -380,7 +389,10 @@ def _model_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
         fc: dict[str, Any] = {"name": fn.get("name"), "args": _args(fn.get("arguments"))}
         if call.get("id") is not None and not source.get(ASSIGNED_ID):
             fc = {"id": call["id"], **fc}
-        fc.update({k: v for k, v in source.items() if k not in (ASSIGNED_ID,) and k != "thoughtSignature"})
+        # Only what Gemini's FunctionCall itself has besides id, name and args: source fields
+        # another reader kept (a Responses item's id and status) are no Gemini keys, and an id
+        # among them is not the call's.
+        fc.update({k: v for k, v in source.items() if k in _CALL_FIELDS})
         part: dict[str, Any] = {"functionCall": fc}
         if signature_of(call) is not None:
             part["thoughtSignature"] = signature_of(call)

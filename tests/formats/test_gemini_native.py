@@ -3,6 +3,7 @@ small hand-written histories, both directions, and what the core makes of the de
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -254,3 +255,27 @@ def test_to_gemini_writes_a_request_body_gemini_accepts(tmp_path: Any) -> None:
     assert again.stderr.decode().startswith("<stdin>: 6 in, 6 out; no repairs")
     empty = _cli("repair", "--to", "gemini", input=b"")
     assert json.loads(empty.stdout) == {"contents": []}
+
+
+def test_another_reader_s_source_fields_are_no_gemini_keys(tmp_path: Any) -> None:
+    # A Responses item's own id and status ride in source_fields: written as Gemini, the call
+    # keeps its call_id and gains no key Gemini's FunctionCall does not have.
+    items = [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "ls", "arguments": "{}",
+         "status": "completed"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "a b"},
+    ]
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(items))
+    done = _cli("repair", "--from", "responses", "--to", "gemini", "-q", path)
+    assert done.returncode == 0, done.stderr
+    contents = json.loads(done.stdout)["contents"]
+    assert contents[1] == {"role": "model", "parts": [{"functionCall": {"id": "call_1", "name": "ls", "args": {}}}]}
+    assert contents[2]["parts"][0]["functionResponse"]["id"] == "call_1"
+
+
+def test_a_system_instruction_of_several_parts_comes_back_as_written() -> None:
+    converter = GeminiConverter(new_report())
+    [system] = converter.meta("systemInstruction", {"parts": [{"text": "s1"}, {"text": "s2"}]})
+    assert system == {"role": "system", "content": [{"type": "text", "text": "s1"}, {"type": "text", "text": "s2"}]}
