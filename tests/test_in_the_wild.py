@@ -380,7 +380,7 @@ def test_nothing_recognised_and_no_likely_format() -> None:
     assert str(exc.value) == (
         "<stream>: no record of this file was recognised as claude-code, and it looks like none of the known "
         "formats. Name its format with --from (in Python: format=...): one of chat, responses, codex, "
-        "claude-code, anthropic, sharegpt, finetune"
+        "claude-code, gemini-cli, opencode, anthropic, gemini, sharegpt, finetune"
     )
 
 

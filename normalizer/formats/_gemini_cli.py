@@ -381,7 +381,7 @@ def entry_messages(entry: Entry, calls: Calls, report: Report | None = None) -> 
         return _user(entry, calls, report)
     if kind == "gemini":
         return _gemini(entry, calls, report)
-    count(report, f"skip_{kind}" if kind in MESSAGE_TYPES else "skip_unknown_message")
+    count(report, f"skip_{kind}" if isinstance(kind, str) and kind in MESSAGE_TYPES else "skip_unknown_message")
     return []
 
 
