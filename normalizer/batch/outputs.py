@@ -228,9 +228,13 @@ def _create_temp(folder: str, prefix: str, mode: int) -> _Made:
     created exclusively (never an existing file or symlink); its descriptor and path."""
     for _ in range(100):
         path = os.path.join(folder, f"{prefix}{_NAMES.getrandbits(32):08x}")
+        # Listed before it exists: a signal that lands between the file's creation and the
+        # return still finds it in _LIVE_TEMPS (remove_live_temps), which the run removes.
+        _LIVE_TEMPS.add(path)
         try:
             return _Made(os.open(path, _TEMP_FLAGS, mode), path)
         except FileExistsError:
+            _LIVE_TEMPS.discard(path)  # another's file: never ours to remove
             continue
         except FileNotFoundError:
             # The folder went away since it was made (or was never made by us): once more.
@@ -278,9 +282,8 @@ class AtomicOutput:
         # A new file gets the usual mode: 0666 less the umask, which the kernel applies.
         # (mkstemp makes 0600, and the umask can only be read by setting it: two system
         # calls a file, and a moment in which another thread's new files get umask 0.)
-        made = _create_temp(folder, prefix, 0o600 if mode_from is not None else 0o666)
+        made = _create_temp(folder, prefix, 0o600 if mode_from is not None else 0o666)  # listed live
         self.tmp = made.path
-        _LIVE_TEMPS.add(self.tmp)
         self.file: IO[bytes] = os.fdopen(made.fd, "wb")
         self._done = False
         if mode_from is not None:
