@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._content import EVENT_OF_ROLE, is_opaque
-from ..profiles._rules import KEYS, RULES
+from ..profiles import KEYS, RULES
 
 __all__ = ["Finding", "Root", "CAUSES", "OTHER_CODES", "Causes", "Selection", "SelectorError", "known_codes", "finding_of"]
 

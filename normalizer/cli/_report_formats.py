@@ -30,7 +30,7 @@ from urllib.parse import quote
 import orjson
 
 from .. import __version__
-from ..profiles._rules import KEYS, RULES
+from ..profiles import KEYS, RULES
 from ._findings import CAUSES, OTHER_CODES, Finding, Root
 from ._text import printable, say
 

@@ -5,7 +5,8 @@ are data, ``_builtins``). Each canonical key is one rule object (``rules/``, a m
 family) holding what the checking side reports (``_check`` walks a history and asks the
 rules in force) and what the repair side does about it (``repair()``: what the spelling,
 ``_encode``, writes on each message the core emits, and what the stage, ``_stage``, does
-across messages). The providers' own words and evidence are the catalogue (``_rules``).
+across messages), beside its providers' own words and evidence (``_rules.Rule`` entries,
+gathered into the catalogue, ``rules.RULES``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Checker", "Violation", "acheck", "acheck_iter", "check", "check_iter"), "._check"),
     **dict.fromkeys(("MODEL_PATTERNS", "ModelPattern", "profile_for_model"), "._models"),
     **dict.fromkeys(("PROFILES", "Profile", "get_profile", "load_profile"), "._profiles"),
-    **dict.fromkeys(("KEYS", "RULES", "Rule"), "._rules"),
+    **dict.fromkeys(("KEYS", "RULES"), ".rules"),
+    "Rule": "._rules",
 }
 
 
@@ -43,7 +45,8 @@ if TYPE_CHECKING:
     from ._check import Checker, Violation, acheck, acheck_iter, check, check_iter
     from ._models import MODEL_PATTERNS, ModelPattern, profile_for_model
     from ._profiles import PROFILES, Profile, get_profile, load_profile
-    from ._rules import KEYS, RULES, Rule
+    from ._rules import Rule
+    from .rules import KEYS, RULES
 
 __all__ = [
     "acheck",

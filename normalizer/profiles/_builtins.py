@@ -3,7 +3,7 @@
 Each entry is a profile's fields (``Profile``), in registry order. An entry with ``extends``
 names an earlier entry and holds only its changes to it: ``add_rules`` / ``remove_rules``
 edit the parent's rules, the other fields replace the parent's (``_profiles._build``, the
-same merge as a profile file's). The rule ids are the catalogue's (``_rules.RULES``).
+same merge as a profile file's). The rule ids are the catalogue's (``rules.RULES``).
 """
 
 from __future__ import annotations

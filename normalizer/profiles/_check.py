@@ -1,7 +1,7 @@
 """Check mode: say exactly what a provider would reject, without changing anything.
 
 :class:`Checker` is a streaming detector of every key of the rule catalogue
-(``_rules.py``), in bounded memory: it walks the history, and each rule object in force
+(``rules.RULES``), in bounded memory: it walks the history, and each rule object in force
 (``rules/``: one per key) says what it finds where the walk reaches what it watches. It reads the *raw* input (so it finds the core-level defects too: unanswered calls, orphan results,
   results that are not adjacent, ``""`` next to calls, empty messages, consecutive roles)
   and returns :class:`Violation` values, one per rule of the profile whose key fired.

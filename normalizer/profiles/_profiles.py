@@ -1,7 +1,8 @@
 """Profiles: what to repair, and what to check, for a named provider.
 
-A :class:`Profile` is data: the provider rules it enforces (ids from the catalogue in
-``_rules.py``, each with the provider's exact error text and its evidence) plus a few
+A :class:`Profile` is data: the provider rules it enforces (ids from the catalogue,
+``rules.RULES``: each entry declared beside the rule object of its key, with the provider's
+exact error text and its evidence) plus a few
 *encoding* settings on which providers genuinely conflict (providers.md §16, "Provider
 conflicts"): how a tool-only assistant message encodes its empty content, the tool-call id
 style, what to do with ``reasoning_content``, whether a final assistant message is allowed,
@@ -48,8 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ._rules import RULES
-from .rules import plan_for, thinking_only
+from .rules import RULES, plan_for, thinking_only
 from .._errors import UsageError
 from .._small_files import nested_at, read_small_text
 from .._options import make_options

@@ -12,7 +12,7 @@ import pytest
 
 import normalizer
 from normalizer.profiles._check import Checker, Violation, acheck_iter, check, check_iter
-from normalizer.profiles._rules import RULES
+from normalizer.profiles import RULES
 from normalizer._errors import UsageError
 from normalizer.profiles._profiles import PROFILES, Profile
 

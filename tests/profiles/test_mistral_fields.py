@@ -23,7 +23,7 @@ from normalizer._content import CHAT_FIELDS, FIELD_TABLES, MISTRAL_FIELDS
 from normalizer._note import Note
 from normalizer.profiles._encode import Spelling
 from normalizer.profiles._profiles import PROFILES
-from normalizer.profiles._rules import RULES
+from normalizer.profiles import RULES
 from provider_code import judges, require
 from test_stage import named_histories
 

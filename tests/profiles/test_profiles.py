@@ -9,7 +9,7 @@ import pytest
 
 import normalizer
 from normalizer.profiles._check import check
-from normalizer.profiles._rules import RULES
+from normalizer.profiles import RULES
 from normalizer._errors import UsageError
 from normalizer.profiles._profiles import PROFILES, Profile, get_profile, load_profile
 

@@ -14,6 +14,27 @@ def test_every_key_has_one_rule_object_and_every_rule_one_key() -> None:
     assert len({type(rule) for rule in ALL}) == len(ALL)  # one class each
 
 
+
+def test_each_providers_words_live_once_beside_the_rule_of_their_first_key() -> None:
+    # The catalogue is gathered from the rule objects: every entry is declared by exactly one
+    # of them, the rule of its first key, and KEYS is each rule's own summary.
+    from normalizer.profiles.rules import _ORDER
+
+    declared = [(rule, entry) for rule in ALL for entry in rule.words]
+    assert all(entry.keys[0] == rule.key for rule, entry in declared)
+    assert sorted(entry.id for _, entry in declared) == sorted(RULES)
+    assert all(RULES[entry.id] is entry for _, entry in declared)
+    assert KEYS == {rule.key: rule.summary for rule in ALL}
+    # An entry for several keys is in force for each: AN-3 lives with tool.orphan_result.
+    assert RULES["AN-3"] in BY_KEY["tool.orphan_result"].words
+    assert RULES["AN-3"] not in BY_KEY["tool.duplicate_result"].words
+    assert RULES["AN-3"].keys == ("tool.orphan_result", "tool.duplicate_result")
+    # The catalogue keeps providers.md's order (the order "unknown rule" errors list the ids in).
+    assert list(RULES)[: len(_ORDER)] == list(_ORDER)
+    assert list(RULES)[:5] == ["OA-1", "OA-2", "OA-3", "OA-4", "OA-5"]
+    mistral = [rule_id for rule_id in RULES if rule_id.startswith("MI-")]
+    assert mistral[8:11] == ["MI-9", "MI-13", "MI-10"]
+
 def test_every_rule_detects_somewhere() -> None:
     # A rule no hook asks would never be reported by check.
     for rule in ALL:
@@ -48,7 +69,7 @@ def test_what_an_encoder_derives_from_its_rules_is_computed_once_and_right_for_e
     from normalizer._content import FIELD_TABLES, field_table, known_fields
     from normalizer.profiles._encode import _ALL_ROLES, Spelling, field_tables, known_reasoning
     from normalizer.profiles._profiles import PROFILES
-    from normalizer.profiles._rules import RULES
+    from normalizer.profiles import RULES
     from normalizer.profiles.rules import plan_for
 
     def roles(profile: normalizer.profiles.Profile, key: str) -> frozenset[str]:

@@ -1,10 +1,11 @@
 """A rule as one object: its key, what ``check`` reports for it, what ``repair`` does about it.
 
-A :class:`KeyRule` is the rule behind one canonical key of :data:`~.._rules.KEYS`
-(``tool.unanswered_call``, ``role.alternate`` ...). Its provider *words* are the
-catalogue's entries that name the key (``_rules.RULES``: each provider's own error text and
-evidence; two providers enforcing the key in different words are two entries). Beside the
-key, in one class:
+A :class:`KeyRule` is the rule behind one canonical key of :data:`~.KEYS`
+(``tool.unanswered_call``, ``role.alternate`` ...). Its provider *words* are the catalogue
+entries that name the key (``_rules.Rule``: each provider's own error text and evidence;
+two providers enforcing the key in different words are two entries); it declares, as
+``words``, those whose first key it is (``rules.RULES`` gathers them all). Beside the key
+and its words, in one class:
 
 * the ``on_*`` hooks are its ``detect()``: the checker (``_check.Checker``) walks a history
   once and, at each point of the walk, asks the rules in force that watch that point; a
@@ -109,6 +110,11 @@ class KeyRule:
 
     key: ClassVar[str]
     """The canonical key (one of ``KEYS``)."""
+    summary: ClassVar[str]
+    """The key in one line (``KEYS[key]``; the profile docs and the CLI's reports use it)."""
+    words: ClassVar[tuple[Rule, ...]] = ()
+    """The providers' words for the key: the catalogue entries whose first key it is (an
+    entry enforcing several keys lives with its first; it is in force for each of them)."""
     thinking_only: ClassVar[bool] = False
     """Its entries apply only in the provider's thinking mode (``Profile.active_rules``)."""
     claims_missing_ids: ClassVar[bool] = False

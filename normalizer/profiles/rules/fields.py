@@ -6,17 +6,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..._content import FIELD_TABLES, unknown_fields
+from .._rules import Rule, word
 from ._base import KeyRule, Msg, Out, Plan
 
 if TYPE_CHECKING:
     from .._check import Checker
-    from .._rules import Rule
 
 __all__ = ["RULES"]
 
 
 class RoleSpecific(KeyRule):
     key = "fields.role_specific"
+    summary = "tool_calls only on assistant messages"
+    words = (
+        word("GQ-4", key, "Groq",
+             "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
+             "'tool_calls' is unsupported, did you mean 'tool_call_id'?)]",
+             "julep-ai/julep#885"),
+    )
 
     def on_message(self, c: Checker, msg: Msg, role: str, index: int, out: Out) -> None:
         if role != "assistant" and "tool_calls" in msg:
@@ -28,6 +35,28 @@ class RoleSpecific(KeyRule):
 
 class Unknown(KeyRule):
     key = "fields.unknown"
+    summary = "no message or call field the provider does not know (source-format metadata...)"
+    words = (
+        word("GM-9", key, "Gemini OpenAI-compatible endpoint",
+             'Invalid JSON payload received. Unknown name "{field}": Cannot find field.',
+             "bytedance/deer-flow#1515, Gitlawb/openclaude#585", fields="chat"),
+        word("MI-14", key, "Mistral API, mistral-common",
+             "{field}: Extra inputs are not permitted",
+             "mistralai/mistral-common src/mistral_common/base.py (MistralBase: extra='forbid', pydantic's "
+             "extra_forbidden error) and protocol/instruct/messages.py (SystemMessage and UserMessage: role, content; "
+             "AssistantMessage: role, content, tool_calls, prefix; ToolMessage: role, content, tool_call_id, name; "
+             "tool_calls.py: ToolCall id, type, function; FunctionCall name, arguments); La Plateforme answers "
+             "HTTP 422 {\"type\":\"extra_forbidden\",\"loc\":[\"body\",\"messages\",0,\"user\",\"name\"]}: "
+             "Gage-Technologies/mistral-go#3, nomtek/mistralai_client_dart#44 (user name); "
+             "zeroclaw-labs/zeroclaw#2693 (tool_calls.0.name); charmbracelet/crush#1590, BerriAI/litellm#30835 "
+             "(assistant reasoning_content)",
+             fields="mistral"),
+        word("GQ-5", key, "Groq",
+             "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
+             "'{field}' is unsupported)]",
+             "providers.md §9 (field support is strict: GQ-1's envelope for any property); janhq/jan#8136, "
+             "musistudio/llms#64", fields="chat"),
+    )
 
     def on_message(self, c: Checker, msg: Msg, role: str, index: int, out: Out) -> None:
         if c.opaque:
