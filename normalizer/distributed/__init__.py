@@ -4,7 +4,8 @@ The engine-neutral entry points are here, sync and plain data in and out, so any
 can map them (and they pickle):
 
 * :func:`repair_lines` -- a batch of JSON lines in, the repaired lines and a
-  :class:`FileResult` out (a partition, a Ray batch);
+  :class:`FileResult` out, as a :class:`RepairedLines` (``.lines``, ``.result``; it
+  unpacks as a pair) (a partition, a Ray batch);
 * :func:`repair_file` -- one file into its output, streamed, written atomically;
 * :func:`repair_files` -- many files into their outputs on this machine (in this process, or
   ``jobs`` worker processes), the report written as the results come; ``keep_results=False``
@@ -20,8 +21,8 @@ neither.
 
 from __future__ import annotations
 
-from ._batch import (FileResult, Totals, repair_file, repair_files, repair_lines, report_chunks, settings_for,
-                     total_counts, write_report)
+from ._batch import (FileResult, RepairedLines, Totals, repair_file, repair_files, repair_lines, report_chunks,
+                     settings_for, total_counts, write_report)
 
-__all__ = ["FileResult", "Totals", "repair_file", "repair_files", "repair_lines", "report_chunks", "settings_for",
+__all__ = ["FileResult", "RepairedLines", "Totals", "repair_file", "repair_files", "repair_lines", "report_chunks", "settings_for",
            "total_counts", "write_report"]

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, Protocol, cast, overload
+from typing import Any, Literal, NamedTuple, Protocol, cast, overload
 
 from ..batch.outputs import open_output
 from ..batch.plan import Job
@@ -38,7 +38,7 @@ from .._errors import InputError, UsageError
 from ..formats._writing import FLUSH_BYTES
 from ..profiles._profiles import Profile, get_profile
 
-__all__ = ["FileResult", "Totals", "Plan", "RepairFiles", "by_keep_results", "repair_lines", "repair_file", "repair_files", "stream_files", "settings_for",
+__all__ = ["FileResult", "RepairedLines", "Totals", "Plan", "RepairFiles", "by_keep_results", "repair_lines", "repair_file", "repair_files", "stream_files", "settings_for",
            "total_counts", "report_chunks", "write_report"]
 
 _LINE_OUTPUTS = ("auto", "jsonl", "finetune")
@@ -105,6 +105,20 @@ class _Collect:
         return len(data)
 
 
+class RepairedLines(NamedTuple):
+    """What :func:`repair_lines` returns: its batch's output lines and what was done.
+
+    A ``NamedTuple``, so that callers who unpack it (``out, result = repair_lines(...)``,
+    as before it had names) keep working; new code reads the fields by name.
+    """
+
+    lines: list[str]
+    """The output lines, without ``\\n``: what ``chatnorm repair`` writes, cut into lines."""
+    result: FileResult
+    """What was done: ``counts``, ``messages_in``/``messages_out``, ``conversations`` and
+    ``format``, as for a file."""
+
+
 def repair_lines(
     lines: Iterable[str | bytes],
     *,
@@ -116,9 +130,9 @@ def repair_lines(
     records_dir: str | None = None,
     settings: Settings | None = None,
     **options: Any,
-) -> tuple[list[str], FileResult]:
+) -> RepairedLines:
     """Repair a batch of JSON lines; returns the output lines (without ``\\n``) and what
-    was done.
+    was done, as a :class:`RepairedLines` (``.lines``, ``.result``; it unpacks as a pair).
 
     ``lines`` is JSONL text, one record per item: a fine-tuning or ShareGPT file's lines
     (one conversation each), or the lines of one session file. The output is what
@@ -136,8 +150,8 @@ def repair_lines(
             other arguments but ``name`` are ignored).
 
     Returns:
-        ``(lines, result)``: ``result.counts``, ``messages_in``/``messages_out``,
-        ``conversations`` and ``format`` as for a file.
+        :class:`RepairedLines`: ``lines``, and ``result`` (``result.counts``,
+        ``messages_in``/``messages_out``, ``conversations`` and ``format`` as for a file).
 
     Raises:
         InputError: a bad line (with ``on_invalid="error"``), naming ``name``, the line
@@ -164,7 +178,7 @@ def repair_lines(
     finally:
         result.seconds = time.perf_counter() - start
     text = b"".join(sink.blocks).decode()
-    return (text.split("\n")[:-1] if text else []), result
+    return RepairedLines(lines=text.split("\n")[:-1] if text else [], result=result)
 
 
 def repair_file(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import reprlib
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
@@ -19,7 +20,7 @@ from .._json import dumps as exact_dumps
 from .._report import Report
 
 __all__ = [
-    "Converter", "Turn", "SOURCE_KEY", "dumps", "canonical", "invalid", "text_parts", "as_text", "merge_extra",
+    "Converter", "SplitRecord", "Turn", "SOURCE_KEY", "dumps", "canonical", "invalid", "text_parts", "as_text", "merge_extra",
     "merge_source", "with_source", "string_id",
 ]
 
@@ -40,6 +41,18 @@ class Converter(Protocol):
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]: ...
 
     def close(self) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SplitRecord:
+    """One record of a one-conversation-per-record format (``multi`` converters), as its
+    converter's ``split(record, line=)`` reads it: the reader makes it a ``Conversation``."""
+
+    messages: list[dict[str, Any]]
+    """The conversation's chat messages."""
+    extra: dict[str, Any]
+    """The record's other keys (``tools``, ``parallel_tool_calls``...), to be written back
+    untouched."""
 
 
 def dumps(value: Any, *, line: int | None = None, what: str = "value") -> str:

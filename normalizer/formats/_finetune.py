@@ -15,7 +15,7 @@ import orjson
 
 from .._json import dumps as json_dumps
 from .._report import Report
-from ._common import count, describe, dumps, invalid
+from ._common import SplitRecord, count, describe, dumps, invalid
 from ._format import Clue, Evidence, Format, Output
 from ._pairing import CallText, Pairing, chat_tools, parse_call
 from ._writing import FormatWriter, Message, pair
@@ -34,12 +34,13 @@ class FinetuneConverter:
         self._n = 0
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
-        return self.split(record, line=line)[0]
+        return self.split(record, line=line).messages
 
     def close(self) -> list[dict[str, Any]]:
         return []
 
-    def split(self, record: Any, *, line: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def split(self, record: Any, *, line: int | None = None) -> SplitRecord:
+        """The conversation's messages (LLaMA-Factory v1 lines converted), and its other keys."""
         messages = record.get("messages") if isinstance(record, dict) else None
         if not isinstance(messages, list):
             raise invalid(f"expected a fine-tuning record {{\"messages\": [...]}}, got {describe(record)}", line=line, field="messages")
@@ -55,7 +56,7 @@ class FinetuneConverter:
         other = {k: v for k, v in record.items() if k != "messages"}
         if isinstance(other.get("tools"), str):
             other["tools"] = chat_tools(other["tools"], self.report)
-        return out, other
+        return SplitRecord(messages=out, extra=other)
 
     def _v1(self, messages: list[Any], line: int | None) -> list[dict[str, Any]]:
         pairing = Pairing(self._n, self.report, line)

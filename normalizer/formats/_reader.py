@@ -486,13 +486,13 @@ class Reader:
             before = getattr(self._converter, "unrecognised", 0)
         if self._multi:
             try:
-                messages, extra = self._converter.split(value, line=line)
+                split = self._converter.split(value, line=line)
             except InputError as exc:
                 self._refuse_record(exc, value, place, index)
                 return
             if place is not None:
                 out.append(place)
-            out.append(Conversation(messages, extra, index, line))
+            out.append(Conversation(split.messages, split.extra, index, line))
         else:
             assert self._feed is not None
             try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._report import Report
-from ._common import describe, dumps, invalid
+from ._common import SplitRecord, describe, dumps, invalid
 from ._format import Clue, Evidence, Format
 from ._pairing import Pairing, chat_tools, parse_call
 
@@ -34,12 +34,12 @@ class ShareGPTConverter:
         self._n = 0
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
-        return self.split(record, line=line)[0]
+        return self.split(record, line=line).messages
 
     def close(self) -> list[dict[str, Any]]:
         return []
 
-    def split(self, record: Any, *, line: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def split(self, record: Any, *, line: int | None = None) -> SplitRecord:
         """The conversation's messages, and its other keys (``tools`` in the chat shape)."""
         turns = record.get("conversations") if isinstance(record, dict) else None
         if not isinstance(turns, list):
@@ -71,7 +71,7 @@ class ShareGPTConverter:
         other = {k: v for k, v in record.items() if k not in ("conversations", "system")}
         if "tools" in other:
             other["tools"] = chat_tools(other["tools"], self.report)
-        return pairing.close(), other
+        return SplitRecord(messages=pairing.close(), extra=other)
 
 
 def guess(record: dict[str, Any]) -> Clue | None:

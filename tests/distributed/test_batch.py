@@ -11,7 +11,8 @@ import orjson
 import pytest
 
 from normalizer import InputError, UsageError
-from normalizer.distributed import repair_file, repair_lines, settings_for, total_counts, write_report
+from normalizer.distributed import (FileResult, RepairedLines, repair_file, repair_lines, settings_for, total_counts,
+                                    write_report)
 from tests.cli.conftest import EXAMPLE, ROOT, big_session, run
 from tests.distributed.corpus import finetune_file
 
@@ -30,6 +31,19 @@ def test_lines_of_a_session_are_the_cli_output():
     assert result.counts == {"drop_orphan_result": 1, "empty_content_to_null": 1, "merge_assistant": 1,
                              "move_result": 2, "reorder_results": 1, "stub_missing_result": 1}
 
+
+
+def test_repair_lines_returns_named_lines_and_result_that_still_unpack_as_a_pair():
+    # RepairedLines is a NamedTuple: its fields have names, and callers who unpack it (the
+    # Dask and Ray adapters, code written before it had names) keep working.
+    lines = EXAMPLE.read_text().splitlines()
+    repaired = repair_lines(lines)
+    assert isinstance(repaired, RepairedLines)
+    assert RepairedLines._fields == ("lines", "result")
+    assert isinstance(repaired.result, FileResult) and repaired.result.messages_out == 10
+    assert "\n".join(repaired.lines).encode() + b"\n" == run("repair", "-q", EXAMPLE).stdout
+    out, result = repaired
+    assert out is repaired.lines and result is repaired.result
 
 def test_lines_of_training_data_are_one_line_per_conversation_as_the_cli_writes(tmp_path: Path):
     path = finetune_file(tmp_path / "train.jsonl", 200, seed=3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import FrozenInstanceError, fields
 from typing import Any
 
 import orjson
@@ -10,6 +11,7 @@ import pytest
 
 from normalizer import InputError, Report
 from normalizer.formats import AnthropicConverter, ClaudeCodeConverter, FinetuneConverter, ShareGPTConverter, read_messages
+from normalizer.formats._common import SplitRecord
 
 
 def rollout(*lines: tuple[str, dict[str, Any]]) -> io.BytesIO:
@@ -191,8 +193,8 @@ def test_sharegpt_pairs_by_position() -> None:
     }
     conv = ShareGPTConverter(Report())
     conv.split({"conversations": []})
-    messages, extra = conv.split(record)
-    assert messages == [
+    split = conv.split(record)
+    assert split.messages == [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "q"},
         {"role": "assistant", "content": "let me see", "tool_calls": [
@@ -204,15 +206,18 @@ def test_sharegpt_pairs_by_position() -> None:
         {"role": "tool", "tool_call_id": "call_1_orphan_0", "content": "C"},
         {"role": "assistant", "content": "done"},
     ]
-    assert extra == {"tools": [{"type": "function", "function": {"name": "a", "parameters": {}}}], "id": 7}
+    assert split.extra == {"tools": [{"type": "function", "function": {"name": "a", "parameters": {}}}], "id": 7}
     with pytest.raises(InputError):
         conv.split({"conversations": [{"from": "alien", "value": "?"}]}, line=2)
 
 
 def test_finetune_keeps_other_keys_untouched() -> None:
     record = {"messages": [{"role": "user", "content": "q", "weight": 0}], "tools": [{"type": "function", "function": {"name": "f"}}], "parallel_tool_calls": False}
-    messages, extra = FinetuneConverter(Report()).split(record)
-    assert messages == record["messages"]
-    assert extra == {"tools": record["tools"], "parallel_tool_calls": False}
+    split = FinetuneConverter(Report()).split(record)
+    assert split == SplitRecord(messages=record["messages"],
+                                extra={"tools": record["tools"], "parallel_tool_calls": False})
+    assert [f.name for f in fields(SplitRecord)] == ["messages", "extra"]
+    with pytest.raises(FrozenInstanceError):
+        split.messages = []  # type: ignore[misc]
     with pytest.raises(InputError):
         FinetuneConverter(Report()).split({"messages": [{"content": "no role"}]})
