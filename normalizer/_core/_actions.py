@@ -23,7 +23,7 @@ from .._content import SUBSTANCE_KEYS, has_text, is_blank, is_opaque, merge, unf
 from ._calls import call_id_of, call_name, clean_calls, next_alias
 from ._emit import (drop_empty_turn, drop_unanswered, emit_apart, emit_rounds, encode_tool_only, end_opaque,
                          finish_merged, renamed_calls, rewrite_ids)
-from ._held import RESULT_FRAME, Held, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
+from ._held import RESULT_FRAME, Held, HeldResult, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
 from ._notes import conflict_notes, merged_user_detail
 from ._parked import carries_parked, drop_parked, park, unpark
 from ._results import emit_results, stray_result
@@ -52,7 +52,7 @@ class TableActions:
         '_encode_results', '_encoder', '_held_bytes', '_index', '_keeps_opaque', '_max_depth', '_max_fragments',
         '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in', '_n_out', '_next_suffix', '_object_arguments',
         '_out', '_owner', '_parked', '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields',
-        '_result_inputs', '_result_notes', '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
+        '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
         '_split', '_stage_close', '_tool_only_null', '_turn', '_unanswered', '_user', '_validate', 'options',
         'profile', 'state',
     )
@@ -138,9 +138,7 @@ class TableActions:
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
         self._next_suffix: dict[str, int] = {}  # base id -> first suffix fresh_id may still find free
-        self._results: dict[str, Message] = {}  # call id -> its result, in the order they arrived
-        self._result_inputs: list[int] = []  # the input index of each result, in the order they arrived
-        self._result_notes: dict[str, list[Note]] = {}  # call id -> its result's repairs (if any)
+        self._results: dict[str, HeldResult] = {}  # call id -> its result, in the order they arrived
         self._deferred: list[Pending] = []  # user/system messages behind the tool block
         # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
         self._parked: list[Pending] = []
@@ -419,10 +417,7 @@ class TableActions:
             )]
         del unanswered[target]
         results = self._results
-        results[target] = message
-        self._result_inputs.append(index)
-        if notes is not None:
-            self._result_notes[target] = notes
+        results[target] = HeldResult(message, index, notes)
         content = message.get("content")
         if type(content) is str and len(message) == 3 and type(target) is str:
             # {role, tool_call_id, content} (it always has the first two here), all strings:
@@ -544,9 +539,6 @@ class TableActions:
             self._unanswered = {}
         if self._results:
             self._results = {}
-            self._result_inputs = []
-            if self._result_notes:
-                self._result_notes = {}
         if self._aliases:
             self._aliases = {}
         if self._call_origin:
