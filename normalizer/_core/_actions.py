@@ -79,29 +79,22 @@ class TableActions:
         # profile's stage for what needs a look across messages (alternation, system
         # placement), or None. Where the output goes is decided here, once (_emit, below).
         encoder = self._encoder = Spelling(self.profile)
-        self._shapes = encoder.shapes
-        self._rewrites_ids = encoder.rewrites_ids
-        self._object_arguments = encoder.object_arguments
+        spelling = encoder.core  # what the core needs of it, derived there (CoreSpelling)
+        self._shapes = spelling.shapes
+        self._rewrites_ids = spelling.rewrites_ids
         # Arguments the encoding turns into objects take the slow path; arguments that must
-        # parse (repairs_arguments) take it only when they do not.
-        self._repair_arguments: Callable[[str], str | None] | None = (
-            encoder.repair_arguments if encoder.repairs_arguments else None
-        )
-        self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
-        self._single_call = encoder.single_call  # a turn with parallel calls is emitted as call/result rounds
-        # Speakers as the output names them (None: as the input does, the names kept as they are):
-        # names the provider does not know (Mistral) or that are sanitized tell no one apart
-        # once written, and a second pass would merge what they kept apart.
-        self._speaker: Callable[[Message, str], Any] | None = (
-            encoder.speaker if encoder.renames_speakers else None)
-        self._tool_only_null = encoder.tool_only == "null"  # the core's own: None stays None
+        # parse (repair_arguments not None) take it only when they do not.
+        self._object_arguments = spelling.object_arguments
+        self._repair_arguments = spelling.repair_arguments
+        self._split = spelling.apart
+        self._single_call = spelling.single_call
+        self._speaker = spelling.speaker
+        self._tool_only_null = spelling.tool_only_null
         # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
-        self._apart = encoder.apart or not opts.merge_text_then_calls
-        # Opaque continuation state (Codex interims) means something to OpenAI only: a profile
-        # for another provider treats such a turn as plain, and its encoder drops the state.
+        self._apart = spelling.apart or not opts.merge_text_then_calls
         # (A flag, not a function chosen here: compiled, a call through an attribute is a
         # generic Python call, ~400 instructions; is_opaque itself is a native one.)
-        self._keeps_opaque = encoder.keeps_opaque
+        self._keeps_opaque = spelling.keeps_opaque
         stage = make_stage(self.profile, encoder, self._append)
         # _emit is the sink itself (an attribute, not a method that calls it: one call less
         # per message): the output list, or the stage in front of it, which sends what is
@@ -111,7 +104,7 @@ class TableActions:
         # A stored result is sent as it is when there is no shape, id or name to write on it
         # (_encode_result would return it unchanged), straight into the output list when
         # there is no stage either.
-        self._encode_results = encoder.shapes or encoder.rewrites_ids or encoder.response_name
+        self._encode_results = spelling.encodes_results
         self._plain_results = stage is None and not self._encode_results
         self._direct = stage is None  # a message with no notes goes straight into the output list
 
