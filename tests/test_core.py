@@ -855,3 +855,18 @@ def test_the_stub_has_one_home() -> None:
     out = n.feed({"role": "user", "content": "next"}) + n.close()
     assert out[1] == _stub.chat_stub("c1", _stub.DEFAULT_STUB_TEXT)
     assert [r.detail for r in n.report.records if r.kind == _stub.STUB_KIND] == [_stub.stub_detail("c1")]
+
+
+def test_a_held_result_keeps_its_input_index_and_notes_until_its_block_is_emitted() -> None:
+    # The results of a block arrive out of order, one of them without an id: the reorder
+    # record names each result's own input index in arrival order, and the id-less result's
+    # note (made when it was held) is filed with the output it became, also under a profile
+    # that rewrites the ids (the encoding path reads the held result's index and notes).
+    history = [U(), A(None, ["c1", "c2", "c3"]), T("c3"), T(None, "x"), T("c2")]
+    for profile in ("default", "anthropic"):
+        out, report = repair_all(history, profile=profile)
+        reorder = [r.input for r in report.records if r.kind == "reorder_results"]
+        assert reorder == [[2, 3, 4]]
+        assigned = [(r.input, r.output) for r in report.records if r.kind == "assign_result_id"]
+        assert assigned == [([3], 2)]
+        assert [m.get("content") for m in out[2:]] == ["x", "result", "result"]

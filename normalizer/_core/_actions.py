@@ -23,7 +23,7 @@ from .._content import SUBSTANCE_KEYS, has_text, is_blank, is_opaque, merge, unf
 from ._calls import call_id_of, call_name, clean_calls, next_alias
 from ._emit import (drop_empty_turn, drop_unanswered, emit_apart, emit_rounds, encode_tool_only, end_opaque,
                          finish_merged, renamed_calls, rewrite_ids)
-from ._held import RESULT_FRAME, Held, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
+from ._held import RESULT_FRAME, Held, HeldResult, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
 from ._notes import conflict_notes, merged_user_detail
 from ._parked import carries_parked, drop_parked, park, unpark
 from ._results import emit_results, stray_result
@@ -52,7 +52,7 @@ class TableActions:
         '_encode_results', '_encoder', '_held_bytes', '_index', '_keeps_opaque', '_max_depth', '_max_fragments',
         '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in', '_n_out', '_next_suffix', '_object_arguments',
         '_out', '_owner', '_parked', '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields',
-        '_result_inputs', '_result_notes', '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
+        '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
         '_split', '_stage_close', '_tool_only_null', '_turn', '_unanswered', '_user', '_validate', 'options',
         'profile', 'state',
     )
@@ -79,29 +79,22 @@ class TableActions:
         # profile's stage for what needs a look across messages (alternation, system
         # placement), or None. Where the output goes is decided here, once (_emit, below).
         encoder = self._encoder = Spelling(self.profile)
-        self._shapes = encoder.shapes
-        self._rewrites_ids = encoder.rewrites_ids
-        self._object_arguments = encoder.object_arguments
+        spelling = encoder.core  # what the core needs of it, derived there (CoreSpelling)
+        self._shapes = spelling.shapes
+        self._rewrites_ids = spelling.rewrites_ids
         # Arguments the encoding turns into objects take the slow path; arguments that must
-        # parse (repairs_arguments) take it only when they do not.
-        self._repair_arguments: Callable[[str], str | None] | None = (
-            encoder.repair_arguments if encoder.repairs_arguments else None
-        )
-        self._split = encoder.apart  # a turn holding text and calls is emitted as two messages
-        self._single_call = encoder.single_call  # a turn with parallel calls is emitted as call/result rounds
-        # Speakers as the output names them (None: as the input does, the names kept as they are):
-        # names the provider does not know (Mistral) or that are sanitized tell no one apart
-        # once written, and a second pass would merge what they kept apart.
-        self._speaker: Callable[[Message, str], Any] | None = (
-            encoder.speaker if encoder.renames_speakers else None)
-        self._tool_only_null = encoder.tool_only == "null"  # the core's own: None stays None
+        # parse (repair_arguments not None) take it only when they do not.
+        self._object_arguments = spelling.object_arguments
+        self._repair_arguments = spelling.repair_arguments
+        self._split = spelling.apart
+        self._single_call = spelling.single_call
+        self._speaker = spelling.speaker
+        self._tool_only_null = spelling.tool_only_null
         # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
-        self._apart = encoder.apart or not opts.merge_text_then_calls
-        # Opaque continuation state (Codex interims) means something to OpenAI only: a profile
-        # for another provider treats such a turn as plain, and its encoder drops the state.
+        self._apart = spelling.apart or not opts.merge_text_then_calls
         # (A flag, not a function chosen here: compiled, a call through an attribute is a
         # generic Python call, ~400 instructions; is_opaque itself is a native one.)
-        self._keeps_opaque = encoder.keeps_opaque
+        self._keeps_opaque = spelling.keeps_opaque
         stage = make_stage(self.profile, encoder, self._append)
         # _emit is the sink itself (an attribute, not a method that calls it: one call less
         # per message): the output list, or the stage in front of it, which sends what is
@@ -111,7 +104,7 @@ class TableActions:
         # A stored result is sent as it is when there is no shape, id or name to write on it
         # (_encode_result would return it unchanged), straight into the output list when
         # there is no stage either.
-        self._encode_results = encoder.shapes or encoder.rewrites_ids or encoder.response_name
+        self._encode_results = spelling.encodes_results
         self._plain_results = stage is None and not self._encode_results
         self._direct = stage is None  # a message with no notes goes straight into the output list
 
@@ -138,9 +131,7 @@ class TableActions:
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
         self._next_suffix: dict[str, int] = {}  # base id -> first suffix fresh_id may still find free
-        self._results: dict[str, Message] = {}  # call id -> its result, in the order they arrived
-        self._result_inputs: list[int] = []  # the input index of each result, in the order they arrived
-        self._result_notes: dict[str, list[Note]] = {}  # call id -> its result's repairs (if any)
+        self._results: dict[str, HeldResult] = {}  # call id -> its result, in the order they arrived
         self._deferred: list[Pending] = []  # user/system messages behind the tool block
         # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
         self._parked: list[Pending] = []
@@ -419,10 +410,7 @@ class TableActions:
             )]
         del unanswered[target]
         results = self._results
-        results[target] = message
-        self._result_inputs.append(index)
-        if notes is not None:
-            self._result_notes[target] = notes
+        results[target] = HeldResult(message, index, notes)
         content = message.get("content")
         if type(content) is str and len(message) == 3 and type(target) is str:
             # {role, tool_call_id, content} (it always has the first two here), all strings:
@@ -544,9 +532,6 @@ class TableActions:
             self._unanswered = {}
         if self._results:
             self._results = {}
-            self._result_inputs = []
-            if self._result_notes:
-                self._result_notes = {}
         if self._aliases:
             self._aliases = {}
         if self._call_origin:

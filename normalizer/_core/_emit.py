@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._content import REASONING_TEXT_KEYS, has_text, unfold
 from ._notes import merged_turn_detail, renamed_detail, span
-from ._results import emit_result, emit_results, made_by, record_reorder, result_inputs
+from ._results import emit_result, emit_results, made_by, record_reorder
 from .._note import Note
 
 if TYPE_CHECKING:
@@ -141,7 +141,6 @@ def emit_rounds(
     calls = turn["tool_calls"]
     want = n._encoder.tool_only
     assert len(calls) == len(n._calls)  # the turn's calls are the registry's, in order
-    at = result_inputs(n)
     for k, (call_id, call) in enumerate(zip(n._calls, calls)):
         if k == 0:
             message: Message = {**turn, "tool_calls": [call]}
@@ -162,7 +161,7 @@ def emit_rounds(
         # Left open (trailing_calls="keep"), a call is open only in the last round: the
         # others have a round after them, so each gets its stub (recorded), or a second
         # repair would find it unanswered mid-history and add one then.
-        emit_result(n, call_id, stub or k < len(calls) - 1, inputs, ids, at)
+        emit_result(n, call_id, stub or k < len(calls) - 1, inputs, ids)
     record_reorder(n, inputs)
 
 

@@ -21,7 +21,7 @@ from .._stub import STUB_KIND, chat_stub, stray_result_kind, stub_detail
 if TYPE_CHECKING:
     from ._actions import TableActions
 
-__all__ = ["stray_result", "emit_results", "emit_result", "result_inputs", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
+__all__ = ["stray_result", "emit_results", "emit_result", "record_reorder", "stub_message", "stub_note", "made_by", "encode_result"]
 
 Message = dict[str, Any]
 
@@ -30,16 +30,15 @@ def emit_results(n: TableActions, stub: bool, inputs: list[int], ids: dict[str, 
     """The tool block in call order: each call's result, or a stub for a missing one
     (``stub``; else it is left open)."""
     results = n._results
-    noted = n._result_notes  # (most results have no notes: an empty map)
     if n._plain_results:
         out = n._out
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                if noted and call_id in noted:
-                    n._emit(result, noted[call_id])
+                if result.notes:
+                    n._emit(result.message, result.notes)
                 else:
-                    out.append(result)  # _emit, inlined for the common case
+                    out.append(result.message)  # _emit, inlined for the common case
             elif stub:
                 n._emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     elif not n._encode_results:
@@ -47,32 +46,23 @@ def emit_results(n: TableActions, stub: bool, inputs: list[int], ids: dict[str, 
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                emit(result, noted.get(call_id) if noted else None)
+                emit(result.message, result.notes)
             elif stub:
                 emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     else:
-        at = result_inputs(n)
         for call_id in n._calls:
-            emit_result(n, call_id, stub, inputs, ids, at)
+            emit_result(n, call_id, stub, inputs, ids)
     if len(results) > 1:  # (one result cannot be out of order: no call for it)
         record_reorder(n, inputs)
 
 
-def result_inputs(n: TableActions) -> dict[str, int]:
-    """Call id -> the input index of its result (for the encoding path, once a block: the
-    per-result path keeps the indices as a list, in the order the results arrived)."""
-    return dict(zip(n._results, n._result_inputs))
-
-
-def emit_result(
-    n: TableActions, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None, at: dict[str, int]
-) -> None:
-    """One call's result (or its stub) in the provider's encoding (``at``: result_inputs)."""
+def emit_result(n: TableActions, call_id: str, stub: bool, inputs: list[int], ids: dict[str, Any] | None) -> None:
+    """One call's result (or its stub) in the provider's encoding."""
     result = n._results.get(call_id)
     if result is not None:
-        stored = n._result_notes.get(call_id)
+        stored = result.notes
         notes = list(stored) if stored else []
-        n._emit(encode_result(n, result, call_id, ids, [at[call_id]], notes), notes)
+        n._emit(encode_result(n, result.message, call_id, ids, [result.index], notes), notes)
     elif stub:
         origin = made_by(n, call_id, inputs)
         notes = [stub_note(n, call_id, origin)]
@@ -88,7 +78,7 @@ def record_reorder(n: TableActions, inputs: list[int]) -> None:
         n._record(
             "reorder_results",
             f"put the results of turn {span(inputs)} in the order of its calls",
-            list(n._result_inputs),
+            [result.index for result in results.values()],
         )
 
 

@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from .._content import (
@@ -101,7 +101,7 @@ from .rules import plan_for
 if TYPE_CHECKING:
     from ._profiles import Profile
 
-__all__ = ["Spelling", "mistral_id", "base62", "close_json"]
+__all__ = ["Spelling", "CoreSpelling", "mistral_id", "base62", "close_json"]
 
 Message = dict[str, Any]
 
@@ -169,7 +169,8 @@ class Spelling:
         '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
         '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
         'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'renames_speakers',
-        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only', '_steps')
+        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only', '_steps',
+        'core')
 
     def __init__(self, profile: Profile) -> None:
         p = self.profile = profile
@@ -235,6 +236,8 @@ class Spelling:
         self.shapes = (self._content or self._names or self._strip_calls or self._strip_reasoning
                        or self.pad_reasoning or not self.keeps_opaque or self._developer_to_system
                        or self._unknown or bool(self._steps))
+        #: What the core needs to know of this spelling, derived once (:class:`CoreSpelling`).
+        self.core = CoreSpelling(self)
 
     # ------------------------------------------------------------------ one message
 
@@ -514,6 +517,41 @@ class Spelling:
                 candidate = f"{base}_{k}"
             return candidate
         return old
+
+
+class CoreSpelling:
+    """What the core (``_core.TableActions``) needs to know of a :class:`Spelling`, in the
+    core's terms, derived here once beside the flags it comes from (the core binds these
+    to its own slots: read per message, they are one attribute away). A value: its fields
+    are Final, as ``_core._held.Pending``'s."""
+
+    __slots__ = ("shapes", "rewrites_ids", "object_arguments", "repair_arguments", "apart", "single_call",
+                 "speaker", "tool_only_null", "keeps_opaque", "encodes_results")
+
+    def __init__(self, spelling: Spelling) -> None:
+        #: :meth:`Spelling.shape` may change a message (False: the core never calls it).
+        self.shapes: Final = spelling.shapes
+        #: :meth:`Spelling.new_id` may change an id (False: the core never calls it).
+        self.rewrites_ids: Final = spelling.rewrites_ids
+        #: Call arguments are written as objects: they take the core's slow path.
+        self.object_arguments: Final = spelling.object_arguments
+        #: Arguments that must parse are repaired with this (None: they are left as they are).
+        self.repair_arguments: Final[Callable[[str], str | None] | None] = (
+            spelling.repair_arguments if spelling.repairs_arguments else None)
+        #: A turn holding text and calls is emitted as two messages (MI-5).
+        self.apart: Final = spelling.apart
+        #: A turn with parallel calls is emitted as call/result rounds (JT-4).
+        self.single_call: Final = spelling.single_call
+        #: Speakers as the output names them (None: as the input does, the names kept): names
+        #: the provider does not know or that are sanitized tell no one apart once written.
+        self.speaker: Final[Callable[[Message, str], Any] | None] = (
+            spelling.speaker if spelling.renames_speakers else None)
+        #: The content of a tool-only turn is null, as the core writes it (None stays None).
+        self.tool_only_null: Final = spelling.tool_only == "null"
+        #: Opaque continuation state (Codex interims) is kept: means something to OpenAI only.
+        self.keeps_opaque: Final = spelling.keeps_opaque
+        #: A held result is written with a shape, a new id or a function name (False: as it is).
+        self.encodes_results: Final = spelling.shapes or spelling.rewrites_ids or spelling.response_name
 
 
 def _sanitized(name: str) -> str:

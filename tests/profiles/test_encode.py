@@ -12,7 +12,8 @@ import pytest
 import normalizer
 from normalizer.profiles import PROFILES
 from normalizer.profiles._check import check
-from normalizer.profiles._encode import base62, mistral_id
+from normalizer.profiles._encode import CoreSpelling, Spelling, base62, mistral_id
+from normalizer.profiles._profiles import get_profile
 
 
 def repair(messages: list[dict[str, Any]], profile: Any) -> list[dict[str, Any]]:
@@ -574,3 +575,25 @@ def test_steps_that_change_one_message_share_one_copy_and_leave_the_input_alone(
     turn = mistral[1]
     assert list(turn) == ["role", "content", "tool_calls"] and turn["tool_calls"][0]["id"] == new
     assert history[1]["tool_calls"][0]["id"] == "c1" and "reasoning_content" in history[1]
+
+
+@pytest.mark.parametrize("name", ["default", "anthropic", "mistral", "gemma", "ollama", "strict"])
+def test_what_the_core_needs_is_derived_once_from_the_spelling(name: str) -> None:
+    # CoreSpelling: the one place the core's view of the flags is derived.
+    spelling = Spelling(get_profile(name))
+    core = spelling.core
+    assert isinstance(core, CoreSpelling)
+    assert (core.shapes, core.rewrites_ids, core.object_arguments, core.apart, core.single_call,
+            core.keeps_opaque) == (spelling.shapes, spelling.rewrites_ids, spelling.object_arguments,
+                                   spelling.apart, spelling.single_call, spelling.keeps_opaque)
+    assert (core.repair_arguments is not None) is spelling.repairs_arguments
+    assert (core.speaker is not None) is spelling.renames_speakers
+    assert core.tool_only_null is (spelling.tool_only == "null")
+    assert core.encodes_results is bool(spelling.shapes or spelling.rewrites_ids or spelling.response_name)
+
+
+def test_core_spelling_of_mistral_and_gemma() -> None:
+    mistral, gemma = Spelling(get_profile("mistral")).core, Spelling(get_profile("gemma")).core
+    assert (mistral.apart, mistral.tool_only_null, mistral.speaker is not None, mistral.repair_arguments) == (
+        True, True, True, None)
+    assert (gemma.apart, gemma.tool_only_null, gemma.rewrites_ids, gemma.encodes_results) == (False, False, False, True)
