@@ -394,9 +394,10 @@ def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report 
     binary file, ``dest`` a path or a binary file (not the source itself: for that, the
     command line's ``--in-place`` writes a temporary file and renames it). Returns the report.
     """
-    f, name, owned = open_source(source)
+    opened = open_source(source)
+    f = opened.file
     try:
-        repairer = SessionRepairer(fmt, report=report, source=name, **options)
+        repairer = SessionRepairer(fmt, report=report, source=opened.name, **options)
         out, owned_out = _open(dest)
         try:
             while chunk := f.read(CHUNK_BYTES):
@@ -407,6 +408,6 @@ def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report 
             if owned_out:
                 out.close()
     finally:
-        if owned:
+        if opened.owned:
             f.close()
     return repairer.report
