@@ -103,7 +103,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
         seen.heads += kind != "auto"
         return kind
 
-    def counting_guess(record: Any) -> tuple[str | None, bool]:
+    def counting_guess(record: Any) -> _detect.Guess:
         seen.guessed[orjson.dumps(record, option=orjson.OPT_SORT_KEYS)] += 1
         return guess(record)
 
