@@ -26,28 +26,54 @@ GEMINI_USER = {"role": "user", "parts": [{"text": "hi"}]}
 # -- derived from the declarations ---------------------------------------------------------------
 
 
-def test_the_record_arrays_are_the_formats_own_and_dumped_ones_in_a_dump_s_body_too() -> None:
-    assert _registry.RECORD_ARRAYS == {
-        "messages", "input", "contents",
-        "request.body.messages", "request.body.input", "body.messages", "body.input",
-    }
+# (Each format's part is pinned by its name, and the whole is checked against the rule, so a
+# format added to the registry adds its own part without changing these tests.)
+
+DOCUMENT_KEYS = {  # format -> (its record array paths, its system keys)
+    "chat": ({"messages", "request.body.messages", "body.messages"}, ("system_prompt",)),
+    "responses": ({"input", "request.body.input", "body.input"}, ("instructions",)),
+    "anthropic": ({"messages"}, ("system",)),
+    "gemini": ({"contents"}, ("systemInstruction", "system_instruction")),
+    "opencode": ({"messages"}, ()),
+    "codex": (set(), ()),
+    "finetune": (set(), ()),
+}
+
+
+def _arrays(f: Format) -> set[str]:
+    prefixes = _records.CONTAINER_PREFIXES if f.document.dumped else ("",)
+    return {prefix + key for prefix in prefixes for key in f.document.arrays}
+
+
+@pytest.mark.parametrize("name", DOCUMENT_KEYS)
+def test_each_format_declares_its_record_arrays_and_system_keys(name: str) -> None:
+    f = _registry.BY_NAME[name]
+    assert (_arrays(f), f.document.system_keys) == DOCUMENT_KEYS[name]
+
+
+def test_the_document_reader_streams_every_format_s_arrays() -> None:
+    assert _registry.RECORD_ARRAYS == set().union(*map(_arrays, _registry.REGISTRY))
+    assert "request.body.contents" not in _registry.RECORD_ARRAYS  # Gemini's are not dumped
     assert _document._STREAMS is _registry.RECORD_ARRAYS
-    assert _registry.CONVERSATION_KEYS == {"messages", "input", "contents"}
+    assert _registry.CONVERSATION_KEYS == {key for f in _registry.REGISTRY for key in f.document.arrays}
 
 
 def test_the_walker_descends_the_way_to_a_dump_s_body() -> None:
     assert _document._DESCEND == {"", "request", "request.body", "body"}
 
 
-def test_the_system_keys_are_the_formats_own_in_the_registry_s_order() -> None:
-    assert _registry.SYSTEM_KEYS == ("system_prompt", "instructions", "system", "systemInstruction", "system_instruction")
+def test_the_system_keys_are_every_format_s_in_the_registry_s_order() -> None:
+    assert _registry.SYSTEM_KEYS == tuple(dict.fromkeys(key for f in _registry.REGISTRY for key in f.document.system_keys))
     assert _events.SYSTEM_KEYS is _registry.SYSTEM_KEYS
 
 
 def test_only_a_key_one_format_alone_declares_claims_a_document() -> None:
-    assert {key: f.name for key, f in _registry.CLAIMS.items()} == {
+    claims = {key: f.name for key, f in _registry.CLAIMS.items()}
+    assert {key: claims.get(key) for key in ("input", "instructions", "system", "messages", "contents", "system_prompt")} == {
         "input": "responses", "instructions": "responses", "system": "anthropic",
+        "messages": None, "contents": None, "system_prompt": None,  # shared, or of a format that claims nothing
     }
+    assert all(f.document.claim is not Claim.NOTHING for f in _registry.CLAIMS.values())
 
 
 def test_a_key_two_formats_declare_claims_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,18 +82,21 @@ def test_a_key_two_formats_declare_claims_nothing(monkeypatch: pytest.MonkeyPatc
 
     shared = Format("other", object, nothing, document=DocumentKeys(arrays=("input",), claim=Claim.DOCUMENT))
     monkeypatch.setattr(_registry, "REGISTRY", (*_registry.REGISTRY, shared))
-    assert {key: f.name for key, f in _registry._claims().items()} == {"instructions": "responses", "system": "anthropic"}
+    claims = _registry._claims()
+    assert ("input" in claims, claims["instructions"].name) == (False, "responses")
 
 
-@pytest.mark.parametrize(("told", "keys"), [
-    (None, {"request", "body", "model", "max_tokens", "input", "contents", "system", "system_prompt"}),
-    ("codex", {"request", "body", "model", "max_tokens", "input", "contents", "system", "system_prompt"}),
-    ("chat", {"request", "body", "model", "max_tokens", "input", "contents", "system", "system_prompt", "messages"}),
-    ("finetune", set()),
-])
-def test_the_keys_of_a_one_line_request_body_by_the_format_told(told: str | None, keys: set[str]) -> None:
-    assert _registry.body_keys(None if told is None else _registry.BY_NAME[told]) == keys
+ANY_BODY = {"request", "body", "model", "max_tokens", "input", "contents", "system", "system_prompt"}
+
+
+def test_the_keys_of_a_one_line_request_body_are_any_request_s_and_the_formats_own() -> None:
+    detected = _registry.body_keys(None)
+    assert detected == _records.REQUEST_KEYS | {key for f in _registry.REGISTRY for key in f.document.body_keys}
     assert _records.REQUEST_KEYS == {"request", "body", "model", "max_tokens"}
+    assert (ANY_BODY <= detected, "messages" in detected) == (True, False)  # (a fine-tuning line holds messages)
+    assert _registry.body_keys(_registry.BY_NAME["codex"]) == detected
+    assert _registry.body_keys(_registry.BY_NAME["chat"]) == detected | _registry.CONVERSATION_KEYS
+    assert _registry.body_keys(_registry.BY_NAME["finetune"]) == set()
 
 
 # -- what a document's keys tell detection ---------------------------------------------------------
