@@ -182,9 +182,11 @@ class Record:
     number: int  # 0-based number of the record in the file
 
 
-class Meta(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Meta:
     """One of a document's other keys (``model``, ``tools``, ``system``, a dump's
-    ``request.body.model``...) and its value, for the conversation's ``extra``."""
+    ``request.body.model``...) and its value, for the conversation's ``extra``. (One per key,
+    not per record: frozen, at a frozen dataclass's cost.)"""
 
     key: str
     value: Any

@@ -7,6 +7,7 @@ gave -- outputs, errors and their places, reports, exit statuses."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import io
 import json
 from collections.abc import Iterator
@@ -259,7 +260,7 @@ def _comparable(event: Any) -> Any:
     if isinstance(event, DocPlace):
         return position_of(event)
     if isinstance(event, Meta):
-        return event._replace(place=position_of(event.place))
+        return dataclasses.replace(event, place=position_of(event.place))
     return event
 
 
