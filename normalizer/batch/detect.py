@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from .._errors import InputError
 from .._json import JSONDecodeError, loads
 from ..formats import SESSION_FORMATS
-from ..formats._detect import DETECT_RECORDS, decide, guess
+from ..formats._detect import DETECT_RECORDS, Guess, decide, guess
 from ..formats._reader import Head
 from ..formats._records import BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, Sniffer
+from ..formats._registry import body_keys
 from .plan import Job
 from .results import Settings
 from .streams import Input
@@ -85,7 +86,7 @@ def peek(src: Input) -> Peek:
     nest past ``max_depth`` (the reader refuses it, and detects from the others). It then
     detects the format itself, as it did before it was told anything."""
     read: list[bytes] = []
-    sniffer = Sniffer(DEFAULT_MAX_LINE_BYTES)
+    sniffer = Sniffer(DEFAULT_MAX_LINE_BYTES, body_keys=body_keys(None))  # (as a reader that detects)
     first = FirstRecords()
     kind = "auto"
     size = 0
@@ -138,7 +139,7 @@ class FirstRecords:
     over; a line that goes on across chunks is joined once, when it ends), each guessed once."""
 
     def __init__(self) -> None:
-        self.guesses: list[tuple[str | None, bool]] = []
+        self.guesses: list[Guess] = []
         self._line: list[bytes] = []  # the pieces of the line not ended yet
         # A record the reader may refuse as nested past its max_depth (more brackets than
         # that; a cheap count, not the depth): it would detect from the others.
@@ -160,9 +161,9 @@ class FirstRecords:
             except JSONDecodeError:
                 return _Verdict(None)
             self._deep = self._deep or raw.count(b"[") + raw.count(b"{") > DEFAULT_MAX_DEPTH
-            name, decisive = told = guess(value)
-            if decisive:
-                return _Verdict(name, not self._deep)
+            told = guess(value)
+            if told.decisive:
+                return _Verdict(told.format, not self._deep)
             self.guesses.append(told)
             if len(self.guesses) >= DETECT_RECORDS:
                 return self._settled()

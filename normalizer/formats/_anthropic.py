@@ -21,7 +21,7 @@ from typing import Any
 from .._report import Report
 from ._blocks import At, BlockConverter
 from ._common import Turn, as_text, describe, invalid, note_extra, text_parts, with_source
-from ._format import Clue, Evidence, Format, Output
+from ._format import Claim, Clue, DocumentKeys, Evidence, Format, Output
 from ._records import DEFAULT_MAX_RECORD_BYTES
 from ._anthropic_writer import AnthropicWriter
 
@@ -265,4 +265,5 @@ def guess(record: dict[str, Any]) -> Clue | None:
 FORMAT = Format(
     "anthropic", AnthropicConverter, guess,
     outputs=(Output("anthropic", 50, AnthropicWriter),), assembling=True, per_file=True,
+    document=DocumentKeys(arrays=("messages",), system_keys=("system",), claim=Claim.WEAK_RECORDS, body_keys=("system",)),
 )

@@ -18,7 +18,7 @@ from .._errors import UsageError
 from .._json import dumps
 from .._report import Report
 from ._common import describe, invalid, note_extra
-from ._format import Clue, Evidence, Format, Output
+from ._format import Clue, DocumentKeys, Evidence, Format, Output
 from ._writing import LINE, Container, FormatWriter, Layout, Message
 
 __all__ = ["ChatConverter", "JsonlWriter", "JsonArrayWriter", "guess", "FORMAT"]
@@ -133,4 +133,5 @@ FORMAT = Format(
     "chat", ChatConverter, guess,
     outputs=(Output("jsonl", 10, JsonlWriter), Output("json", 20, JsonArrayWriter)),
     per_file=True, plain_records=True,
+    document=DocumentKeys(arrays=("messages",), dumped=True, system_keys=("system_prompt",), body_keys=("system_prompt",)),
 )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InputError
-from ._format import Format
-from ._registry import INPUT_FORMATS, REGISTRY, SESSION_FORMATS
+from ._format import Claim, Format
+from ._registry import CLAIMS, INPUT_FORMATS, REGISTRY, SESSION_FORMATS
 
-__all__ = ["detect_format", "decide", "guess", "nothing_recognised", "DETECT_RECORDS", "SESSION_FORMATS"]
+__all__ = ["Guess", "NO_GUESS", "detect_format", "decide", "guess", "nothing_recognised", "DETECT_RECORDS", "SESSION_FORMATS"]
 
 #: Records looked at before settling on a weak guess (a plain ``{"role", "content"}`` could
 #: be Chat, Anthropic or Responses; a later record with tool calls usually tells).
@@ -20,10 +21,29 @@ DETECT_RECORDS = 16
 _ASKED: tuple[Format, ...] = REGISTRY
 
 
-def guess(record: Any) -> tuple[str | None, bool]:
-    """``(format, decisive)`` for one record; ``(None, False)`` when it says nothing."""
+@dataclass(frozen=True, slots=True)
+class Guess:
+    """What one record looks like (:func:`guess`).
+
+    Attributes:
+        format: the name of the format whose clue in it is the most specific; None: it
+            looks like no format.
+        decisive: that clue settles the format; False: a weak guess (a plain role message),
+            which a later record or the document's own keys may override.
+    """
+
+    format: str | None
+    decisive: bool = False
+
+
+#: The guess of a record that looks like no format.
+NO_GUESS = Guess(None)
+
+
+def guess(record: Any) -> Guess:
+    """What one record looks like; :data:`NO_GUESS` when it says nothing."""
     if not isinstance(record, dict):
-        return None, False
+        return NO_GUESS
     best = None
     name: str | None = None
     for fmt in _ASKED:
@@ -31,8 +51,8 @@ def guess(record: Any) -> tuple[str | None, bool]:
         if clue is not None and (best is None or clue.evidence < best.evidence):
             best, name = clue, fmt.name
     if best is None:
-        return None, False
-    return name, best.decisive
+        return NO_GUESS
+    return Guess(name, best.decisive)
 
 
 def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> str:
@@ -41,9 +61,10 @@ def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> s
     Args:
         first_records: decoded records from the start of the file (one is often enough;
             up to :data:`DETECT_RECORDS` are useful).
-        hint: what the container said: ``"input"`` for a document's ``input`` array
-            (a Responses request), ``"system"`` when a document has a top-level ``system``
-            (an Anthropic request).
+        hint: what the container said: one of its own keys, or the key of its record
+            array, that claims it for a format (``_registry.CLAIMS``: ``"input"`` or
+            ``"instructions"``, a Responses request; ``"system"``, an Anthropic request).
+            Any other key tells nothing.
 
     Raises:
         InputError: nothing in the records looks like a known format.
@@ -51,22 +72,24 @@ def detect_format(first_records: Sequence[Any], *, hint: str | None = None) -> s
     return decide(map(guess, first_records), hint=hint)
 
 
-def decide(guesses: Iterable[tuple[str | None, bool]], *, hint: str | None = None) -> str:
+def decide(guesses: Iterable[Guess], *, hint: str | None = None) -> str:
     """:func:`detect_format` from :func:`guess`'s verdicts on the first records, for a caller
     that guessed each record as it read it (so none is guessed twice). Taken lazily: none is
-    asked for past a decisive one."""
+    asked for past a decisive one. With none decisive, the format the ``hint`` claims the
+    document for (:class:`~._format.Claim`) comes before a weak guess."""
     weak: str | None = None
     records = False
-    for name, decisive in guesses:
-        if decisive:
-            assert name is not None
-            return name
+    for told in guesses:
+        if told.decisive:
+            assert told.format is not None
+            return told.format
         records = True
-        weak = weak or name
-    if hint == "input":
-        return "responses"
-    if hint == "system" and weak == "chat":
-        return "anthropic"
+        weak = weak or told.format
+    claimant = CLAIMS.get(hint) if hint is not None else None
+    if claimant is not None:
+        claim = claimant.document.claim
+        if claim is Claim.DOCUMENT or (claim is Claim.WEAK_RECORDS and weak is not None):
+            return claimant.name
     if weak is not None:
         return weak
     if not records:
@@ -77,12 +100,11 @@ def decide(guesses: Iterable[tuple[str | None, bool]], *, hint: str | None = Non
     )
 
 
-def nothing_recognised(fmt: str, guesses: list[tuple[str | None, bool]], known: Iterable[str],
-                       source: str | None) -> InputError:
+def nothing_recognised(fmt: str, guesses: list[Guess], known: Iterable[str], source: str | None) -> InputError:
     """The error for a file in which no record was recognised as ``fmt``: the format its
     records look like (``guesses``: :func:`guess` of the first ones), when one does."""
-    likely = next((name for name, decisive in guesses if decisive), None)
-    likely = likely or next((name for name, _ in guesses if name is not None), None)
+    likely = next((told.format for told in guesses if told.decisive), None)
+    likely = likely or next((told.format for told in guesses if told.format is not None), None)
     what = f"no record of this file was recognised as {fmt}"
     if likely is not None and likely != fmt:
         return InputError(f"{what}; it looks like {likely}", source=source,

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._errors import InputError, InvalidMessage, LimitExceeded
 from ._records import (
+    CONTAINER_PREFIXES,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_RECORD_BYTES,
     DOC_SLICE_BYTES,
@@ -25,6 +26,7 @@ from ._records import (
     too_deep,
     too_many_digits,
 )
+from ._registry import RECORD_ARRAYS
 from ._scan import Cut, OpenToken, Slice, SurrogateScan, Where, bad_utf8, chars
 
 __all__ = ["DocWalker", "DocReader", "PastDouble", "TooDeep", "as_float", "load_ijson", "parser_errors"]
@@ -49,9 +51,10 @@ def parser_errors(ijson: Any) -> tuple[type[Exception], ...]:
 
 # -- JSON documents ---------------------------------------------------------------------------
 
-# Arrays that hold the record stream, by path, and objects we descend into to find one.
-_STREAMS = {"messages", "input", "contents", "request.body.messages", "request.body.input", "body.messages", "body.input"}
-_DESCEND = {"", "request", "request.body", "body"}
+# Arrays that hold the record stream, by path (the formats' own, from the registry), and the
+# objects we descend into to find one: the document itself, and the way down to a dump's body.
+_STREAMS = RECORD_ARRAYS
+_DESCEND = frozenset({""} | {prefix[:at] for prefix in CONTAINER_PREFIXES for at, char in enumerate(prefix) if char == "."})
 
 
 class TooDeep(Exception):

@@ -29,13 +29,10 @@ from ._records import (
     Meta,
 )
 from .._defaults import OnInvalid
-from ._registry import FORMATS, READER_OPTIONS
+from ._registry import CLAIMS, FORMATS, READER_OPTIONS, REGISTRY, SYSTEM_KEYS
 
 __all__ = ["OnInvalid", "SYSTEM_KEYS", "own_key", "system_meta", "document_hint", "check_arguments", "Limits", "Conversation", "Head", "Event"]
 
-
-# A document's keys that become the leading system message, whatever their place in it.
-SYSTEM_KEYS = ("system", "instructions", "system_prompt", "systemInstruction", "system_instruction")
 
 
 def own_key(path: str) -> str | None:
@@ -106,13 +103,14 @@ Event = Union[dict[str, Any], int, DocPlace, Conversation, Meta, Sidechain]
 
 def document_hint(keys: set[str | None], stream: str | None) -> str | None:
     """What a document's own keys and the path of its record array tell detection
-    (``_detect.decide``): ``"system"`` (a top-level ``system``: an Anthropic request),
-    ``"input"`` (``instructions``, or an ``input`` array: a Responses request), else None."""
-    if "system" in keys:
-        return "system"
-    if "instructions" in keys or (stream is not None and stream.endswith("input")):
-        return "input"
-    return None
+    (``_detect.decide``'s hint): the one of them that claims the document for a format
+    (``_registry.CLAIMS``), the narrowest claim first (an Anthropic ``system`` beside a
+    Responses ``input``: Anthropic, if its records look like chat), else None."""
+    named = [*keys, stream.rpartition(".")[2] if stream else None]
+    claimed = [key for key in named if key in CLAIMS]
+    if not claimed:
+        return None
+    return min(claimed, key=lambda key: (CLAIMS[key].document.claim, REGISTRY.index(CLAIMS[key])))
 
 
 def check_arguments(fmt: str, head: Head | None, on_invalid: str, options: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._writing import FormatWriter
 
-__all__ = ["Evidence", "Clue", "Output", "Format"]
+__all__ = ["Evidence", "Clue", "Claim", "DocumentKeys", "Output", "Format"]
 
 
 class Evidence(IntEnum):
@@ -50,6 +50,49 @@ class Clue:
 
     evidence: Evidence
     decisive: bool = True
+
+
+class Claim(IntEnum):
+    """What a JSON document's own keys tell detection of the format they belong to, when no
+    record settles it (``_detect.decide``). Only a key one format alone declares tells
+    anything (``messages``, which Chat, Anthropic and opencode documents all hold, does not)."""
+
+    NOTHING = 0  # nothing: its records tell it themselves (Gemini's ``contents``), or it is the default (Chat)
+    WEAK_RECORDS = 1  # records that only weakly look like another format's are its own (an
+    # Anthropic ``system`` beside ``messages`` whose records show no more than role and content)
+    DOCUMENT = 2  # the document is in it whatever its records show, even none (a Responses
+    # ``input`` array or ``instructions``)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentKeys:
+    """The vocabulary of a JSON document in a format (an API request body, an export): the
+    container around its records. The document reader (``_document``, ``_events``,
+    ``_records.sniff``) and detection derive what they know of documents from these
+    (``_registry``); a format that is never a document declares none.
+
+    Attributes:
+        arrays: the document's keys whose array is its record stream (``messages``), at its
+            top level.
+        dumped: those arrays are also found inside a request dump, under its body
+            (``request.body.messages``: hermes request dumps; ``_records.CONTAINER_PREFIXES``).
+        system_keys: the document's own keys whose value is its leading system message
+            (``system``, ``instructions``), at its top level or in a dump's body: given to
+            the converter's ``meta`` before the records, even when written after them (the
+            reader's first pass, ``_keys``).
+        claim: what its arrays and system keys tell detection when the document holds one
+            and no record settles the format (see :class:`Claim`).
+        body_keys: its keys that, in an object written on one line, make it a request body
+            (a JSON document) rather than a JSONL record (``_records.sniff``): keys no record
+            of a format of one conversation per line holds (a fine-tuning line holds
+            ``messages``, so ``messages`` is none).
+    """
+
+    arrays: tuple[str, ...] = ()
+    dumped: bool = False
+    system_keys: tuple[str, ...] = ()
+    claim: Claim = Claim.NOTHING
+    body_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +141,8 @@ class Format:
         session: a tool's own session file (the tool resumes it): ``--in-place`` without
             ``--to`` writes it back in its own format (its dialect) or refuses it, never
             rewrites it as chat messages.
+        document: what a JSON document of it holds besides its records (see
+            :class:`DocumentKeys`).
     """
 
     name: str
@@ -111,6 +156,7 @@ class Format:
     per_line: bool = False
     plain_records: bool = False
     session: bool = False
+    document: DocumentKeys = DocumentKeys()
 
     @property
     def planned(self) -> bool:

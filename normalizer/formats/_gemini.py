@@ -49,7 +49,7 @@ import orjson
 from .._json import dumps as exact_dumps
 from .._report import Report
 from ._common import SOURCE_KEY, as_text, describe, dumps, invalid, note_extra
-from ._format import Clue, Evidence, Format, Output
+from ._format import Clue, DocumentKeys, Evidence, Format, Output
 from ._writing import FormatWriter
 
 __all__ = [
@@ -517,4 +517,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format("gemini", GeminiConverter, guess, outputs=(Output("gemini", 55, GeminiEncoder),), per_file=True)
+FORMAT = Format("gemini", GeminiConverter, guess, outputs=(Output("gemini", 55, GeminiEncoder),), per_file=True,
+                document=DocumentKeys(arrays=("contents",), system_keys=("systemInstruction", "system_instruction"),
+                                         body_keys=("contents",)))

@@ -44,7 +44,7 @@ import orjson
 
 from .._report import Report
 from ._common import SOURCE_KEY, as_text, count, describe, dumps, invalid, note_extra
-from ._format import Clue, Evidence, Format
+from ._format import Clue, DocumentKeys, Evidence, Format
 
 __all__ = [
     "OpencodeConverter", "message_messages", "read_export", "read_db", "db_records", "connect_ro",
@@ -315,4 +315,4 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format("opencode", OpencodeConverter, guess, per_file=True)
+FORMAT = Format("opencode", OpencodeConverter, guess, per_file=True, document=DocumentKeys(arrays=("messages",)))

@@ -201,8 +201,9 @@ def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[l
             else:
                 yield reader.close()
         return
-    f, name, owned = open_source(source)
-    reader.source = state.source = name
+    opened = open_source(source)
+    f = opened.file
+    reader.source = state.source = opened.name
     try:
         start = start_of(f)
         while not reader.done:
@@ -212,7 +213,7 @@ def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[l
                 chunk = f.read(CHUNK_BYTES)
                 yield reader.feed(chunk) if chunk else reader.close()
     finally:
-        if owned:
+        if opened.owned:
             f.close()
 
 
@@ -349,8 +350,9 @@ async def _abatches(source: Source, reader: Reader, state: _StreamState) -> Asyn
         for batch in _batches(source, reader, state):
             yield batch
         return
-    f, name, owned = await aopen_source(source)
-    reader.source = state.source = name
+    opened = await aopen_source(source)
+    f = opened.file
+    reader.source = state.source = opened.name
     try:
         wrapped = getattr(f, "wrapped", None)  # anyio's wrapper of a sync file: seekable maybe
         start = start_of(wrapped) if wrapped is not None else None
@@ -361,7 +363,7 @@ async def _abatches(source: Source, reader: Reader, state: _StreamState) -> Asyn
                 chunk = await f.read(CHUNK_BYTES)
                 yield reader.feed(chunk) if chunk else reader.close()
     finally:
-        if owned:
+        if opened.owned:
             await f.aclose()
 
 

@@ -58,7 +58,7 @@ from .._messages import as_message
 from .._report import Report
 from ._claude import Sidechain
 from .._depth import deeper_than
-from ._detect import DETECT_RECORDS, SESSION_FORMATS, decide, guess, nothing_recognised
+from ._detect import DETECT_RECORDS, SESSION_FORMATS, Guess, decide, guess, nothing_recognised
 from ._document import DocReader
 from ._events import SYSTEM_KEYS, Conversation, Event, Head, Limits, OnInvalid, check_arguments, document_hint
 from ._events import own_key, system_meta
@@ -78,7 +78,7 @@ from ._records import (
     position_of,
     too_deep,
 )
-from ._registry import BY_NAME, FORMATS, READER_OPTIONS
+from ._registry import BY_NAME, FORMATS, READER_OPTIONS, body_keys
 
 __all__ = ["FORMATS", "Limits", "Head", "Reader", "Conversation", "Sidechain", "Event", "OnInvalid"]
 
@@ -143,8 +143,7 @@ class Reader:
         self._told: str | None = None  # the container told (head): the first chunk opens it
         if head is None:
             told = BY_NAME.get(fmt)
-            self._sniffer = Sniffer(limits.max_line_bytes, single=told is not None and told.per_file,
-                                    lines=told is not None and told.per_line)
+            self._sniffer = Sniffer(limits.max_line_bytes, body_keys=body_keys(told))
         else:
             self._told = head.container
         self._lines: LineSplitter | None = None
@@ -153,7 +152,7 @@ class Reader:
         # The Records among them, kept as they come: detection looks at these, and a
         # document's keys (Meta) do not make it look again (one look per record, not per key).
         self._waiting: list[Record] = []
-        self._guesses: dict[int, tuple[str | None, bool]] = {}  # guess() of waiting records, by number
+        self._guesses: dict[int, Guess] = {}  # guess() of waiting records, by number
         # JSONL records given to a converter, for a conversation's index (the chat fast path
         # skips the count: a chat file is one conversation); a document's walker counts its own.
         self._index = 0
@@ -167,7 +166,7 @@ class Reader:
         # Was any record recognised? Until one is, what the others looked like (the error).
         self._seen = False
         self._recognised = False
-        self._misses: list[tuple[str | None, bool]] = []
+        self._misses: list[Guess] = []
         if fmt != "auto":
             self._choose(fmt)
         elif head is not None and head.format is not None and not BY_NAME[head.format].planned:
@@ -422,11 +421,11 @@ class Reader:
         if type(rec) is Record:
             self._waiting.append(rec)
             if self._converter is None and not waiting:  # only a record can settle the format
-                self._detect(final=False, decisive=self._guess(rec)[1])
+                self._detect(final=False, decisive=self._guess(rec).decisive)
         if self._converter is not None and not self.wants_plan and not self._holding:
             self._replay(out)
 
-    def _guess(self, rec: Record) -> tuple[str | None, bool]:
+    def _guess(self, rec: Record) -> Guess:
         """:func:`guess` of a waiting record, made once: each record is asked whether it settles
         the format as it comes, and the verdict goes over them all again."""
         told = self._guesses.get(rec.number)

@@ -6,8 +6,9 @@ Two containers are read, both in constant memory, from bytes fed in chunks:
   past ``max_line_bytes`` is refused as soon as it is that long, so a 2 GB line is never
   held); the reader (``_reader``) decodes each line with orjson in the loop that converts
   it, using the error helpers here. A record's place is its line number.
-* **A JSON document**: an array of records, or an object whose ``messages`` / ``input`` array
-  (also under ``request.body``, as in hermes request dumps) is the record stream.
+* **A JSON document**: an array of records, or an object whose ``messages`` / ``input`` /
+  ``contents`` array (the formats' own: ``_registry.RECORD_ARRAYS``; some also under
+  ``request.body``, as in hermes request dumps) is the record stream.
   :class:`~._document.DocReader` pushes the bytes into ijson's push parser in slices of
   :data:`DOC_SLICE_BYTES` (but for those of a long string, held back and pushed together:
   :class:`~._scan.OpenToken`) and :class:`~._document.DocWalker` turns its events into
@@ -95,6 +96,7 @@ __all__ = [
     "sniff",
     "Sniffer",
     "CONTAINER_PREFIXES",
+    "REQUEST_KEYS",
     "STRING_REST",
     "LONG_DIGITS",
 ]
@@ -180,9 +182,11 @@ class Record:
     number: int  # 0-based number of the record in the file
 
 
-class Meta(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Meta:
     """One of a document's other keys (``model``, ``tools``, ``system``, a dump's
-    ``request.body.model``...) and its value, for the conversation's ``extra``."""
+    ``request.body.model``...) and its value, for the conversation's ``extra``. (One per key,
+    not per record: frozen, at a frozen dataclass's cost.)"""
 
     key: str
     value: Any
@@ -405,18 +409,28 @@ def nesting_at(data: bytes, max_depth: int, depth: int = 0, in_string: bool = Fa
 
 
 
+#: Where a document's own keys sit: the top level, or a dump's request body.
+CONTAINER_PREFIXES = ("", "request.body.", "body.")
+
+#: Top-level keys of any request body or dump, whatever its format (whose records sit beside
+#: other fields): a dump's root, a model, a token limit. A fine-tuning line has ``messages``
+#: (and ``tools``) but never ``model`` or ``max_tokens``. The formats add their own
+#: (``_registry.body_keys``).
+REQUEST_KEYS = frozenset({prefix.partition(".")[0] for prefix in CONTAINER_PREFIXES if prefix} | {"model", "max_tokens"})
+
+
 # -- sniffing ---------------------------------------------------------------------------------
 
 
-def sniff(head: bytes, at_eof: bool, *, single: bool = False,
-          lines: bool = False) -> Literal["jsonl", "document", "empty", "more"]:
-    """Which container the bytes read so far show (``"more"``: read on). ``single``: the
-    format named is one conversation per file (chat, responses, anthropic), so an object on
-    one line that holds ``messages`` or ``input`` is a request body, not a JSONL record.
-    ``lines``: the format named is one conversation per line (finetune), so an object on one
-    line is a record whatever its keys (the fine-tuning writer keeps a request's ``model``,
-    ``max_tokens`` and ``system`` beside ``messages``: a file of one such line was read as a
-    request body, and its messages refused as fine-tuning records)."""
+def sniff(head: bytes, at_eof: bool, *,
+          body_keys: frozenset[str] = REQUEST_KEYS) -> Literal["jsonl", "document", "empty", "more"]:
+    """Which container the bytes read so far show (``"more"``: read on). ``body_keys``: the
+    keys that make an object on one line a request body, not a JSONL record (the formats'
+    own, ``_registry.body_keys``: for a format of one conversation per file, its record
+    arrays too, ``messages`` or ``input``; for a format of one conversation per line, none,
+    an object on one line being a record whatever its keys: the fine-tuning writer keeps a
+    request's ``model``, ``max_tokens`` and ``system`` beside ``messages``, and a file of
+    one such line was read as a request body, its messages refused as fine-tuning records)."""
     if head.startswith(BOM):
         head = head[3:]
     text = head.lstrip()
@@ -437,8 +451,7 @@ def sniff(head: bytes, at_eof: bool, *, single: bool = False,
         if exc.pos >= len(first.decode("utf-8", "replace").rstrip()) and end >= 0:
             return "document"
         return "jsonl"
-    keys = _REQUEST_KEYS | _CONVERSATION_KEYS if single else _REQUEST_KEYS
-    if isinstance(value, dict) and not lines and not value.keys().isdisjoint(keys):
+    if isinstance(value, dict) and not value.keys().isdisjoint(body_keys):
         # A request body or dump written on one line: a document, if nothing follows it.
         rest = text[len(first):].strip()
         if rest:
@@ -447,11 +460,6 @@ def sniff(head: bytes, at_eof: bool, *, single: bool = False,
     return "jsonl"
 
 
-# Top-level keys of request bodies and dumps (whose messages sit beside other fields). A
-# fine-tuning line has "messages" (and "tools") but never "model" or "max_tokens".
-_REQUEST_KEYS = frozenset({"request", "body", "input", "contents", "system", "system_prompt", "model", "max_tokens"})
-# What holds one conversation's records (with a format that reads one conversation per file).
-_CONVERSATION_KEYS = frozenset({"messages", "input", "contents"})
 
 
 class Sniffer:
@@ -463,10 +471,9 @@ class Sniffer:
     blank lines was re-parsed 324 times). Past ``max_line_bytes`` with the first line still
     open, it says ``"jsonl"``: the line splitter refuses the line, with its position."""
 
-    def __init__(self, max_line_bytes: int, *, single: bool = False, lines: bool = False) -> None:
+    def __init__(self, max_line_bytes: int, *, body_keys: frozenset[str] = REQUEST_KEYS) -> None:
         self.max_line_bytes = max_line_bytes
-        self.single = single  # see sniff()
-        self.lines = lines
+        self.body_keys = body_keys  # see sniff()
         self._parts: list[bytes] = []
         self._size = 0
         self._start = -1  # offset of the first byte past the BOM and the whitespace (-1: none yet)
@@ -500,7 +507,7 @@ class Sniffer:
             return "auto"
         self.head = b"".join(self._parts)
         self._parts = [self.head]
-        kind = sniff(self.head, at_eof=not chunk, single=self.single, lines=self.lines)
+        kind = sniff(self.head, at_eof=not chunk, body_keys=self.body_keys)
         if kind == "more" and self._line_end < 0 and self._size > self.max_line_bytes:
             return "jsonl"
         return "auto" if kind == "more" else kind
@@ -514,8 +521,3 @@ def count_newlines(data: bytes | bytearray) -> int:
     longer than this call."""
     lines = BytesIO(data).readlines()
     return len(lines) - (1 if lines and lines[-1][-1:] != b"\n" else 0)
-
-
-
-#: Where a document's own keys sit: the top level, or a dump's request body.
-CONTAINER_PREFIXES = ("", "request.body.", "body.")

@@ -55,7 +55,7 @@ from ._common import (
     text_parts,
     with_source,
 )
-from ._format import Clue, Evidence, Format, Output
+from ._format import Claim, Clue, DocumentKeys, Evidence, Format, Output
 from ._records import DEFAULT_MAX_RECORD_BYTES
 from ._responses_writer import ResponsesWriter
 
@@ -490,4 +490,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
 FORMAT = Format(
     "responses", ResponsesConverter, guess,
     outputs=(Output("responses", 40, ResponsesWriter),), assembling=True, per_file=True,
+    document=DocumentKeys(arrays=("input",), dumped=True, system_keys=("instructions",), claim=Claim.DOCUMENT,
+                          body_keys=("input",)),
 )

@@ -123,7 +123,7 @@ from .._json import JSONDecodeError, loads
 from .._options import DEFAULT_MAX_HELD_BYTES
 from .._report import Report, new_report
 from .._stub import DEFAULT_STUB_TEXT, trailing_policy
-from ._detect import DETECT_RECORDS, SESSION_FORMATS, detect_format, guess, nothing_recognised
+from ._detect import DETECT_RECORDS, SESSION_FORMATS, Guess, detect_format, guess, nothing_recognised
 from ._read import open_source
 from .._depth import deeper_than
 from ._records import (BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, column_of, line_error,
@@ -215,7 +215,7 @@ class SessionRepairer(Pairing):
         #: Lines read that are lines of the format (what detection tells it by: a Claude Code
         #: line type with a uuid or a session id, a Codex line type with a payload).
         self.recognised = 0
-        self._misses: list[tuple[str | None, bool]] = []
+        self._misses: list[Guess] = []
         self._lines = LineSplitter(source=source, max_line_bytes=max_line_bytes)
         self._waiting: list[Line] = []  # lines read before the format is known
         self._orig_prev: str | None = None  # the chain line before, as read
@@ -320,7 +320,7 @@ class SessionRepairer(Pairing):
         line = Line(body, end, value, number, Info())
         if self._dialect is None:
             self._waiting.append(line)
-            self._detect(final=False, decisive=guess(value)[1])
+            self._detect(final=False, decisive=guess(value).decisive)
             return
         self._take_line(line)
 
@@ -355,7 +355,7 @@ class SessionRepairer(Pairing):
         dialect = self._dialect
         assert dialect is not None
         looks = guess(line.value)
-        if looks[0] == dialect.name:
+        if looks.format == dialect.name:
             self.recognised += 1
         elif len(self._misses) < DETECT_RECORDS:
             self._misses.append(looks)  # what it looks like instead, for the error
@@ -394,9 +394,10 @@ def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report 
     binary file, ``dest`` a path or a binary file (not the source itself: for that, the
     command line's ``--in-place`` writes a temporary file and renames it). Returns the report.
     """
-    f, name, owned = open_source(source)
+    opened = open_source(source)
+    f = opened.file
     try:
-        repairer = SessionRepairer(fmt, report=report, source=name, **options)
+        repairer = SessionRepairer(fmt, report=report, source=opened.name, **options)
         out, owned_out = _open(dest)
         try:
             while chunk := f.read(CHUNK_BYTES):
@@ -407,6 +408,6 @@ def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report 
             if owned_out:
                 out.close()
     finally:
-        if owned:
+        if opened.owned:
             f.close()
     return repairer.report

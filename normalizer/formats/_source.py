@@ -7,11 +7,12 @@ import io
 import os
 import sys
 from collections.abc import AsyncIterable, Iterable
-from typing import IO, Any, Union
+from dataclasses import dataclass
+from typing import IO, Any, Generic, TypeVar, Union
 
 from .._errors import InputError
 
-__all__ = ["Source", "IN_MEMORY", "in_memory", "open_source", "aopen_source", "start_of"]
+__all__ = ["Source", "IN_MEMORY", "Opened", "in_memory", "open_source", "aopen_source", "start_of"]
 
 #: What the readers read: a path, ``"-"`` (stdin), a binary file object, or records already in
 #: memory (an iterable of dicts or of objects with ``model_dump``; async ones for the async
@@ -20,6 +21,25 @@ Source = Union[str, "os.PathLike[str]", IO[bytes], Any]
 
 #: How errors name an in-memory source.
 IN_MEMORY = "<items>"
+
+
+_File = TypeVar("_File")
+
+
+@dataclass(frozen=True, slots=True)
+class Opened(Generic[_File]):
+    """A source opened for reading (:func:`open_source`, :func:`aopen_source`).
+
+    Attributes:
+        file: the binary file to read (for the async reader, an object with ``async read(n)``).
+        name: how errors and reports name it (``<stdin>``, the path, the file object's name).
+        owned: it was opened here, so the caller closes it once read; a file object or stdin
+            given to us is left open.
+    """
+
+    file: _File
+    name: str
+    owned: bool
 
 
 def in_memory(source: Any) -> bool:
@@ -38,31 +58,31 @@ def _name(source: Any) -> str:
     return name if isinstance(name, str) else "<stream>"
 
 
-def open_source(source: Source) -> tuple[IO[bytes], str, bool]:
-    """``(binary file, display name, whether we opened it and must close it)``."""
+def open_source(source: Source) -> Opened[IO[bytes]]:
+    """The binary file to read ``source`` from, its name, and whether to close it (:class:`Opened`)."""
     if source == "-":
-        return sys.stdin.buffer, "<stdin>", False
+        return Opened(sys.stdin.buffer, "<stdin>", owned=False)
     if isinstance(source, (str, os.PathLike)):
         try:
-            return open(source, "rb"), _name(source), True
+            return Opened(open(source, "rb"), _name(source), owned=True)
         except OSError as exc:
             raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
     if not hasattr(source, "read"):
         raise TypeError(f"expected a path, '-' or a binary file object, got {type(source).__name__}")
     if isinstance(source, io.TextIOBase):
         raise TypeError("open the file in binary mode ('rb'): lines are decoded as UTF-8 here")
-    return source, _name(source), False
+    return Opened(source, _name(source), owned=False)
 
 
-async def aopen_source(source: Source) -> tuple[Any, str, bool]:
-    """The async twin of :func:`open_source`: an object with ``async read(n)``."""
+async def aopen_source(source: Source) -> Opened[Any]:
+    """The async twin of :func:`open_source`: its file an object with ``async read(n)``."""
     import anyio
 
     if source == "-":
-        return anyio.wrap_file(sys.stdin.buffer), "<stdin>", False
+        return Opened(anyio.wrap_file(sys.stdin.buffer), "<stdin>", owned=False)
     if isinstance(source, (str, os.PathLike)):
         try:
-            return await anyio.open_file(source, "rb"), _name(source), True
+            return Opened(await anyio.open_file(source, "rb"), _name(source), owned=True)
         except OSError as exc:
             raise InputError(f"cannot open: {exc.strerror}", source=_name(source)) from None
     read = getattr(source, "read", None)
@@ -71,8 +91,8 @@ async def aopen_source(source: Source) -> tuple[Any, str, bool]:
     import inspect
 
     if inspect.iscoroutinefunction(read):
-        return source, _name(source), False
-    return anyio.wrap_file(source), _name(source), False  # a sync file: reads run in a thread
+        return Opened(source, _name(source), owned=False)
+    return Opened(anyio.wrap_file(source), _name(source), owned=False)  # a sync file: reads run in a thread
 
 
 def start_of(f: Any) -> int | None:

@@ -7,6 +7,7 @@ gave -- outputs, errors and their places, reports, exit statuses."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import io
 import json
 from collections.abc import Iterator
@@ -103,7 +104,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
         seen.heads += kind != "auto"
         return kind
 
-    def counting_guess(record: Any) -> tuple[str | None, bool]:
+    def counting_guess(record: Any) -> _detect.Guess:
         seen.guessed[orjson.dumps(record, option=orjson.OPT_SORT_KEYS)] += 1
         return guess(record)
 
@@ -259,7 +260,7 @@ def _comparable(event: Any) -> Any:
     if isinstance(event, DocPlace):
         return position_of(event)
     if isinstance(event, Meta):
-        return event._replace(place=position_of(event.place))
+        return dataclasses.replace(event, place=position_of(event.place))
     return event
 
 

@@ -354,14 +354,14 @@ def _cli(*args: Any) -> Any:
 
 
 def test_its_records_are_guessed_as_gemini_cli_not_chat_or_claude_code() -> None:
-    from normalizer.formats._detect import detect_format, guess
+    from normalizer.formats._detect import Guess, detect_format, guess
 
     meta = {"sessionId": "s", "projectHash": "h", "startTime": "t"}
     user = {"id": "u1", "timestamp": "t", "type": "user", "content": [{"text": "hi"}]}
-    assert [guess(r) for r in (meta, user, {"$set": {"messages": []}}, {"$rewindTo": "u1"})] == [("gemini-cli", True)] * 4
+    assert [guess(r) for r in (meta, user, {"$set": {"messages": []}}, {"$rewindTo": "u1"})] == [Guess("gemini-cli", True)] * 4
     assert detect_format([user]) == "gemini-cli"
     # A Claude Code line has a user type too, and its own keys: still Claude Code.
-    assert guess({"type": "user", "uuid": "x", "sessionId": "s", "message": {}})[0] == "claude-code"
+    assert guess({"type": "user", "uuid": "x", "sessionId": "s", "message": {}}).format == "claude-code"
 
 
 @pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)

@@ -202,11 +202,11 @@ _COUNTS = "assign_orphan_id 1, drop_duplicate_result 1, drop_orphan_result 1, me
 
 
 def test_a_content_is_guessed_as_gemini() -> None:
-    from normalizer.formats._detect import guess
+    from normalizer.formats._detect import Guess, guess
 
-    assert guess({"role": "model", "parts": [{"text": "x"}]}) == ("gemini", True)
-    assert guess({"role": "user", "parts": [{"text": "x"}]}) == ("gemini", True)
-    assert guess({"role": "user", "content": "x"})[0] == "chat"
+    assert guess({"role": "model", "parts": [{"text": "x"}]}) == Guess("gemini", True)
+    assert guess({"role": "user", "parts": [{"text": "x"}]}) == Guess("gemini", True)
+    assert guess({"role": "user", "content": "x"}).format == "chat"
 
 
 @pytest.mark.parametrize("layout", ["jsonl", "document", "system-last", "one-line"])

@@ -203,10 +203,10 @@ def _cli(*args: Any) -> Any:
 
 
 def test_an_opencode_message_is_guessed_as_opencode() -> None:
-    from normalizer.formats._detect import guess
+    from normalizer.formats._detect import Guess, guess
 
-    assert guess({"info": {"role": "user", "id": "m"}, "parts": []}) == ("opencode", True)
-    assert guess({"role": "user", "parts": []})[0] != "opencode"
+    assert guess({"info": {"role": "user", "id": "m"}, "parts": []}) == Guess("opencode", True)
+    assert guess({"role": "user", "parts": []}).format != "opencode"
 
 
 @pytest.mark.skipif(not HAVE_SAMPLES, reason="no ../shared/")

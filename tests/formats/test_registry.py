@@ -66,27 +66,27 @@ def test_each_converter_knows_its_name() -> None:
 
 # -- detection ---------------------------------------------------------------------------------------
 
-RECORDS: list[tuple[Any, tuple[str | None, bool]]] = [
-    ({"type": "response_item", "payload": {}}, ("codex", True)),
-    ({"type": "user", "uuid": "u", "message": {}}, ("claude-code", True)),
-    ({"conversations": [], "messages": []}, ("sharegpt", True)),
-    ({"messages": [], "role": "user"}, ("finetune", True)),
-    ({"type": "message", "role": "user", "content": [{"type": "tool_result"}], "messages": 1}, ("responses", True)),
-    ({"role": "user", "content": [{"type": "input_text"}, {"type": "tool_result"}]}, ("anthropic", True)),
-    ({"role": "user", "content": [{"type": "image", "source": {}}, {"type": "input_text"}]}, ("anthropic", True)),
-    ({"role": "user", "content": [{"type": "input_text"}]}, ("responses", True)),
-    ({"role": "tool", "content": "x"}, ("chat", True)),
-    ({"role": "user", "content": "x", "tool_call_id": 1}, ("chat", True)),
-    ({"role": "user", "content": "x"}, ("chat", False)),
-    ({"role": 1, "content": "x"}, (None, False)),
-    ({"type": ["message"], "payload": 1}, (None, False)),
-    ([{"role": "user"}], (None, False)),
-    ("text", (None, False)),
+RECORDS: list[tuple[Any, _detect.Guess]] = [
+    ({"type": "response_item", "payload": {}}, _detect.Guess("codex", True)),
+    ({"type": "user", "uuid": "u", "message": {}}, _detect.Guess("claude-code", True)),
+    ({"conversations": [], "messages": []}, _detect.Guess("sharegpt", True)),
+    ({"messages": [], "role": "user"}, _detect.Guess("finetune", True)),
+    ({"type": "message", "role": "user", "content": [{"type": "tool_result"}], "messages": 1}, _detect.Guess("responses", True)),
+    ({"role": "user", "content": [{"type": "input_text"}, {"type": "tool_result"}]}, _detect.Guess("anthropic", True)),
+    ({"role": "user", "content": [{"type": "image", "source": {}}, {"type": "input_text"}]}, _detect.Guess("anthropic", True)),
+    ({"role": "user", "content": [{"type": "input_text"}]}, _detect.Guess("responses", True)),
+    ({"role": "tool", "content": "x"}, _detect.Guess("chat", True)),
+    ({"role": "user", "content": "x", "tool_call_id": 1}, _detect.Guess("chat", True)),
+    ({"role": "user", "content": "x"}, _detect.Guess("chat", False)),
+    ({"role": 1, "content": "x"}, _detect.Guess(None, False)),
+    ({"type": ["message"], "payload": 1}, _detect.Guess(None, False)),
+    ([{"role": "user"}], _detect.Guess(None, False)),
+    ("text", _detect.Guess(None, False)),
 ]
 
 
 @pytest.mark.parametrize(("record", "verdict"), RECORDS)
-def test_detection_asks_every_format_and_the_most_specific_clue_wins(record: Any, verdict: tuple[str | None, bool]) -> None:
+def test_detection_asks_every_format_and_the_most_specific_clue_wins(record: Any, verdict: _detect.Guess) -> None:
     assert _detect.guess(record) == verdict
 
 
@@ -102,14 +102,14 @@ def test_a_format_added_anywhere_in_the_list_is_asked_in_its_turn(monkeypatch: p
     new = Format("gemini-like", object, model)
     others = tuple(f for f in _registry.REGISTRY if f.name != "gemini")  # (the real one, which is this)
     monkeypatch.setattr(_detect, "_ASKED", (*others, new))
-    assert _detect.guess({"role": "model", "parts": []}) == ("gemini-like", True)
+    assert _detect.guess({"role": "model", "parts": []}) == _detect.Guess("gemini-like", True)
     assert _registry.BY_NAME["gemini"].guess({"role": "model", "parts": []}) is not None
-    assert _detect.guess({"role": "user", "content": "x"}) == ("chat", False)
+    assert _detect.guess({"role": "user", "content": "x"}) == _detect.Guess("chat", False)
 
 
 def test_the_error_names_the_formats_in_their_order() -> None:
     with pytest.raises(normalizer.InputError) as info:
-        _detect.decide([(None, False)])
+        _detect.decide([_detect.NO_GUESS])
     assert info.value.hint == f"Name it with --from ({', '.join(_registry.INPUT_FORMATS)})"
 
 
