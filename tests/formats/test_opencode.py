@@ -253,8 +253,7 @@ def test_check_flags_the_empty_content_opencode_sends_beside_calls_and_repair_me
     assert result.returncode == 1
     assert result.stdout.decode().splitlines()[0] == (
         f"{path}:81:5: message 1: AN-7a [content.tool_only_assistant] messages: text content blocks must be non-empty")
-    report = new_report()
-    [call] = [m for m in normalizer.repair(list(normalizer.formats.read_messages(path)), report=report)
-              if m.get("tool_calls")]
+    repaired = normalizer.repair(list(normalizer.formats.read_messages(path)))
+    [call] = [m for m in repaired if m.get("tool_calls")]
     assert call["content"] is None
-    assert report.counts == {"empty_content_to_null": 1}
+    assert repaired.report.counts == {"empty_content_to_null": 1}
