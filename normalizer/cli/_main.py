@@ -238,6 +238,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
 @_core_options
+@_reader_options
 @click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal).")
 @click.option("--width", type=click.IntRange(min=40), default=None,
               help="Columns of the side-by-side view (default: the terminal's, or 120).")
@@ -247,7 +248,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
               help="On a terminal, show the view in a pager ($PAGER, else less).")
 @_model_option
 def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
-            color: bool | None, width: int | None, max_chars: int, pager: bool) -> None:
+            session: str | None, color: bool | None, width: int | None, max_chars: int, pager: bool) -> None:
     """Show what repair would change in INPUT, and why: per repair, the messages before
     and after side by side, the lines that differ marked - and + (red and green on a
     terminal). Nothing is written. Meant for one session (it is held in memory). On a
@@ -272,7 +273,7 @@ def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailin
     _validate_core(profile, options)
     try:
         status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
-                             max_chars=max_chars, pager=pager)
+                             max_chars=max_chars, pager=pager, reader_options=_given(session=session))
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:

@@ -218,3 +218,10 @@ def test_what_opencode_has_not_checkpointed_is_read_from_its_wal(tmp_path: Path)
         assert path.read_bytes() == main_bytes
     finally:
         writer.close()
+
+
+def test_explain_shows_one_session_of_it(db: Path) -> None:
+    result = cli("explain", "--no-pager", "--no-color", "--session", sid(KILLED), db)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.decode().splitlines() if line.startswith("#")] == [
+        "#1 empty_content_to_null  (message 1 → output 1)", "#2 empty_content_to_null  (message 4 → output 4)"]
