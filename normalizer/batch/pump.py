@@ -35,6 +35,7 @@ from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream
 from ..formats._writing import FormatWriter
 from ..formats._writing import FLUSH_BYTES
 from ..formats._database_head import SQLITE_MAGIC
+from ..formats._records import CHUNK_BYTES
 from ..formats._reader import Head, Reader
 from ..formats._registry import BY_NAME
 from .detect import session_format
@@ -117,9 +118,11 @@ class _Spool:
 def _database(src: Input, job: Job) -> bool:
     """The input is a SQLite database (an ``opencode.db``): read-only, so never ``--in-place``,
     and from its path, so never stdin."""
-    head = src.read(len(SQLITE_MAGIC))
+    # A whole first chunk, given back as it was read: the readers then get the chunks they
+    # got before this look (a 16-byte read would make the first of them 16 bytes).
+    head = src.read(CHUNK_BYTES)
     src.unread(head)
-    if head != SQLITE_MAGIC:
+    if not head.startswith(SQLITE_MAGIC):
         return False
     if job.input == "-":
         raise InputError("this is a SQLite database (an opencode.db?): SQLite reads it from a file, not from stdin",
