@@ -225,3 +225,12 @@ def test_explain_shows_one_session_of_it(db: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert [line for line in result.stdout.decode().splitlines() if line.startswith("#")] == [
         "#1 empty_content_to_null  (message 1 → output 1)", "#2 empty_content_to_null  (message 4 → output 4)"]
+
+
+def test_the_session_option_on_an_export_must_name_its_session() -> None:
+    assert list(read_messages(KILLED, session=sid(KILLED))) == read_export(load(KILLED))
+    with pytest.raises(normalizer.InputError) as info:
+        list(read_messages(KILLED, session="ses_other"))
+    assert str(info.value) == (
+        f"{KILLED}:2:11: this opencode export holds session {sid(KILLED)!r}, not 'ses_other'. "
+        "Give the export of that session, or leave --session out")
