@@ -16,7 +16,8 @@ Conversion, as opencode sends a history (``toModelMessages`` in
   ``"What did we do so far?"`` opencode puts in its place.
 * an assistant message: one chat assistant message per step (a ``step-start`` part begins
   one, as the AI SDK cuts a message into steps), holding its ``text`` (joined by a blank
-  line), ``reasoning`` (``reasoning_content``; a part's ``metadata``, which may carry a
+  line; ``""`` when it has none, beside calls too, as opencode sends it: the test with the
+  real opencode compares with what it sent on the wire), ``reasoning`` (``reasoning_content``; a part's ``metadata``, which may carry a
   provider's signature, kept under ``source_fields``), and a call per ``tool`` part; then the
   step's tool messages, in part order.
 * a tool part holds the call (``tool``, ``callID``, ``state.input``) **and** its result, by
