@@ -10,9 +10,10 @@
 
 OWNER_CLAUDE_VERSIONS=(2.1.332 2.0.76)
 OWNER_CODEX_VERSIONS=(0.171.0 0.57.0)
+OWNER_OPENCODE_VERSIONS=(1.18.33)  # CHATNORM_OWNER_OPENCODE (tests/formats/test_opencode_owner.py)
 
 install_owners() {
-  local root="$1" v prefix claude="" codex="" start pids=() names=() i
+  local root="$1" v prefix claude="" codex="" opencode="" start pids=() names=() i
   command -v npm >/dev/null || { echo "owners: npm not found" >&2; return 1; }
   start=$(date +%s)
   for v in "${OWNER_CLAUDE_VERSIONS[@]}"; do
@@ -29,10 +30,18 @@ install_owners() {
     pids+=($!); names+=("@openai/codex@$v")
     codex="${codex:+$codex:}$prefix/node_modules/.bin/codex"
   done
+  for v in "${OWNER_OPENCODE_VERSIONS[@]}"; do
+    prefix="$root/opencode-$v"
+    mkdir -p "$prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "opencode-ai@$v" &
+    pids+=($!); names+=("opencode-ai@$v")
+    opencode="${opencode:+$opencode:}$prefix/node_modules/.bin/opencode"
+  done
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || { echo "owners: npm install ${names[$i]} failed" >&2; return 1; }
   done
   export CHATNORM_OWNER_CLAUDE="$claude" CHATNORM_OWNER_CODEX="$codex"
+  export CHATNORM_OWNER_OPENCODE="$opencode"
   echo "== owners: ${names[*]} installed in $(( $(date +%s) - start )) s"
 }
 
@@ -42,4 +51,5 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   install_owners "$1" >&2
   echo "export CHATNORM_OWNER_CLAUDE='$CHATNORM_OWNER_CLAUDE'"
   echo "export CHATNORM_OWNER_CODEX='$CHATNORM_OWNER_CODEX'"
+  echo "export CHATNORM_OWNER_OPENCODE='$CHATNORM_OWNER_OPENCODE'"
 fi

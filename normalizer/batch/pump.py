@@ -34,6 +34,8 @@ from .._report import Repair, new_report
 from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream
 from ..formats._writing import FormatWriter
 from ..formats._writing import FLUSH_BYTES
+from ..formats._database_head import SQLITE_MAGIC
+from ..formats._records import CHUNK_BYTES
 from ..formats._reader import Head, Reader
 from ..formats._registry import BY_NAME
 from .detect import session_format
@@ -63,11 +65,14 @@ def pump(src: Input, out: Output, job: Job, settings: Settings, tracker: Tracker
     on_record = spool_record if settings.spool_dir is not None else None
     spool = _Spool(settings.spool_dir, result)
     try:
-        route = session_format(src, job, settings)
-        if route.session is not None:
-            pump_session(src, out, job, settings, tracker, result, on_record, route.session)
+        if _database(src, job):  # read by SQLite from its path (the reader knows it by its header)
+            _RecordsPump(src, out, job, settings, tracker, result, on_record, conv_index, None, job.input).run()
         else:
-            _pump_records(src, out, job, settings, tracker, result, on_record, conv_index, route.head)
+            route = session_format(src, job, settings)
+            if route.session is not None:
+                pump_session(src, out, job, settings, tracker, result, on_record, route.session)
+            else:
+                _pump_records(src, out, job, settings, tracker, result, on_record, conv_index, route.head)
     except BaseException:
         spool.close(quiet=True)  # the failure on the way out is the one to report
         raise
@@ -110,6 +115,27 @@ class _Spool:
                                   f"{exc.strerror or exc}") from None
 
 
+def _database(src: Input, job: Job) -> bool:
+    """The input is a SQLite database (an ``opencode.db``): read-only, so never ``--in-place``,
+    and from its path, so never stdin."""
+    # A whole first chunk, given back as it was read: the readers then get the chunks they
+    # got before this look (a 16-byte read would make the first of them 16 bytes).
+    head = src.read(CHUNK_BYTES)
+    src.unread(head)
+    if not head.startswith(SQLITE_MAGIC):
+        return False
+    if job.input == "-":
+        raise InputError("this is a SQLite database (an opencode.db?): SQLite reads it from a file, not from stdin",
+                         source=job.name, hint="Give its path: chatnorm repair --to jsonl opencode.db")
+    if job.in_place:
+        raise InputError(
+            "this is a SQLite database (an opencode.db): it is only ever read, so --in-place is refused and it is "
+            "left as it is", source=job.name,
+            hint="Write its sessions' chat messages to another file: --to finetune -o FILE (every session, one per "
+            "line), or --session ID --to jsonl -o FILE (one session)")
+    return True
+
+
 def _pump_records(src: Input, out: Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
                   on_record: Callable[[Repair], None] | None, conv_index: list[int | None], head: Head | None) -> None:
     _RecordsPump(src, out, job, settings, tracker, result, on_record, conv_index, head).run()
@@ -120,15 +146,18 @@ class _RecordsPump:
     ``--to`` encoder, and the progress counters kept in step as it goes."""
 
     def __init__(self, src: Input, out: Output, job: Job, settings: Settings, tracker: Tracker, result: FileResult,
-                 on_record: Callable[[Repair], None] | None, conv_index: list[int | None], head: Head | None) -> None:
+                 on_record: Callable[[Repair], None] | None, conv_index: list[int | None], head: Head | None,
+                 path: str | None = None) -> None:
         self.src, self.out, self.job, self.settings, self.tracker, self.result = src, out, job, settings, tracker, result
         self.on_record = on_record
         self.conv_index = conv_index
         self.reader_report = new_report(max_records=0, on_record=on_record)
         # read_conversations' reader, told what the peek found (head): the head is not judged
         # again, nor the format detected again from the same records.
-        reader = Reader(settings.fmt, report=self.reader_report, on_invalid=settings.on_invalid, head=head)  # type: ignore[arg-type]
-        self.conversations = ConversationStream(src, reader)
+        reader = Reader(settings.fmt, report=self.reader_report, on_invalid=settings.on_invalid,  # type: ignore[arg-type]
+                        options=settings.reader_options, head=head)
+        # A database is read from its path (``path``), not from the bytes of ``src``.
+        self.conversations = ConversationStream(src if path is None else path, reader)
         self.encoder: FormatWriter | None = None
         self.multi = False
         self.done_messages = self.done_bytes = 0  # already counted by the tracker
@@ -160,7 +189,9 @@ class _RecordsPump:
                     f"this file holds several conversations, and {ONE_CONVERSATION[self.encoder.name]} holds one",
                     source=job.name, line=position.line if position else conv.line,
                     column=position.column if position else None,
-                    hint="Write one conversation per line with --to finetune",
+                    hint="Write one conversation per line with --to finetune" + (
+                        ", or one session of this database with --session ID" if self.conversations.container == "sqlite"
+                        else ""),
                 )
             assert self.encoder is not None
             self._conversation(conv, self.encoder)

@@ -21,6 +21,8 @@ class Settings:
     profile: Profile = field(default_factory=lambda: get_profile("default"))  # resolved once
     on_invalid: str = "error"
     options: dict[str, Any] = field(default_factory=dict)
+    #: The readers' options (``formats.READER_OPTIONS``: ``--session`` of an opencode.db).
+    reader_options: dict[str, Any] = field(default_factory=dict)
     #: --report: every record is spooled to a file in this (private, temporary) folder.
     spool_dir: str | None = None
     #: --backup: with --in-place, the original is kept next to the file, under its name + this.

@@ -64,6 +64,7 @@ class CheckSettings:
     purpose: str | None = None  # "serving", "training", or None: by the format read
     exit_zero: bool = False
     repair: str = "chatnorm repair"  # the command that fixes what is fixable (for the hint)
+    reader_options: dict[str, Any] = field(default_factory=dict)  # --session (formats.READER_OPTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +78,10 @@ class _CallsAt:
 class _Places:
     """Where the findings of one conversation are (see the module docstring)."""
 
-    def __init__(self, stream: ConversationStream, name: str, conversation: int | None) -> None:
+    def __init__(self, stream: ConversationStream, name: str, conversation: int | None, session: str | None) -> None:
         self.stream = stream
         self.name = name
+        self.session = session
         # A file of several conversations: every finding is placed at the conversation's record.
         self.conversation = conversation
         self.record = stream.position if conversation is not None else None
@@ -90,7 +92,7 @@ class _Places:
         self.index += 1
 
     def placed(self, violations: list[Any]) -> list[Finding]:
-        return [finding_of(v, self.name, self.position(v.index), self.conversation) for v in violations]
+        return [finding_of(v, self.name, self.position(v.index), self.conversation, self.session) for v in violations]
 
     def after(self, message: Any) -> None:
         # Kept after placing: this message's findings may name the calls message before it.
@@ -185,14 +187,16 @@ def check_file(path: str, settings: CheckSettings, output: Output, summary: Summ
     messages_before = summary.messages
     try:
         source: Any = sys.stdin.buffer if path == "-" else path
-        stream = read_conversations(source, settings.fmt, report=report)
+        stream = read_conversations(source, settings.fmt, report=report, **settings.reader_options)
         for conv in stream:
             multi = bool(getattr(FORMATS.get(stream.format or ""), "multi", False))
             training = settings.purpose == "training" or (settings.purpose is None and multi)
             summary.training = summary.training or training
             checker = Checker(settings.profile, max_seen_ids=settings.max_seen_ids)
-            places = _Places(stream, name, conv.index if multi else None)
-            causes = Causes(name, places.conversation, merges_text=merges_text, enabled=enabled)
+            # An opencode.db: each session a conversation, its findings named by its id.
+            session = conv.extra.get("session") if stream.container == "sqlite" else None
+            places = _Places(stream, name, conv.index if multi or session is not None else None, session)
+            causes = Causes(name, places.conversation, merges_text=merges_text, enabled=enabled, session=session)
             for message in conv.messages:
                 summary.messages += 1
                 places.fed()

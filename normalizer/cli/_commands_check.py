@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,7 +24,8 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 
 def run_check_command(inputs: tuple[str, ...], *, fmt: str, profile: Profile, output_format: str,
                       select: tuple[str, ...], ignore: tuple[str, ...], purpose: str | None, statistics: bool,
-                      exit_zero: bool, color: bool | None, max_per_file: int, max_seen_ids: int, quiet: bool) -> None:
+                      exit_zero: bool, color: bool | None, max_per_file: int, max_seen_ids: int, quiet: bool,
+                      reader_options: dict[str, Any]) -> None:
     """The ``check`` command (``_main.check`` declares its options)."""
     from ._check import CheckSettings, run_check
     from ..batch.plan import PlanError, expand_inputs
@@ -49,6 +50,7 @@ def run_check_command(inputs: tuple[str, ...], *, fmt: str, profile: Profile, ou
     colour = color if color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     settings = CheckSettings(fmt=fmt, profile=profile, max_per_file=max_per_file, max_seen_ids=max_seen_ids,
                              quiet=quiet, selection=selection, purpose=purpose, exit_zero=exit_zero,
+                             reader_options=reader_options,
                              repair=click.get_current_context().meta.get("repair", "chatnorm repair"))
     _RUNNING.update(command="check")
     try:

@@ -30,8 +30,8 @@ __all__ = ["run_repair"]
 
 def run_repair(inputs: tuple[str, ...], *, fmt: str, to: str, output: str | None, in_place: bool, backup: str | None,
                report_path: str | None, jobs: int, engine: str, scheduler: str | None, on_invalid: str,
-               profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str, check_only: bool,
-               diff: bool, quiet: bool) -> None:
+               profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
+               reader_options: dict[str, Any], check_only: bool, diff: bool, quiet: bool) -> None:
     """The ``repair`` command (``_main.repair`` declares its options)."""
     from ..batch.plan import PlanError, check_paths, plan_jobs
     from ..batch.results import Settings
@@ -44,7 +44,7 @@ def run_repair(inputs: tuple[str, ...], *, fmt: str, to: str, output: str | None
         _repair_check(items, fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, diff=diff, quiet=quiet,
                       options={"orphan_results": python_value(orphan_results), "trailing_calls": trailing_calls,
                                "stub_text": stub_text, "on_invalid": on_invalid},
-                      writes=[flag for flag, given in (("-o", output is not None), ("--in-place", in_place), ("--backup", backup is not None),
+                      reader_options=reader_options, writes=[flag for flag, given in (("-o", output is not None), ("--in-place", in_place), ("--backup", backup is not None),
                                                        ("--report", report_path is not None)) if given])
         return
     missing: list[str] = []
@@ -66,14 +66,14 @@ def run_repair(inputs: tuple[str, ...], *, fmt: str, to: str, output: str | None
     spool_where = os.path.dirname(os.path.abspath(plan[0].output)) if scheduler is not None and plan else None
     with _spool_folder(report_path is not None, spool_where) as spool_dir:
         settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=options["on_invalid"], options=options,
-                            spool_dir=spool_dir, backup=backup)
+                            reader_options=reader_options, spool_dir=spool_dir, backup=backup)
         _repair(plan, settings, jobs=jobs, quiet=quiet, report_path=report_path, missing=missing, engine=engine,
                 scheduler=scheduler)
 
 
 
 def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_invalid: str, diff: bool,
-                  quiet: bool, options: dict[str, Any], writes: list[str]) -> None:
+                  quiet: bool, options: dict[str, Any], reader_options: dict[str, Any], writes: list[str]) -> None:
     """``repair --check`` / ``--diff``: nothing is written (``_diff``)."""
     from ._diff import run_compare
     from ..batch.plan import Job, PlanError, expand_inputs
@@ -90,7 +90,8 @@ def _repair_check(items: list[str], *, fmt: str, to: str, profile: Profile, on_i
     if options["trailing_calls"] is None:
         del options["trailing_calls"]  # decided per input: see batch.results.core_options
     _validate_core(profile, options)
-    settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, options=options)
+    settings = Settings(fmt=fmt, to=to, profile=profile, on_invalid=on_invalid, options=options,
+                        reader_options=reader_options)
     jobs = [Job(path, "<stdin>" if path == "-" else path, "-") for path in found]
     _RUNNING.update(command="repair-check")
     try:

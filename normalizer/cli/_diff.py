@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..batch.detect import session_format
+from ..batch.detect import Route, session_format
 from ..batch.plan import Job
 from ..batch.pump import ONE_CONVERSATION, locate
 from ..batch.results import Settings, core_options
@@ -47,6 +47,7 @@ from .._core import Normalizer
 from .._errors import InputError, LimitExceeded
 from .._report import new_report
 from ..formats import ENCODERS, FORMATS, ConversationStream
+from ..formats._database_head import is_database
 from ..formats._reader import Reader
 from ..formats._records import DEFAULT_MAX_LINE_BYTES
 
@@ -253,7 +254,8 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
     try:
         raw = sys.stdin.buffer if job.input == "-" else open(job.input, "rb")  # noqa: SIM115 - closed below
         source = Input(raw, job.name, None)
-        route = session_format(source, job, settings)
+        database = is_database(job.input)  # an opencode.db: SQLite reads it from its path
+        route = Route(None, None) if database else session_format(source, job, settings)
         if route.session is not None:
             kind = route.session
             _compare_session(source, job, settings, route.session, differ)
@@ -261,8 +263,9 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
             result.changed = differ.changed
             return result
         # The reader told what the peek found (head), as repair's is.
-        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid, head=route.head)  # type: ignore[arg-type]
-        conversations = ConversationStream(source, reader)
+        reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid,  # type: ignore[arg-type]
+                        options=settings.reader_options, head=route.head)
+        conversations = ConversationStream(job.input if database else source, reader)
         before = after = None
         multi = False
         core: Normalizer | None = None

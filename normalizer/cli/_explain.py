@@ -162,12 +162,13 @@ class _Explained:
     line: int | None
 
 
-def _repair_all(path: str, fmt: str, profile: Profile, options: dict[str, Any]) -> list[_Explained]:
+def _repair_all(path: str, fmt: str, profile: Profile, options: dict[str, Any],
+                reader_options: dict[str, Any]) -> list[_Explained]:
     """Every conversation of ``path`` (``-``: stdin), read and repaired with every record
     kept. Raises InputError; a core error about a message gets the place it came from."""
     report = new_report()
     conversations: list[_Explained] = []
-    stream = read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report)
+    stream = read_conversations(sys.stdin.buffer if path == "-" else path, fmt, report=report, **reader_options)
     for conv in stream:
         before: list[dict[str, Any]] = []
         places: list[Position | None] = []  # where each message came from, for errors
@@ -280,7 +281,7 @@ class _Tables:
 
 
 def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any], color: bool | None,
-                width: int | None, max_chars: int, pager: bool = True) -> int:
+                width: int | None, max_chars: int, pager: bool = True, reader_options: dict[str, Any] | None = None) -> int:
     from rich.console import Console
     from rich.text import Text
 
@@ -293,7 +294,7 @@ def run_explain(path: str, *, fmt: str, profile: Profile, options: dict[str, Any
         width=width or (shutil.get_terminal_size((120, 30)).columns if tty else 120), soft_wrap=False,
     )
     try:
-        conversations = _repair_all(path, fmt, profile, options)
+        conversations = _repair_all(path, fmt, profile, options, reader_options or {})
     except InputError as exc:
         if exc.source is None or exc.source in ("<input>", "<stream>"):
             exc.located(source=name)

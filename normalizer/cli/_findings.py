@@ -62,6 +62,7 @@ class Finding:
     column: int | None = None
     index: int | None = None  # the message's 0-based index in its conversation
     conversation: int | None = None  # in a file of several conversations
+    session: str | None = None  # the conversation's session id, where it has one (an opencode.db)
     severity: str = "error"
     fixable: bool = False
     provider: str = ""
@@ -74,14 +75,14 @@ class Finding:
         return self.message
 
 
-def finding_of(violation: Any, file: str, position: Any, conversation: int | None) -> Finding:
+def finding_of(violation: Any, file: str, position: Any, conversation: int | None, session: str | None = None) -> Finding:
     """A checker's ``Violation`` placed at ``position`` (None: unknown)."""
     rule = RULES.get(violation.rule)
     return Finding(
         code=violation.rule, key=violation.key, message=violation.message, file=file,
         line=position.line if position is not None else None,
         column=position.column if position is not None else None,
-        index=violation.index, conversation=conversation, severity=violation.severity,
+        index=violation.index, conversation=conversation, session=session, severity=violation.severity,
         fixable=rule.fixable if rule is not None else False,
         provider=rule.provider if rule is not None else "chat-normalizer",
     )
@@ -229,9 +230,11 @@ class Causes:
     root takes the finding's place.
     """
 
-    def __init__(self, file: str, conversation: int | None, *, merges_text: bool, enabled: dict[str, bool]) -> None:
+    def __init__(self, file: str, conversation: int | None, *, merges_text: bool, enabled: dict[str, bool],
+                 session: str | None = None) -> None:
         self.file = file
         self.conversation = conversation
+        self.session = session
         #: The repair merges a text message with the calls after it (False: the profile
         #: keeps them apart, as Mistral's does; calls after calls still merge).
         self.merges_text = merges_text
@@ -329,7 +332,7 @@ class Causes:
                 code="NZ-1", key=CAUSES["NZ-1"][0], message="", file=self.file,
                 line=position.line if position is not None else None,
                 column=position.column if position is not None else None,
-                index=run.start, conversation=self.conversation, severity="warning", fixable=True,
+                index=run.start, conversation=self.conversation, session=self.session, severity="warning", fixable=True,
                 provider="chat-normalizer", run=run,
             )
         return run.root
@@ -350,7 +353,7 @@ class Causes:
         if root is None:
             root = Root(
                 code="NZ-2", key=CAUSES["NZ-2"][0], message="", file=self.file, line=first.line,
-                column=first.column, index=first.index, conversation=self.conversation, severity=first.severity,
+                column=first.column, index=first.index, conversation=self.conversation, session=self.session, severity=first.severity,
                 fixable=first.fixable, provider="chat-normalizer", between=_Between(ender, ender_role),
             )
             root.consequences.append(first)

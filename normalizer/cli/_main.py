@@ -34,7 +34,7 @@ from ..batch.stop import SIGNAL, Interrupted, interrupted_line, settle
 from ..batch.stop import install as install_signals
 from ._choices import Choice, command_line_values, python_value
 from ._common import _RUNNING, _missing_text, _need_stdin, _PipeClosed, _validate_core
-from ._options import _CONTEXT, _core_options, _model_option, _Profile, _profile_names
+from ._options import _CONTEXT, _core_options, _given, _model_option, _Profile, _profile_names, _reader_options
 from ._text import error_text, printable, say
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ def cli() -> None:
               show_default=True, help="A line or message that is not valid: fail the file with an error, or skip "
                                       "it (kept in the report); on_invalid in Python.")
 @_core_options
+@_reader_options
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 if the repair would change anything (lists those files).")
 @click.option("--diff", "diff", is_flag=True,
@@ -126,7 +127,8 @@ def cli() -> None:
 @_model_option
 def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_place: bool, backup: str | None,
            report_path: str | None, jobs: int, engine: str, scheduler: str | None, on_invalid: str, profile: Profile,
-           orphan_results: str, trailing_calls: str, stub_text: str, check_only: bool, diff: bool, quiet: bool) -> None:
+           orphan_results: str, trailing_calls: str, stub_text: str, session: str | None, check_only: bool, diff: bool,
+           quiet: bool) -> None:
     """Repair chat histories: INPUT is a file, a folder (every .jsonl/.json/.ndjson file in it,
     recursively) or - for stdin (the default).
 
@@ -154,7 +156,7 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
     run_repair(inputs, fmt=fmt, to=to, output=output, in_place=in_place, backup=backup, report_path=report_path,
                jobs=jobs, engine=engine, scheduler=scheduler, on_invalid=on_invalid, profile=profile,
                orphan_results=orphan_results, trailing_calls=trailing_calls, stub_text=stub_text,
-               check_only=check_only, diff=diff, quiet=quiet)
+               reader_options=_given(session=session), check_only=check_only, diff=diff, quiet=quiet)
 
 
 
@@ -191,10 +193,11 @@ def repair(inputs: tuple[str, ...], fmt: str, to: str, output: str | None, in_pl
               help="Distinct call ids remembered per conversation to find an id reused across turns "
                    "(~100 bytes each). Past it the check is incomplete (exit 3).")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@_reader_options
 @_model_option
 def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: str, select: tuple[str, ...],
           ignore: tuple[str, ...], purpose: str | None, statistics: bool, exit_zero: bool, color: bool | None,
-          max_per_file: int, max_seen_ids: int, quiet: bool) -> None:
+          max_per_file: int, max_seen_ids: int, quiet: bool, session: str | None) -> None:
     """List what a provider would reject, changing nothing: for each violation the file,
     line and column, the message, the rule code and the provider's error text; a violation
     that follows from another (a turn stored in pieces, a message between calls and their
@@ -223,7 +226,8 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
 
     run_check_command(inputs, fmt=fmt, profile=profile, output_format=output_format, select=select, ignore=ignore,
                       purpose=purpose, statistics=statistics, exit_zero=exit_zero, color=color,
-                      max_per_file=max_per_file, max_seen_ids=max_seen_ids, quiet=quiet)
+                      max_per_file=max_per_file, max_seen_ids=max_seen_ids, quiet=quiet,
+                      reader_options=_given(session=session))
 
 
 # -- explain --------------------------------------------------------------------------------------
@@ -234,6 +238,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
 @click.option("--from", "fmt", type=click.Choice(_FROM), default="auto", show_default=True,
               help="Input format (auto: detected from the first records).")
 @_core_options
+@_reader_options
 @click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal).")
 @click.option("--width", type=click.IntRange(min=40), default=None,
               help="Columns of the side-by-side view (default: the terminal's, or 120).")
@@ -243,7 +248,7 @@ def check(inputs: tuple[str, ...], fmt: str, profile: Profile, output_format: st
               help="On a terminal, show the view in a pager ($PAGER, else less).")
 @_model_option
 def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailing_calls: str, stub_text: str,
-            color: bool | None, width: int | None, max_chars: int, pager: bool) -> None:
+            session: str | None, color: bool | None, width: int | None, max_chars: int, pager: bool) -> None:
     """Show what repair would change in INPUT, and why: per repair, the messages before
     and after side by side, the lines that differ marked - and + (red and green on a
     terminal). Nothing is written. Meant for one session (it is held in memory). On a
@@ -268,7 +273,7 @@ def explain(input: str, fmt: str, profile: Profile, orphan_results: str, trailin
     _validate_core(profile, options)
     try:
         status = run_explain(input, fmt=fmt, profile=profile, options=options, color=color, width=width,
-                             max_chars=max_chars, pager=pager)
+                             max_chars=max_chars, pager=pager, reader_options=_given(session=session))
     except BrokenPipeError:
         raise _PipeClosed() from None
     if status:

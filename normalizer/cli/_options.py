@@ -136,6 +136,26 @@ def _configured_option(ctx: click.Context, name: str, value: str, path: str | No
 
 
 
+def _reader_options(f: Any) -> Any:
+    """The readers' options a command line gives: each is a reader option its format declares
+    (``Format.options``, so ``formats.READER_OPTIONS``), passed on by that name (:func:`_given`)."""
+    return click.option(
+        "--session", default=None, metavar="ID",
+        help="Read only this session of a database of several (an opencode.db: every session by default, "
+             "each one conversation, oldest first).")(f)
+
+
+def _given(**options: Any) -> dict[str, Any]:
+    """The readers' options given on the command line (None: not given), by their names in
+    ``formats.READER_OPTIONS`` (loaded here, when a command runs, not when the CLI starts)."""
+    from ..formats._registry import READER_OPTIONS
+
+    unknown = set(options) - set(READER_OPTIONS)
+    if unknown:  # pragma: no cover - a command line option no format declares
+        raise AssertionError(f"not reader options: {sorted(unknown)}")
+    return {name: value for name, value in options.items() if value is not None}
+
+
 def _core_options(f: Any) -> Any:
     for decorator in reversed([
         click.option("--profile", default="default", show_default=True, type=_Profile(),

@@ -66,6 +66,8 @@ def _text(finding: Finding) -> str:
 def _where(finding: Finding) -> str:
     where = finding.file if finding.line is None else f"{finding.file}:{finding.line}:{finding.column or 1}"
     what = [] if finding.conversation is None else [f"conversation {finding.conversation}"]
+    if finding.session is not None:
+        what.append(f"(session {finding.session})")
     if finding.index is not None:
         what.append(f"message {finding.index}")
     elif finding.conversation is None and finding.code != "input":
@@ -199,7 +201,7 @@ class _JsonOutput(Output):
 
     def _item(self, finding: Finding) -> dict[str, Any]:
         cause = finding.cause
-        return {
+        item = {
             "code": finding.code, "key": finding.key, "message": _text(finding), "file": finding.file,
             "line": finding.line, "column": finding.column, "fixable": finding.fixable,
             "severity": finding.severity, "message_index": finding.index, "conversation": finding.conversation,
@@ -207,6 +209,9 @@ class _JsonOutput(Output):
             "cause": None if cause is None else {"code": cause.code, "line": cause.line, "column": cause.column,
                                                  "message_index": cause.index},
         }
+        if finding.session is not None:  # (only where there is one: other files' items keep their keys)
+            item["session"] = finding.session
+        return item
 
     def _items(self, findings: list[Finding]) -> None:
         for finding in findings:
@@ -318,6 +323,8 @@ class _SarifOutput(Output):
             "properties": {"key": finding.key, "fixable": finding.fixable, "messageIndex": finding.index,
                            "conversation": finding.conversation},
         }
+        if finding.session is not None:
+            result["properties"]["session"] = finding.session
         if finding.code in self.rule_index:
             result["ruleIndex"] = self.rule_index[finding.code]
         if finding.cause is not None:

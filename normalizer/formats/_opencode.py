@@ -6,7 +6,7 @@ opencode keeps a session in SQLite (``~/.local/share/opencode/opencode.db``): ta
 (``id, message_id, session_id, time_created, time_updated, data``), JSON in ``data``.
 ``opencode export <id>`` writes ``{"info": session, "messages": [{"info": message, "parts":
 [...]}]}``, each message's and part's ``data`` with its ids beside it (``id``, ``sessionID``,
-``messageID``); :func:`read_db` builds the same records from the rows, so both read alike.
+``messageID``); ``_opencode_db`` builds the same records from the rows, so both read alike.
 
 Conversion, as opencode sends a history (``toModelMessages`` in
 ``packages/opencode/src/session/message-v2.ts``, anomalyco/opencode):
@@ -16,7 +16,8 @@ Conversion, as opencode sends a history (``toModelMessages`` in
   ``"What did we do so far?"`` opencode puts in its place.
 * an assistant message: one chat assistant message per step (a ``step-start`` part begins
   one, as the AI SDK cuts a message into steps), holding its ``text`` (joined by a blank
-  line), ``reasoning`` (``reasoning_content``; a part's ``metadata``, which may carry a
+  line; ``""`` when it has none, beside calls too, as opencode sends it: the test with the
+  real opencode compares with what it sent on the wire), ``reasoning`` (``reasoning_content``; a part's ``metadata``, which may carry a
   provider's signature, kept under ``source_fields``), and a call per ``tool`` part; then the
   step's tool messages, in part order.
 * a tool part holds the call (``tool``, ``callID``, ``state.input``) **and** its result, by
@@ -34,21 +35,14 @@ Memory: one message (its parts) at a time, from the document or from the databas
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
-
-import orjson
 
 from .._report import Report
 from ._common import SOURCE_KEY, as_text, count, describe, dumps, invalid, note_extra
 from ._format import Clue, DocumentKeys, Evidence, Format
 
 __all__ = [
-    "OpencodeConverter", "message_messages", "read_export", "read_db", "db_records", "connect_ro",
-    "INTERRUPTED", "CLEARED", "COMPACTION_TEXT", "guess", "FORMAT",
+    "OpencodeConverter", "message_messages", "read_export", "INTERRUPTED", "CLEARED", "COMPACTION_TEXT", "guess", "FORMAT",
 ]
 
 INTERRUPTED: Final = "[Tool execution was interrupted]"
@@ -155,9 +149,11 @@ class _Step:
     def messages(self, extra: dict[str, Any]) -> list[dict[str, Any]]:
         if self.empty():
             return []
+        # As opencode sends it: a step's text, "" when it has none -- beside calls too, which
+        # is the defect of opencode's requests (``check --profile anthropic`` flags it, AN-7a;
+        # ``repair`` makes it null), so it is given as sent, not mended here unseen.
         text = "\n\n".join(t for t in self.texts if t)
-        # Calls with no text: null content ("" beside calls is the defect opencode's requests have).
-        msg: dict[str, Any] = {"role": "assistant", "content": text if text or not self.calls else None}
+        msg: dict[str, Any] = {"role": "assistant", "content": text}
         if self.reasoning:
             msg["reasoning_content"] = "\n\n".join(self.reasoning)
         if self.calls:
@@ -218,13 +214,20 @@ class OpencodeConverter:
     name = "opencode"
     multi = False
 
-    def __init__(self, report: Report | None = None) -> None:
+    def __init__(self, report: Report | None = None, session: str | None = None) -> None:
         self.report = report
         self.session: Any = None
+        # The ``session`` reader option: which session of a database to read (``_opencode_db``);
+        # an export holds one, which must then be that one.
+        self.wanted = session
 
     def meta(self, key: str, value: Any, *, line: int | None = None) -> list[dict[str, Any]]:
         if key == "info":
             self.session = value  # the session's own record: its title, model, directory
+            found = value.get("id") if isinstance(value, dict) else None
+            if self.wanted is not None and found != self.wanted:
+                raise invalid(f"this opencode export holds session {found!r}, not {self.wanted!r}", line=line,
+                              field="info.id", hint="Give the export of that session, or leave --session out")
         return []
 
     def feed(self, record: Any, *, line: int | None = None) -> list[dict[str, Any]]:
@@ -244,66 +247,6 @@ def read_export(document: Any, report: Report | None = None) -> list[dict[str, A
     return [m for record in document["messages"] for m in conv.feed(record)]
 
 
-# --- the database, read-only ---------------------------------------------------------------
-
-
-def connect_ro(path: str | Path) -> sqlite3.Connection:
-    """``path`` opened read-only (``mode=ro``): SQLite refuses every write, and no journal or
-    WAL file is made beside it."""
-    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
-    return sqlite3.connect(uri, uri=True)
-
-
-def _data(raw: Any, what: str) -> dict[str, Any]:
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise invalid(f"{what}'s data is not JSON ({exc})", line=None, hint="Is this database corrupt?") from None
-    if not isinstance(value, dict):
-        raise invalid(f"{what}'s data is {describe(value)}, expected an object", line=None)
-    return value
-
-
-def db_records(db: sqlite3.Connection, session_id: str) -> Iterator[dict[str, Any]]:
-    """One session's messages as ``opencode export`` writes them (``{"info", "parts"}``),
-    ordered by id, one message's parts held at a time."""
-    rows = db.execute(
-        "SELECT m.id, m.data, p.id, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id "
-        "WHERE m.session_id = ? ORDER BY m.id, p.id", (session_id,))
-    current: dict[str, Any] | None = None
-    for message_id, message_data, part_id, part_data in rows:
-        if current is None or current["info"]["id"] != message_id:
-            if current is not None:
-                yield current
-            info = {**_data(message_data, f"message {message_id}"), "id": message_id, "sessionID": session_id}
-            current = {"info": info, "parts": []}
-        if part_id is not None:
-            part = {**_data(part_data, f"part {part_id}"), "id": part_id, "sessionID": session_id, "messageID": message_id}
-            current["parts"].append(part)
-    if current is not None:
-        yield current
-
-
-def read_db(path: str | Path, session_id: str | None = None,
-            report: Report | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """``(session id, chat messages)`` of one session of an ``opencode.db`` (or of every one,
-    oldest first), read-only: the database is never written."""
-    db = connect_ro(path)
-    try:
-        if session_id is not None:
-            ids = [session_id]
-        else:
-            # Oldest first: opencode's session ids sort newest first (descending identifiers).
-            columns = {row[1] for row in db.execute("PRAGMA table_info(session)")}
-            order = "time_created, id" if "time_created" in columns else "rowid"
-            ids = [row[0] for row in db.execute(f"SELECT id FROM session ORDER BY {order}")]
-        for sid in ids:
-            conv = OpencodeConverter(report)
-            yield sid, [m for record in db_records(db, sid) for m in conv.feed(record)]
-    finally:
-        db.close()
-
-
 # -- the format -----------------------------------------------------------------------------------
 
 
@@ -315,4 +258,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format("opencode", OpencodeConverter, guess, per_file=True, document=DocumentKeys(arrays=("messages",)))
+# ``session``: one session of an ``opencode.db`` (all of them by default); see ``_opencode_db``.
+FORMAT = Format("opencode", OpencodeConverter, guess, options=("session",), per_file=True,
+                document=DocumentKeys(arrays=("messages",)))

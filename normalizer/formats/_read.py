@@ -17,6 +17,7 @@ pumps with ``.report``, ``.format`` and ``.position`` (where the last message ca
 from __future__ import annotations
 
 import itertools
+import os
 from collections import deque
 from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
@@ -37,6 +38,7 @@ from ._records import (
     Position,
     position_of,
 )
+from ._database_head import is_database
 from ._source import IN_MEMORY, Source, aopen_source, in_memory, open_source, start_of
 
 __all__ = [
@@ -61,7 +63,8 @@ class _StreamState:
     """What the consumer of a reader's events keeps, and what it does with the rare ones."""
 
     __slots__ = (
-        "at", "source", "expand", "twin", "extra", "extra_bytes", "sides", "side_bytes", "max_record_bytes", "conversations",
+        "at", "source", "expand", "twin", "several", "extra", "extra_bytes", "sides", "side_bytes", "max_record_bytes",
+        "conversations",
     )
 
     def __init__(self, *, expand: bool, twin: str, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
@@ -69,6 +72,7 @@ class _StreamState:
         self.source = "<input>"
         self.expand = expand  # a conversation event gives its messages (the message readers)
         self.twin = twin  # the function to read a multi-conversation file with
+        self.several = ""  # what else that error's hint offers (one session of a database)
         # A document's other keys, for its conversation (the conversation readers; the message
         # readers hand no conversation out, and keep none): held until the document ends, all
         # of them, so together bounded by max_record_bytes, by their keys and strings' length
@@ -100,7 +104,7 @@ class _StreamState:
                     source=self.source,
                     line=position.line if position else event.line,
                     column=position.column if position else None,
-                    hint=f"Read it with {self.twin} (on the command line: --to finetune)",
+                    hint=f"Read it with {self.twin} (on the command line: --to finetune){self.several}",
                 )
             return event.messages
         if isinstance(event, Meta):
@@ -187,6 +191,9 @@ def _items(source: Source, reader: Reader, state: _StreamState) -> Generator[Any
 
 def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[list[Event], None, None]:
     """The reader's events, a batch per chunk of the file (or per in-memory record)."""
+    if is_database(source):
+        yield from _database(source, reader, state)
+        return
     if in_memory(source):
         reader.source = state.source = IN_MEMORY
         values = iter(source)  # type: ignore[arg-type]  # in_memory() said it is iterable
@@ -215,6 +222,26 @@ def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[l
     finally:
         if opened.owned:
             f.close()
+
+
+def _database(source: Any, reader: Reader, state: _StreamState) -> Generator[list[Event], None, None]:
+    """An ``opencode.db`` (SQLite's header, see ``_opencode_db``): its sessions, each one
+    conversation, read from SQLite rather than pumped through the reader as bytes."""
+    from ._opencode_db import database_conversations  # (sqlite3 loaded only for a database)
+
+    name = os.fspath(source)
+    reader.source = state.source = name
+    if reader.format not in (None, "opencode"):
+        raise InputError(f"this is a SQLite database, not a {reader.format} file", source=name,
+                         hint="An opencode.db is read with --from opencode (or --from auto)")
+    reader.format = reader.report.format = "opencode"
+    reader.container = "sqlite"
+    state.several = "; or read one session of it: session=ID (on the command line: --session ID)"
+    session = reader.options.get("session")
+    for conversation in database_conversations(source, session, reader.report, source=name,
+                                               skip=reader.on_invalid == "skip"):
+        yield [conversation]
+    reader.done = True
 
 
 def _plan(f: Any, start: int | None, reader: Reader) -> Any:
@@ -337,6 +364,10 @@ async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncG
 
 async def _abatches(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[list[Event], None]:
     """The async twin of :func:`_batches` (an in-memory source may be an async iterable)."""
+    if is_database(source):  # SQLite reads it, in this thread (a database is read from a path)
+        for batch in _database(source, reader, state):
+            yield batch
+        return
     if isinstance(source, AsyncIterable) and in_memory(source):
         reader.source = state.source = IN_MEMORY
         async for value in source:

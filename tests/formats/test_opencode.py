@@ -16,7 +16,8 @@ from helpers import assert_pairing_rules
 import normalizer
 from normalizer import InvalidMessage
 from normalizer._report import new_report
-from normalizer.formats._opencode import INTERRUPTED, connect_ro, message_messages, read_db, read_export
+from normalizer.formats._opencode import INTERRUPTED, message_messages, read_export
+from normalizer.formats._opencode_db import connect_ro, read_db
 
 from realdata import HAVE_SAMPLES, SAMPLES
 
@@ -66,7 +67,7 @@ def test_each_status_and_steps_exact() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "hi"},
         {"role": "tool", "tool_call_id": "c2", "content": "[Old tool result content cleared]"},
         {"role": "tool", "tool_call_id": "c3", "content": "exit 1", "source_fields": {"status": "error"}},
-        {"role": "assistant", "content": None, "tool_calls": [call("c4", "bash"), call("c5", "bash")]},
+        {"role": "assistant", "content": "", "tool_calls": [call("c4", "bash"), call("c5", "bash")]},
         {"role": "tool", "tool_call_id": "c4", "content": INTERRUPTED, "source_fields": {"status": "running"}},
         {"role": "tool", "tool_call_id": "c5", "content": INTERRUPTED, "source_fields": {"status": "pending"}},
     ]
@@ -148,7 +149,9 @@ def test_database_reads_as_its_export_and_is_never_written(tmp_path: Path) -> No
     before = digest(path)
     assert list(read_db(path, SID)) == [(SID, read_export(first))]
     assert [sid for sid, _ in read_db(path)] == [SID, "ses_0"]  # oldest first
-    assert list(read_db(path, "ses_missing")) == [("ses_missing", [])]
+    with pytest.raises(normalizer.InputError, match=r"no session 'ses_missing' in this opencode database \(its "
+                       r"sessions: ses_1, ses_0\)"):
+        list(read_db(path, "ses_missing"))
     with connect_ro(path) as db, pytest.raises(sqlite3.OperationalError, match="readonly"):
         db.execute("DELETE FROM part")
     assert digest(path) == before
@@ -179,7 +182,7 @@ def test_every_sample_reads_whole_and_alike_from_a_database(path: Path, tmp_path
     doc = json.loads(path.read_text(encoding="utf-8"))
     out = read_export(doc)
     texts, calls, results = expected_pieces(doc)
-    assert texts == [m["content"] for m in out if m["role"] in ("user", "assistant") and m["content"] is not None]
+    assert texts == [m["content"] for m in out if m["role"] in ("user", "assistant") and m["content"] != ""]
     assert calls == [c["id"] for m in out for c in m.get("tool_calls") or []]
     assert results == [m["content"] for m in out if m["role"] == "tool"]
     assert_pairing_rules(list(normalizer.repair(out)))
@@ -241,9 +244,16 @@ def test_a_one_line_export_given_its_format_is_one_document(tmp_path: Path) -> N
 
 
 @pytest.mark.skipif(not HAVE_SAMPLES, reason="no ../shared/")
-def test_check_finds_nothing_to_flag_in_an_export() -> None:
-    # The ``"content": ""`` beside calls is in the requests opencode builds, not in its
-    # export (parts): the reader gives such a step null content, so there is nothing to flag.
-    result = _cli("check", SAMPLES / "wild" / "opencode" / "export-one-call.json")
-    assert result.returncode == 0, result.stdout
-    assert "no violations" in result.stdout.decode() + result.stderr.decode()
+def test_check_flags_the_empty_content_opencode_sends_beside_calls_and_repair_mends_it() -> None:
+    # opencode sends ``"content": ""`` beside ``tool_calls`` (the AI SDK's openai-compatible
+    # provider starts a message's text at ""): the reader gives it as sent, so the provider
+    # whose rule it breaks flags it, and the repair makes it null, recorded.
+    path = SAMPLES / "wild" / "opencode" / "export-one-call.json"
+    result = _cli("check", "--profile", "anthropic", "--select", "AN-7a", path)
+    assert result.returncode == 1
+    assert result.stdout.decode().splitlines()[0] == (
+        f"{path}:81:5: message 1: AN-7a [content.tool_only_assistant] messages: text content blocks must be non-empty")
+    repaired = normalizer.repair(list(normalizer.formats.read_messages(path)))
+    [call] = [m for m in repaired if m.get("tool_calls")]
+    assert call["content"] is None
+    assert repaired.report.counts == {"empty_content_to_null": 1}

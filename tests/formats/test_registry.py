@@ -36,7 +36,8 @@ def test_the_tables_derive_from_the_registry() -> None:
     assert formats.SESSION_FORMATS == tuple(o.name for o in outputs if o.dialect is not None) == ("claude-code", "codex")
     assert _registry.OUTPUT_FORMATS == (*formats.ENCODERS, *formats.SESSION_FORMATS)
     assert list(formats.WRITERS) == list(formats.ENCODERS)
-    assert _reader.READER_OPTIONS == {"keep_sidechains": "claude-code", "keep_meta": "claude-code", "base_instructions": "codex"}
+    assert _reader.READER_OPTIONS == {"keep_sidechains": "claude-code", "keep_meta": "claude-code", "base_instructions": "codex",
+                                      "session": "opencode"}
 
 
 def test_each_output_rank_and_name_is_its_own() -> None:
