@@ -35,7 +35,6 @@ from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream
 from ..formats._writing import FormatWriter
 from ..formats._writing import FLUSH_BYTES
 from ..formats._reader import Head, Reader
-from ..formats._registry import BY_NAME
 from .detect import session_format
 from .plan import Job
 from .results import FileResult, Settings, core_options
@@ -260,11 +259,6 @@ def _own_format(fmt: str | None, container: str | None, job: Job) -> str:
         return fmt
     if fmt == "chat" or fmt is None:
         return "jsonl" if container in ("jsonl", None) else "json"
-    if BY_NAME[fmt].session:  # never overwritten as chat messages: the tool could not resume it
-        raise InputError(
-            f"cannot repair a {fmt} session in its own format yet", source=job.name,
-            hint="Write its chat messages to another file: --to jsonl -o FILE (the session is left as it was)",
-        )
     raise InputError(
         f"a {fmt} file cannot be written back in its own format",
         source=job.name, hint="Give --to finetune (or another --to) to convert it in place",

@@ -129,6 +129,7 @@ from .._depth import deeper_than
 from ._records import (BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, column_of, line_error,
                        nesting_at, too_deep)
 from ._registry import BY_NAME
+from ._session_gemini import ReplayedRepair
 from ._session_lines import Info, Line
 from ._session_pairing import Pairing
 from ._session_write import MAX_PARENTS_AHEAD, MAX_REMOVED_LINES
@@ -222,6 +223,7 @@ class SessionRepairer(Pairing):
         #: The number of the file's last line if it was torn (no newline, not JSON: removed).
         self.torn: int | None = None
         self._closed = False
+        self._replayed: ReplayedRepair | None = None  # the editor of a replayed log (Gemini CLI)
         if fmt != "auto":
             self._choose(fmt)
 
@@ -254,6 +256,9 @@ class SessionRepairer(Pairing):
                 if not self._waiting:
                     return b""  # an empty file: nothing to repair, in any format
                 self._detect(final=True)
+            if self._replayed is not None:
+                for line in self._replayed.finish():
+                    self._emit(line)
             while self._held is not None:
                 self._resolve()
             turn, self._turn = self._turn, None
@@ -338,7 +343,7 @@ class SessionRepairer(Pairing):
             raise exc.located(source=self.source) from None
         if fmt not in SESSION_FORMATS:
             raise InputError(
-                f"this is a {fmt} file, not a Claude Code session or a Codex rollout",
+                f"this is a {fmt} file, not a session file ({', '.join(SESSION_FORMATS)})",
                 source=self.source, line=first, column=None if first is None else 1,
                 hint="Only those are repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from",
             )
@@ -350,6 +355,9 @@ class SessionRepairer(Pairing):
     def _choose(self, fmt: str) -> None:
         self.format = self.report.format = fmt
         self._dialect = BY_NAME[fmt].session_dialect()()  # the registry names each format's dialect
+        if self._dialect.replayed:  # a log replayed whole: every line held to the end (_session_gemini)
+            self._replayed = ReplayedRepair(self.report, stub_text=self.stub_text, trailing_calls=self.trailing_calls,
+                                            orphan_results=self.orphan_results, source=self.source)
 
     def _take_line(self, line: Line) -> None:
         dialect = self._dialect
@@ -359,6 +367,9 @@ class SessionRepairer(Pairing):
             self.recognised += 1
         elif len(self._misses) < DETECT_RECORDS:
             self._misses.append(looks)  # what it looks like instead, for the error
+        if self._replayed is not None:
+            self._replayed.take(line)
+            return
         info = line.info = dialect.classify(line.value)
         if info.chain:
             line.linear = info.parent is not None and info.parent == self._orig_prev
@@ -375,7 +386,7 @@ class SessionRepairer(Pairing):
 def _check_options(fmt: str, trailing_calls: str, orphan_results: str, on_invalid: str, max_depth: int) -> None:
     """Refuse an option this repair cannot honour (``UsageError``, at construction)."""
     if fmt != "auto" and fmt not in SESSION_FORMATS:
-        raise UsageError(f"a session is repaired in its own format: claude-code or codex, not {fmt!r}")
+        raise UsageError(f"a session is repaired in its own format: {' or '.join(SESSION_FORMATS)}, not {fmt!r}")
     if trailing_calls not in ("stub", "keep"):
         raise UsageError(f"trailing_calls={trailing_calls!r} cannot be applied to a session in its own format; use 'stub' or 'keep'")
     if orphan_results not in ("drop", "error"):
