@@ -1,6 +1,6 @@
 """The per-file pipe: ``read_conversations`` -> one ``Normalizer`` per conversation -> the
 ``--to`` format's encoder (``formats.ENCODERS``) -> a byte buffer written in blocks of
-``FLUSH_BYTES``; or, for a Claude Code session or a Codex rollout written in its own
+``FLUSH_BYTES``; or, for a session (Claude Code, Codex, Gemini CLI) written in its own
 format, the bytes -> a ``SessionRepairer`` -> the buffer (``sessions``).
 
 Which output a file gets (:func:`_encoder`, :func:`_own_format`, ``detect.session_format``):

@@ -1,5 +1,9 @@
-"""Session files repaired in their own format (sans-I/O): a Claude Code session or a Codex
-rollout in, the same file out, with the fewest edits that let the tool resume it.
+"""Session files repaired in their own format (sans-I/O): a Claude Code session, a Codex
+rollout or a Gemini CLI session in, the same file out, with the fewest edits that let the tool
+resume it. (A Gemini CLI file is a log replayed whole, not a chain: its dialect is
+``replayed``, its lines are held to the end and edited by ``_session_gemini``, whose docstring
+tells how; the reading of lines, detection, torn and invalid lines and the writing are this
+module's, for all three. What follows is the Claude Code and Codex editor.)
 
 ``claude --resume`` fails for good on a session with a ``tool_use`` that no ``tool_result``
 answers (a crash or an interrupt mid-tool: ``messages.N: tool_use ids were found without
@@ -147,11 +151,12 @@ _HOLD_UNRECOGNISED = 1 << 20
 
 
 class SessionRepairer(Pairing):
-    """A Claude Code session or a Codex rollout in (bytes, in chunks), the same session out,
-    repaired in its own format (see the module docstring). Sans-I/O.
+    """A Claude Code session, a Codex rollout or a Gemini CLI session in (bytes, in chunks),
+    the same session out, repaired in its own format (see the module docstring). Sans-I/O.
 
     Args:
-        fmt: ``"auto"`` (detected from the first lines), ``"claude-code"`` or ``"codex"``.
+        fmt: ``"auto"`` (detected from the first lines), ``"claude-code"``, ``"codex"`` or
+            ``"gemini-cli"``.
         report: where every change is recorded (a new one if None); ``report.format`` is set,
             ``messages_in`` / ``messages_out`` count lines.
         stub_text: the content of a synthetic result.
@@ -400,7 +405,7 @@ def _check_options(fmt: str, trailing_calls: str, orphan_results: str, on_invali
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:
-    """Repair a Claude Code session or a Codex rollout in its own format (see
+    """Repair a Claude Code session, a Codex rollout or a Gemini CLI session in its own format (see
     :class:`SessionRepairer`, whose keyword options this takes): ``source`` a path or a
     binary file, ``dest`` a path or a binary file (not the source itself: for that, the
     command line's ``--in-place`` writes a temporary file and renames it). Returns the report.

@@ -221,6 +221,9 @@ def test_repair_in_place_and_check_through_the_command_line(tmp_path: Path) -> N
 
     check = cli("repair", "--check", copy)
     assert check.returncode == 1
+    diff = cli("repair", "--diff", copy)
+    changed = [l for l in diff.stdout.decode().splitlines() if l[:1] in "+-" and l[:3] not in ("---", "+++")]
+    assert (diff.returncode, changed) == (1, ["-" + source.read_bytes().splitlines()[7].decode()])
     printed = cli("repair", copy)
     assert printed.returncode == 0
     assert cli("repair", "--in-place", copy).returncode == 0
