@@ -170,7 +170,7 @@ class ReplayedRepair:
             return
         record = turn.entry.record
         tool_calls = record.get("toolCalls")
-        in_content = any(isinstance(p, dict) and p.get("functionCall") for p in _as_list(record.get("content")))
+        in_content = [p["functionCall"] for p in _as_list(record.get("content")) if isinstance(p, dict) and p.get("functionCall")]
         stubs = []
         for call in turn.message["tool_calls"]:
             if call["id"] in turn.answered:
@@ -180,7 +180,9 @@ class ReplayedRepair:
             if not in_content and isinstance(tool_calls, list) and len(tool_calls) == len(turn.message["tool_calls"]):
                 edit.results.append(_Result(turn.entry, at, gemini_stub(tool_calls[at].get("id"), name, self.stub_text)))
             else:
-                stubs.append(gemini_stub(call["id"], name, self.stub_text))
+                # the file's own id (none: none, as the call; the reader's made-up id stays out of the file)
+                own = in_content[at].get("id") if len(in_content) == len(turn.message["tool_calls"]) else call["id"]
+                stubs.append(gemini_stub(own, name, self.stub_text))
         if stubs:
             edit.inserts.append(_Insert(turn.entry, gemini_cli_stub_record(record, stubs)))
 

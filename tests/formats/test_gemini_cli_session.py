@@ -149,6 +149,14 @@ def test_a_rewritten_call_with_no_response_gets_a_user_record_after_it() -> None
     assert sent(lines) == [("user", []), ("assistant", ["c1"]), ("tool", ["c1"]), ("user", [])]
 
 
+def test_a_stub_for_a_call_with_no_id_has_none_either() -> None:
+    # (the CLI pairs an id-less call and response by name: ensureStableToolIds)
+    call = {"functionCall": {"name": "read_file", "args": {}}}
+    lines, _ = repaired([META, {"$set": {"messages": [user("u1", [{"text": "go"}]), gemini("g1", [call])]}}])
+    assert lines[1]["$set"]["messages"][2]["content"] == [
+        {"functionResponse": {"name": "read_file", "response": {"output": DEFAULT_STUB_TEXT}}}]
+
+
 def test_a_response_that_answers_no_call_is_removed_or_refused() -> None:
     stray = {"functionResponse": {"id": "zz", "name": "read_file", "response": {"output": "?"}}}
     records = [META, user("u1", [{"text": "hi"}]), gemini("g1", "hello"), user("u2", [stray]), gemini("g2", "ok")]
