@@ -11,11 +11,13 @@ recorded when the batch ends), and resumes as it is: the repair leaves it alone.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from normalizer._report import new_report
+from normalizer._stub import DEFAULT_STUB_TEXT
 from normalizer.formats._sessions import SessionRepairer
 
 from realdata import HAVE_SAMPLES, SKIP_REASON, sample_files
@@ -66,3 +68,39 @@ def test_control_the_unrepaired_session(owner: Owner | str, path: Path, tmp_path
         assert gemini_violation(resumed.request) == GEMINI_COUNT
         assert GEMINI_COUNT in resumed.output
         assert resumed.returncode != 0
+
+
+def _unanswered(data: bytes) -> bytes:
+    """The two-parallel-calls sample as a crash between the calls and their results leaves
+    it (the research's "calls, no results" variant): no ``result`` in ``toolCalls``, no user
+    record of responses."""
+    lines = data.splitlines(keepends=True)
+    out = []
+    for line in lines:
+        value = json.loads(line)
+        if value.get("type") == "user" and any("functionResponse" in p for p in value.get("content") or ()):
+            continue
+        for call in value.get("toolCalls") or ():
+            call.pop("result", None)
+        out.append(line if not value.get("toolCalls") else json.dumps(value, separators=(",", ":")).encode() + b"\n")
+    return b"".join(out)
+
+
+@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
+@pytest.mark.parametrize("owner", OWNERS)
+def test_calls_with_no_result_get_the_stub_and_resume(owner: Owner | str, tmp_path: Path) -> None:
+    owner = need(owner)
+    path = next((p for p in SAMPLES if p.name == "session-two-parallel-calls.jsonl"), None)
+    if path is None:
+        pytest.skip(SKIP_REASON)
+    broken = _unanswered(path.read_bytes())
+    control = resume(owner, broken, tmp_path / "original")
+    assert control.request is not None and gemini_violation(control.request) == GEMINI_COUNT, control.describe()
+    data = repaired(broken)
+    assert repaired(data) == data
+    resumed = resume(owner, data, tmp_path / "repaired")
+    assert resumed.request is not None and gemini_violation(resumed.request) is None, resumed.describe()
+    pieces = request_pieces(resumed.request)
+    assert pieces == session_pieces(data)
+    stub = json.dumps({"output": DEFAULT_STUB_TEXT}, sort_keys=True)
+    assert [p for p in pieces if p.startswith("response")] == [f"response list_directory {stub}", f"response read_file {stub}"]
