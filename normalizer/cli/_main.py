@@ -46,7 +46,7 @@ __all__ = ["main", "cli"]
 # registry loads every converter, which `chatnorm --help` need not pay for.
 # tests/cli/test_declared_once.py holds them to it.
 _FROM = ["auto", "chat", "responses", "codex", "claude-code", "gemini-cli", "opencode", "anthropic", "gemini", "sharegpt", "finetune"]
-_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "gemini", "claude-code", "codex"]
+_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "gemini", "claude-code", "codex", "gemini-cli"]
 
 
 
