@@ -165,23 +165,22 @@ class ReplayedRepair:
         edit.removals.append(_Removal(str(call_id), kind, entry, origin.where))
 
     def _close(self, turn: _Open, edit: _Edit, *, moved_on: bool) -> None:
-        open_calls = [c for c in turn.message["tool_calls"] if c["id"] not in turn.answered]
-        if not open_calls or trailing_policy(self.trailing_calls, moved_on) != "stub":
+        made = turn.message["tool_calls"]  # the calls as the reader made them, in the CLI's order
+        if len(turn.answered) == len(made) or trailing_policy(self.trailing_calls, moved_on) != "stub":
             return
         record = turn.entry.record
         tool_calls = record.get("toolCalls")
         in_content = [p["functionCall"] for p in _as_list(record.get("content")) if isinstance(p, dict) and p.get("functionCall")]
         stubs = []
-        for call in turn.message["tool_calls"]:
+        for at, call in enumerate(made):
             if call["id"] in turn.answered:
                 continue
             name = call["function"]["name"]
-            at = turn.message["tool_calls"].index(call)
-            if not in_content and isinstance(tool_calls, list) and len(tool_calls) == len(turn.message["tool_calls"]):
+            if not in_content and isinstance(tool_calls, list) and len(tool_calls) == len(made):
                 edit.results.append(_Result(turn.entry, at, gemini_stub(tool_calls[at].get("id"), name, self.stub_text)))
             else:
                 # the file's own id (none: none, as the call; the reader's made-up id stays out of the file)
-                own = in_content[at].get("id") if len(in_content) == len(turn.message["tool_calls"]) else call["id"]
+                own = in_content[at].get("id") if len(in_content) == len(made) else call["id"]
                 stubs.append(gemini_stub(own, name, self.stub_text))
         if stubs:
             edit.inserts.append(_Insert(turn.entry, gemini_cli_stub_record(record, stubs)))
@@ -235,7 +234,7 @@ class _Edit:
             self._remove_from(group)
         for result in self.results:
             call = result.entry.record["toolCalls"][result.at]
-            call["result"] = [result.part]
+            call["result"] = [*_as_list(call.get("result")), result.part]  # (media a tool gave, if any, stays)
             number = _number(result.entry)
             self._changed.add(number)
             self._notes.append(_Note(number, STUB_KIND, stub_detail(str(call.get("id")), number, "functionCall")))

@@ -149,6 +149,14 @@ def test_a_rewritten_call_with_no_response_gets_a_user_record_after_it() -> None
     assert sent(lines) == [("user", []), ("assistant", ["c1"]), ("tool", ["c1"]), ("user", [])]
 
 
+def test_a_result_of_media_only_keeps_it_and_gets_the_stub_after_it() -> None:
+    media = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    records = [META, user("u1", [{"text": "look"}]), gemini("g1", toolCalls=[{**CALL, "result": [media]}])]
+    lines, report = repaired(records)
+    assert lines[2]["toolCalls"][0]["result"] == [media, stub_part("c1", "read_file")]
+    assert report.counts == {"stub_missing_result": 1}
+
+
 def test_a_stub_for_a_call_with_no_id_has_none_either() -> None:
     # (the CLI pairs an id-less call and response by name: ensureStableToolIds)
     call = {"functionCall": {"name": "read_file", "args": {}}}
