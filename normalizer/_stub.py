@@ -4,7 +4,7 @@ Everything that says or shapes it lives here, for the core (a chat ``tool`` mess
 for the session editor (a line in the tool's own format, ``formats/_sessions.py``): the text
 (:data:`DEFAULT_STUB_TEXT`, ``stub_text`` overrides it), the record's kind and sentence
 (:func:`stub_detail`), and the shapes (:func:`chat_stub`, :func:`claude_code_stub`,
-:func:`codex_stub`). Rewording the stub touches this file only.
+:func:`codex_stub`, :func:`gemini_stub` / :func:`gemini_cli_stub_record`). Rewording the stub touches this file only.
 
 Also here, as the other halves of the same pairing decision, asked by both: what a result
 that answers no open call is (:func:`stray_result_kind`), and what calls left open at the
@@ -27,6 +27,8 @@ __all__ = [
     "chat_stub",
     "claude_code_stub",
     "codex_stub",
+    "gemini_stub",
+    "gemini_cli_stub_record",
     "stub_stamp",
     "stray_result_kind",
     "trailing_policy",
@@ -48,6 +50,8 @@ def stub_detail(call_id: str, line: int | None = None, call_kind: str = "") -> s
     Code, whose stub is a ``tool_result``, else the Codex item's type)."""
     if line is None:
         return f"call {call_id!r} had no result; added a stub result"
+    if call_kind == "functionCall":  # Gemini CLI: a response part in the call's record, or a record after it
+        return f"call {call_id} (line {line}) was not answered; a synthetic functionResponse was added"
     written_as = "tool_result" if call_kind == "tool_use" else call_kind + "_output"
     return f"call {call_id} (line {line}) was not answered; a synthetic {written_as} line was added"
 
@@ -116,6 +120,31 @@ def codex_stub(call_id: str, call_kind: str, text: str, timestamp: Any) -> dict[
     line["type"] = "response_item"
     line["payload"] = {"type": kind, "call_id": call_id, "output": text}
     return line
+
+
+def gemini_stub(call_id: Any, name: Any, text: str) -> dict[str, Any]:
+    """A Gemini ``functionResponse`` part answering the call ``call_id`` (its ``name``), the
+    text as ``{"output": text}``, as Gemini CLI sends a tool's output (and the gemini writer a
+    chat ``tool`` message)."""
+    response: dict[str, Any] = {"name": name, "response": {"output": text}}
+    if call_id is not None:
+        response = {"id": call_id, **response}
+    return {"functionResponse": response}
+
+
+def gemini_cli_stub_record(model: dict[str, Any], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Gemini CLI ``user`` message record holding the stub ``parts`` for calls of the
+    ``gemini`` record ``model`` (one the CLI rewrote: its calls are ``content`` parts, so no
+    ``toolCalls[].result`` can hold them): an id derived from the model record's and the
+    calls' (uuid5: the same for the same repair), the model record's timestamp."""
+    import uuid
+    ids = ",".join(str(p["functionResponse"].get("id")) for p in parts)
+    record: dict[str, Any] = {"id": str(uuid.uuid5(uuid.UUID(_NAMESPACE), f"{model.get('id')}/{ids}"))}
+    if "timestamp" in model:
+        record["timestamp"] = model["timestamp"]
+    record["type"] = "user"
+    record["content"] = parts
+    return record
 
 
 def _version(value: Any) -> tuple[int, int]:

@@ -1,6 +1,6 @@
 """The per-file pipe: ``read_conversations`` -> one ``Normalizer`` per conversation -> the
 ``--to`` format's encoder (``formats.ENCODERS``) -> a byte buffer written in blocks of
-``FLUSH_BYTES``; or, for a Claude Code session or a Codex rollout written in its own
+``FLUSH_BYTES``; or, for a session (Claude Code, Codex, Gemini CLI) written in its own
 format, the bytes -> a ``SessionRepairer`` -> the buffer (``sessions``).
 
 Which output a file gets (:func:`_encoder`, :func:`_own_format`, ``detect.session_format``):
@@ -37,7 +37,6 @@ from ..formats._writing import FLUSH_BYTES
 from ..formats._database_head import SQLITE_MAGIC
 from ..formats._records import CHUNK_BYTES
 from ..formats._reader import Head, Reader
-from ..formats._registry import BY_NAME
 from .detect import session_format
 from .plan import Job
 from .results import FileResult, Settings, core_options
@@ -291,11 +290,6 @@ def _own_format(fmt: str | None, container: str | None, job: Job) -> str:
         return fmt
     if fmt == "chat" or fmt is None:
         return "jsonl" if container in ("jsonl", None) else "json"
-    if BY_NAME[fmt].session:  # never overwritten as chat messages: the tool could not resume it
-        raise InputError(
-            f"cannot repair a {fmt} session in its own format yet", source=job.name,
-            hint="Write its chat messages to another file: --to jsonl -o FILE (the session is left as it was)",
-        )
     raise InputError(
         f"a {fmt} file cannot be written back in its own format",
         source=job.name, hint="Give --to finetune (or another --to) to convert it in place",

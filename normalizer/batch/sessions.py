@@ -1,4 +1,4 @@
-"""A Claude Code session or a Codex rollout repaired in its own format
+"""A session (Claude Code, Codex, Gemini CLI) repaired in its own format
 (``formats._sessions``): bytes in, bytes out."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The question ``ruff format --check`` answers, for chat histories. Each input is read and
 repaired as ``repair`` would, nothing is written, and two streams of lines are compared.
-A Claude Code session or a Codex rollout that ``repair`` writes in its own format (the same
-decision, ``batch.detect.session_format``: ``--to auto`` or ``--to claude-code|codex``) is
+A session (Claude Code, Codex, Gemini CLI) that ``repair`` writes in its own format (the same
+decision, ``batch.detect.session_format``: ``--to auto`` or ``--to claude-code|codex|gemini-cli``) is
 compared as the file's own bytes against the bytes the session repair writes: ``--check``
 says "would repair" exactly when ``repair`` would write something else. Any other input is
 compared as the messages read and the messages the repair writes, both encoded by the

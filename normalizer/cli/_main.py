@@ -46,7 +46,7 @@ __all__ = ["main", "cli"]
 # registry loads every converter, which `chatnorm --help` need not pay for.
 # tests/cli/test_declared_once.py holds them to it.
 _FROM = ["auto", "chat", "responses", "codex", "claude-code", "gemini-cli", "opencode", "anthropic", "gemini", "sharegpt", "finetune"]
-_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "gemini", "claude-code", "codex"]
+_TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "gemini", "claude-code", "codex", "gemini-cli"]
 
 
 
@@ -90,8 +90,9 @@ def cli() -> None:
 @click.option("--to", "to", type=click.Choice(_TO), default="auto", show_default=True,
               help="Output: jsonl (chat messages, one per line), json (one array), finetune "
                    "({\"messages\": [...]} per line), responses (OpenAI Responses input items), anthropic "
-                   "(an Anthropic Messages request), claude-code / codex (the session repaired in its own "
-                   "format, with the fewest edits). auto: a Claude Code or Codex session in its own format "
+                   "(an Anthropic Messages request), claude-code / codex / gemini-cli (the session repaired in "
+                   "its own format, with the fewest edits). auto: a Claude Code, Codex or Gemini CLI session in its "
+                   "own format "
                    "(unless --profile asks for a provider's chat messages); with --in-place every file in its "
                    "own format; else jsonl, or finetune for inputs holding several conversations.")
 @click.option("-o", "--output", type=str, default=None, metavar="PATH",

@@ -317,6 +317,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
 
 FORMAT = Format(
     "claude-code", ClaudeCodeConverter, guess,
-    outputs=(Output("claude-code", 60, dialect="ClaudeCode"),),
+    outputs=(Output("claude-code", 60, dialect="_session_lines.ClaudeCode"),),
     options=("keep_sidechains", "keep_meta"), assembling=True,
 )

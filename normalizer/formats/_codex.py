@@ -356,5 +356,5 @@ def guess(record: dict[str, Any]) -> Clue | None:
 
 FORMAT = Format(
     "codex", CodexConverter, guess,
-    outputs=(Output("codex", 70, dialect="Codex"),), options=("base_instructions",), planner=CodexPlanner,
+    outputs=(Output("codex", 70, dialect="_session_lines.Codex"),), options=("base_instructions",), planner=CodexPlanner,
 )

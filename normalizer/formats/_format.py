@@ -105,8 +105,11 @@ class Output:
             are listed by what they write, not by the format that reads them.
         writer: the encoder class; None for a session format, which is repaired in its own
             format by the session editor (``_sessions``) instead of encoded.
-        dialect: a session format's dialect in ``_session_lines``, by name (that module is loaded
-            only for sessions: see :meth:`Format.session_dialect`).
+        dialect: a session format's dialect, ``module.Class`` in this package
+            (``_session_lines.Codex``): loaded only for sessions (:meth:`Format.session_dialect`).
+            It is what makes the format a session (a tool's own file, which the tool resumes):
+            ``--in-place`` without ``--to`` repairs it in its own format with this dialect,
+            never rewrites it as chat messages.
     """
 
     name: str
@@ -138,9 +141,6 @@ class Format:
             whatever its keys).
         plain_records: a dict record with a string ``role`` is given back unchanged by its
             converter: the reader's JSONL loop passes it on without calling it.
-        session: a tool's own session file (the tool resumes it): ``--in-place`` without
-            ``--to`` writes it back in its own format (its dialect) or refuses it, never
-            rewrites it as chat messages.
         document: what a JSON document of it holds besides its records (see
             :class:`DocumentKeys`).
     """
@@ -155,7 +155,6 @@ class Format:
     per_file: bool = False
     per_line: bool = False
     plain_records: bool = False
-    session: bool = False
     document: DocumentKeys = DocumentKeys()
 
     @property
@@ -168,5 +167,6 @@ class Format:
         the session editor), or None."""
         for output in self.outputs:
             if output.dialect is not None:
-                return getattr(importlib.import_module("._session_lines", __package__), output.dialect)
+                module, _, name = output.dialect.rpartition(".")
+                return getattr(importlib.import_module(f".{module}", __package__), name)
         return None

@@ -76,7 +76,7 @@ from .._json import JSONDecodeError, loads
 from .._json import dumps as exact_dumps
 from .._report import Report
 from ._common import SOURCE_KEY, count, describe, invalid, note_extra
-from ._format import Clue, Evidence, Format
+from ._format import Clue, Evidence, Format, Output
 from ._gemini import Calls, model_message, tool_message, user_part
 from ._records import DEFAULT_MAX_LINE_BYTES, LineSplitter
 
@@ -571,4 +571,5 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format("gemini-cli", GeminiCliConverter, guess, planner=GeminiCliFilePlanner, session=True)
+FORMAT = Format("gemini-cli", GeminiCliConverter, guess, outputs=(Output("gemini-cli", 80, dialect="_session_gemini.GeminiCli"),),
+                planner=GeminiCliFilePlanner)

@@ -1,7 +1,7 @@
 """A session file's lines as the in-format repair sees them (``_sessions.py``): what a line
 is to the pairing rules (:class:`Info`), a line read (:class:`Line`), a call and the turn
 that made it (:class:`Call`, :class:`Turn`), and what one format's lines mean
-(:class:`Dialect`: Claude Code, Codex). The stub lines they write are shaped in ``.._stub``.
+(:class:`Dialect`: Claude Code, Codex; Gemini CLI's is in ``_session_gemini``). The stub lines they write are shaped in ``.._stub``.
 """
 
 from __future__ import annotations
@@ -117,6 +117,9 @@ class Dialect:
     #: Its lines form a parentUuid chain, whose order (not the file's) is the conversation's:
     #: a turn's results may be written after the next turn's first lines.
     chained: bool = False
+    #: Its file is a log replayed whole (Gemini CLI: a later line can change any message), so
+    #: no line is decided before the end: the repairer holds them all for ``_session_gemini``.
+    replayed: bool = False
 
     def classify(self, value: Any) -> Info:
         raise NotImplementedError

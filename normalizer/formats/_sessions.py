@@ -1,5 +1,9 @@
-"""Session files repaired in their own format (sans-I/O): a Claude Code session or a Codex
-rollout in, the same file out, with the fewest edits that let the tool resume it.
+"""Session files repaired in their own format (sans-I/O): a Claude Code session, a Codex
+rollout or a Gemini CLI session in, the same file out, with the fewest edits that let the tool
+resume it. (A Gemini CLI file is a log replayed whole, not a chain: its dialect is
+``replayed``, its lines are held to the end and edited by ``_session_gemini``, whose docstring
+tells how; the reading of lines, detection, torn and invalid lines and the writing are this
+module's, for all three. What follows is the Claude Code and Codex editor.)
 
 ``claude --resume`` fails for good on a session with a ``tool_use`` that no ``tool_result``
 answers (a crash or an interrupt mid-tool: ``messages.N: tool_use ids were found without
@@ -129,6 +133,7 @@ from .._depth import deeper_than
 from ._records import (BOM, CHUNK_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LINE_BYTES, LineSplitter, column_of, line_error,
                        nesting_at, too_deep)
 from ._registry import BY_NAME
+from ._session_gemini import ReplayedRepair
 from ._session_lines import Info, Line
 from ._session_pairing import Pairing
 from ._session_write import MAX_PARENTS_AHEAD, MAX_REMOVED_LINES
@@ -146,11 +151,12 @@ _HOLD_UNRECOGNISED = 1 << 20
 
 
 class SessionRepairer(Pairing):
-    """A Claude Code session or a Codex rollout in (bytes, in chunks), the same session out,
-    repaired in its own format (see the module docstring). Sans-I/O.
+    """A Claude Code session, a Codex rollout or a Gemini CLI session in (bytes, in chunks),
+    the same session out, repaired in its own format (see the module docstring). Sans-I/O.
 
     Args:
-        fmt: ``"auto"`` (detected from the first lines), ``"claude-code"`` or ``"codex"``.
+        fmt: ``"auto"`` (detected from the first lines), ``"claude-code"``, ``"codex"`` or
+            ``"gemini-cli"``.
         report: where every change is recorded (a new one if None); ``report.format`` is set,
             ``messages_in`` / ``messages_out`` count lines.
         stub_text: the content of a synthetic result.
@@ -222,6 +228,7 @@ class SessionRepairer(Pairing):
         #: The number of the file's last line if it was torn (no newline, not JSON: removed).
         self.torn: int | None = None
         self._closed = False
+        self._replayed: ReplayedRepair | None = None  # the editor of a replayed log (Gemini CLI)
         if fmt != "auto":
             self._choose(fmt)
 
@@ -254,6 +261,9 @@ class SessionRepairer(Pairing):
                 if not self._waiting:
                     return b""  # an empty file: nothing to repair, in any format
                 self._detect(final=True)
+            if self._replayed is not None:
+                for line in self._replayed.finish():
+                    self._emit(line)
             while self._held is not None:
                 self._resolve()
             turn, self._turn = self._turn, None
@@ -338,7 +348,7 @@ class SessionRepairer(Pairing):
             raise exc.located(source=self.source) from None
         if fmt not in SESSION_FORMATS:
             raise InputError(
-                f"this is a {fmt} file, not a Claude Code session or a Codex rollout",
+                f"this is a {fmt} file, not a session file ({', '.join(SESSION_FORMATS)})",
                 source=self.source, line=first, column=None if first is None else 1,
                 hint="Only those are repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from",
             )
@@ -350,6 +360,9 @@ class SessionRepairer(Pairing):
     def _choose(self, fmt: str) -> None:
         self.format = self.report.format = fmt
         self._dialect = BY_NAME[fmt].session_dialect()()  # the registry names each format's dialect
+        if self._dialect.replayed:  # a log replayed whole: every line held to the end (_session_gemini)
+            self._replayed = ReplayedRepair(self.report, stub_text=self.stub_text, trailing_calls=self.trailing_calls,
+                                            orphan_results=self.orphan_results, source=self.source)
 
     def _take_line(self, line: Line) -> None:
         dialect = self._dialect
@@ -359,6 +372,9 @@ class SessionRepairer(Pairing):
             self.recognised += 1
         elif len(self._misses) < DETECT_RECORDS:
             self._misses.append(looks)  # what it looks like instead, for the error
+        if self._replayed is not None:
+            self._replayed.take(line)
+            return
         info = line.info = dialect.classify(line.value)
         if info.chain:
             line.linear = info.parent is not None and info.parent == self._orig_prev
@@ -375,7 +391,7 @@ class SessionRepairer(Pairing):
 def _check_options(fmt: str, trailing_calls: str, orphan_results: str, on_invalid: str, max_depth: int) -> None:
     """Refuse an option this repair cannot honour (``UsageError``, at construction)."""
     if fmt != "auto" and fmt not in SESSION_FORMATS:
-        raise UsageError(f"a session is repaired in its own format: claude-code or codex, not {fmt!r}")
+        raise UsageError(f"a session is repaired in its own format: {' or '.join(SESSION_FORMATS)}, not {fmt!r}")
     if trailing_calls not in ("stub", "keep"):
         raise UsageError(f"trailing_calls={trailing_calls!r} cannot be applied to a session in its own format; use 'stub' or 'keep'")
     if orphan_results not in ("drop", "error"):
@@ -389,7 +405,7 @@ def _check_options(fmt: str, trailing_calls: str, orphan_results: str, on_invali
 
 
 def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report | None = None, **options: Any) -> Report:
-    """Repair a Claude Code session or a Codex rollout in its own format (see
+    """Repair a Claude Code session, a Codex rollout or a Gemini CLI session in its own format (see
     :class:`SessionRepairer`, whose keyword options this takes): ``source`` a path or a
     binary file, ``dest`` a path or a binary file (not the source itself: for that, the
     command line's ``--in-place`` writes a temporary file and renames it). Returns the report.

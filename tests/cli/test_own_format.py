@@ -275,7 +275,7 @@ def test_every_sample_in_place_keeps_its_format_and_then_stays_as_it_is(tmp_path
     path.write_bytes(source.read_bytes())
     fmt = format_read(path) if "glaive" not in source.name else "sharegpt"
     first = run("repair", "-q", "--in-place", path)
-    if fmt in ("sharegpt", "gemini-cli", "opencode"):  # no writer for ShareGPT or opencode, no session dialect for Gemini CLI yet: refused, untouched
+    if fmt in ("sharegpt", "opencode"):  # no writer for ShareGPT or opencode: refused, untouched
         assert first.returncode == 1 and path.read_bytes() == source.read_bytes()
         return
     assert first.returncode == 0, first.stderr

@@ -397,17 +397,7 @@ def test_check_names_the_duplicate_response_the_cli_writes() -> None:
     assert "2 fixable with `chatnorm repair`" in found
 
 
-@pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
-def test_in_place_refuses_a_session_rather_than_rewrite_it_as_chat(tmp_path: Path, path: Path) -> None:
-    copy = tmp_path / path.name
-    copy.write_bytes(path.read_bytes())
-    result = _cli("repair", "--in-place", copy)
-    assert result.returncode == 1
-    assert ("cannot repair a gemini-cli session in its own format yet. Write its chat messages to another file: "
-            "--to jsonl -o FILE") in result.stderr.decode()
-    assert copy.read_bytes() == path.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+# (repair --in-place of a session in its own format: test_gemini_cli_session.py)
 
 
 @pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)

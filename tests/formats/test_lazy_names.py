@@ -43,7 +43,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_the_session_formats_are_one_tuple() -> None:
     from normalizer.formats import _sessions
 
-    assert formats.SESSION_FORMATS is _sessions.SESSION_FORMATS == ("claude-code", "codex")
+    assert formats.SESSION_FORMATS is _sessions.SESSION_FORMATS == ("claude-code", "codex", "gemini-cli")
 
 
 def test_reading_jsonl_loads_neither_the_document_parser_nor_the_session_repairers() -> None:

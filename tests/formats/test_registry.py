@@ -33,7 +33,7 @@ def test_the_tables_derive_from_the_registry() -> None:
     assert formats.ENCODERS == {o.name: o.writer for o in outputs if o.writer is not None}
     assert list(formats.ENCODERS) == ["jsonl", "json", "finetune", "responses", "anthropic", "gemini"]
     assert formats.SESSION_FORMATS is _registry.SESSION_FORMATS is _detect.SESSION_FORMATS
-    assert formats.SESSION_FORMATS == tuple(o.name for o in outputs if o.dialect is not None) == ("claude-code", "codex")
+    assert formats.SESSION_FORMATS == tuple(o.name for o in outputs if o.dialect is not None) == ("claude-code", "codex", "gemini-cli")
     assert _registry.OUTPUT_FORMATS == (*formats.ENCODERS, *formats.SESSION_FORMATS)
     assert list(formats.WRITERS) == list(formats.ENCODERS)
     assert _reader.READER_OPTIONS == {"keep_sidechains": "claude-code", "keep_meta": "claude-code", "base_instructions": "codex",
@@ -50,14 +50,16 @@ def test_each_output_rank_and_name_is_its_own() -> None:
 
 
 def test_each_session_format_names_its_dialect_in_the_session_editor() -> None:
-    from normalizer.formats import _session_lines
+    from normalizer.formats._session_lines import Dialect
 
     for f in _registry.REGISTRY:
         dialect = f.session_dialect()
         assert (dialect is None) == (f.name not in formats.SESSION_FORMATS)
         if dialect is not None:
+            named = next(o.dialect for o in f.outputs if o.dialect is not None)
             assert dialect.name == f.name
-            assert getattr(_session_lines, dialect.__name__) is dialect
+            assert issubclass(dialect, Dialect)
+            assert f"{dialect.__module__}.{dialect.__name__}" == f"normalizer.formats.{named}"
 
 
 def test_each_converter_knows_its_name() -> None:

@@ -903,7 +903,7 @@ def test_files_of_other_formats_are_refused() -> None:
         repaired(b'{"role": "user", "content": "hi"}\n')
     # placed where detection began (the first record), as the reader's own format errors are
     assert (exc.value.line, exc.value.column) == (1, 1)
-    assert str(exc.value) == ("<input>:1:1: this is a chat file, not a Claude Code session or a Codex rollout. Only those are "
+    assert str(exc.value) == ("<input>:1:1: this is a chat file, not a session file (claude-code, codex, gemini-cli). Only those are "
                               "repaired in their own format; write it as chat JSONL (--to jsonl) or name its format with --from")
     with pytest.raises(InputError) as exc:
         repaired(dumps(cc_user("u1", None, "hi")), fmt="codex")

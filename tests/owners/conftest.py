@@ -1,5 +1,6 @@
 """Which owners to run: the binaries ``.ci/owners.sh`` installs and names in
-``CHATNORM_OWNER_CLAUDE`` and ``CHATNORM_OWNER_CODEX`` (``:``-separated, today's first).
+``CHATNORM_OWNER_CLAUDE``, ``CHATNORM_OWNER_CODEX`` and ``CHATNORM_OWNER_GEMINI`` (``:``-separated,
+today's first).
 
 Without them the owner tests skip, saying why; under CI (``CI=true``) they fail instead, so
 that the suite cannot pass having judged nothing.

@@ -35,12 +35,12 @@ PROMPT = "continue"
 #: A Claude Code or Codex start takes about 0.5 to 2 s here; a hung one is a failure.
 TIMEOUT = 120
 
-ENV_VARS = {"claude": "CHATNORM_OWNER_CLAUDE", "codex": "CHATNORM_OWNER_CODEX"}
+ENV_VARS = {"claude": "CHATNORM_OWNER_CLAUDE", "codex": "CHATNORM_OWNER_CODEX", "gemini": "CHATNORM_OWNER_GEMINI"}
 
 
 @dataclass(frozen=True)
 class Owner:
-    kind: str  # "claude" or "codex"
+    kind: str  # "claude", "codex" or "gemini" (driven by gemini_drive.py)
     path: str
     version: str
 

@@ -1,14 +1,17 @@
-"""A stub of the Anthropic Messages API and the OpenAI Responses API on 127.0.0.1.
+"""A stub of the Anthropic Messages API, the OpenAI Responses API and Gemini's
+``generateContent`` on 127.0.0.1.
 
-The owners (Claude Code, Codex) resume a session offline against it. Every request body is
+The owners (Claude Code, Codex, Gemini CLI) resume a session offline against it. Every request body is
 recorded; a model request is judged by the provider's own pairing rules and answered, when
 it breaks one, with the provider's 400 error, its text as the provider writes it
-(``/work/shared/research/providers.md``: AN-1, AN-2, AN-3, AN-4, AN-7, AN-8; RX-1, RX-2);
+(``/work/shared/research/providers.md``: AN-1, AN-2, AN-3, AN-4, AN-7, AN-8; RX-1, RX-2;
+GM-1, GM-2, GM-3, GM-4, GM-6);
 otherwise with a short valid SSE stream (a new ``msg_`` id for every Claude Code reply: a
 constant one makes Claude Code merge the replies). Codex's WebSocket upgrade gets 426, so
 that it falls back to HTTPS at once. Only the standard library: ``http.server`` in a thread.
 
-The rules are plain functions (:func:`anthropic_violation`, :func:`responses_violation`), so
+The rules are plain functions (:func:`anthropic_violation`, :func:`responses_violation`,
+:func:`gemini_violation`), so
 that a test judges a recorded request by exactly what the stub answered it with.
 """
 
@@ -125,6 +128,42 @@ def responses_violation(body: dict[str, Any]) -> str | None:
     return None
 
 
+#: Gemini's 400 texts (providers.md GM-1..GM-4, GM-6; the gemini-cli issues in
+#: agents-in-the-wild.md quote the same words).
+GEMINI_RESPONSE_AFTER_CALL = "Please ensure that function response turn comes immediately after a function call turn."
+GEMINI_CALL_AFTER_USER = ("Please ensure that function call turn comes immediately after a user turn or after a function "
+                          "response turn.")
+GEMINI_COUNT = ("Please ensure that the number of function response parts is equal to the number of function call "
+                "parts of the function call turn.")
+GEMINI_ALTERNATE = "Please ensure that multiturn requests alternate between user and model."
+
+
+def gemini_violation(body: dict[str, Any]) -> str | None:
+    """The first of Gemini's pairing rules that ``body`` (a ``generateContent`` request)
+    breaks, as Gemini words its 400 error; None when it keeps them all: a function-call turn
+    comes right after a user turn or a function-response turn; the turn after it is a user
+    turn of as many function-response parts as it has call parts; a function-response turn
+    comes right after a function-call turn; roles alternate; no turn is empty."""
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    for i, content in enumerate(contents):
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        if not parts:
+            return f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
+        previous = contents[i - 1] if i else None
+        if previous is not None and previous.get("role") == content.get("role"):
+            return GEMINI_ALTERNATE
+        calls = sum(1 for p in parts if "functionCall" in p)
+        responses = sum(1 for p in parts if "functionResponse" in p)
+        before = [p for p in (previous or {}).get("parts") or [] if isinstance(p, dict)]
+        if calls and (previous is None or previous.get("role") != "user"):
+            return GEMINI_CALL_AFTER_USER
+        if responses and not any("functionCall" in p for p in before):
+            return GEMINI_RESPONSE_AFTER_CALL
+        if any("functionCall" in p for p in before) and responses != sum(1 for p in before if "functionCall" in p):
+            return GEMINI_COUNT
+    return None
+
+
 @dataclass
 class Recorded:
     """One request the stub received: its path and its JSON body (None when not JSON)."""
@@ -193,6 +232,16 @@ class Stub:
                                                                "param": "input", "code": None}}).encode())
                     else:
                         self._reply(200, _responses_sse(n), "text/event-stream")
+                elif ":streamGenerateContent" in path or ":generateContent" in path:
+                    error = gemini_violation(body) if isinstance(body, dict) else "Invalid JSON payload received."
+                    if error is not None:
+                        self._reply(400, json.dumps({"error": {"code": 400, "message": error,
+                                                               "status": "INVALID_ARGUMENT"}}).encode())
+                    else:
+                        sse = "alt=sse" in self.path
+                        self._reply(200, _gemini_reply(sse), "text/event-stream" if sse else "application/json")
+                elif path.endswith(":countTokens"):
+                    self._reply(200, b'{"totalTokens":1}')
                 elif path.endswith("/count_tokens"):
                     self._reply(200, b'{"input_tokens":1}')
                 else:
@@ -254,3 +303,12 @@ def _responses_sse(n: int) -> bytes:
                                 "response": {**response, "status": "completed", "output": [item], "usage": usage}}),
     ]
     return _sse(iter(events))
+
+
+def _gemini_reply(sse: bool) -> bytes:
+    """One ``GenerateContentResponse``: the text "ok", ``finishReason: STOP`` (as one SSE
+    event for ``alt=sse``)."""
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP", "index": 0}],
+             "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+             "modelVersion": "gemini-2.5-flash"}
+    return f"data: {json.dumps(chunk)}\r\n\r\n".encode() if sse else json.dumps(chunk).encode()
