@@ -33,4 +33,12 @@ SLOW: dict[str, str] = {
     "tests/test_messages.py::test_fast_path_accepts_only_what_the_adapter_returns_unchanged": "a long property run",
     "tests/profiles/test_check_hostile.py": "hostile histories through every checker",
     "tests/profiles/test_stage_records.py": "a long property run under every profile",
+    "tests/profiles/test_stage.py::test_repair_satisfies_check_and_is_idempotent": "a property run a profile",
+    "tests/profiles/test_stage.py::test_repair_with_opaque_turns_satisfies_check_and_is_idempotent": "a property run a profile",
+    "tests/profiles/test_stage.py::test_repair_of_named_speakers_satisfies_check_and_is_idempotent": "a property run a profile",
+    "tests/profiles/test_stage.py::test_no_part_that_is_not_text_is_lost_without_a_record": "a property run a profile",
+    "tests/profiles/test_stage.py::test_repair_without_validation_does_not_mutate": "a property run a profile",
+    # every sample through the command, several processes each
+    "tests/cli/test_own_format.py::test_every_sample_in_place_keeps_its_format_and_then_stays_as_it_is": "every sample, in place, twice",
+    "tests/cli/test_repair_check.py::test_check_and_diff_answer_for_what_repair_writes_on_every_session_sample": "every sample, three commands",
 }
