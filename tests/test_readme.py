@@ -28,7 +28,7 @@ from normalizer._state import diagram
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SETUP_TEST_COMMAND = "python -m pip install -e '.[test]' && python -m pytest"
+SETUP_TEST_COMMAND = "python -m pip install -e '.[test,judges]' && python -m pytest"
 TIMING = re.compile(r"\b\d+\.\d\d s\b")
 
 
@@ -105,10 +105,11 @@ def test_readme_has_blocks_of_each_kind() -> None:
     assert of("mermaid")
 
 
-#: Set by .ci/floors, whose venv holds the package and the test runner at their floors but
-#: none of the [test] extra's frameworks (tested at their newest in the main step): there, a
-#: block that needs one of them is skipped. Anywhere else a missing module fails the block.
-FRAMEWORKS_ABSENT = os.environ.get("CHATNORM_FLOORS") == "1"
+#: A block that needs a framework or judge not installed (the quick loop's light `[test]`,
+#: or .ci/floors, whose venv holds the package and the test runner at their floors and none of
+#: the judges) is skipped, with the module named. Under CI (CI=true) outside the floors step,
+#: where everything is installed, a missing module fails the block.
+MISSING_FAILS = os.environ.get("CI", "").lower() in ("1", "true", "yes") and os.environ.get("CHATNORM_FLOORS") != "1"
 
 
 @pytest.mark.parametrize("block", of("python"), ids=lambda b: b.id)
@@ -119,9 +120,9 @@ def test_python_block_runs(block: Block, scratch: Path) -> None:
             exec(compile(block.body, block.id, "exec"), {"__name__": "__main__"})
         except ModuleNotFoundError as missing:
             top = (missing.name or "").partition(".")[0]
-            if not FRAMEWORKS_ABSENT or not top or top == "normalizer" or top in sys.stdlib_module_names:
+            if MISSING_FAILS or not top or top == "normalizer" or top in sys.stdlib_module_names:
                 raise
-            pytest.skip(f"{block.id} needs {top}, not installed in the floors venv (CHATNORM_FLOORS=1)")
+            pytest.skip(f"{block.id} needs {top}, not installed (pip install -e '.[test,judges]')")
     if block.output is not None:
         assert printed.getvalue().rstrip("\n") == block.output.rstrip("\n")
 
@@ -179,7 +180,7 @@ def test_setup_commands_come_first_and_ci_runs_the_test_command() -> None:
         SETUP_TEST_COMMAND,
     ]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pip install --quiet --disable-pip-version-check -e '.[test]'" in ci
+    assert "python -m pip install --quiet --disable-pip-version-check -e '.[test,judges]'" in ci
     assert "\npython -m pytest\n" in ci
 
 

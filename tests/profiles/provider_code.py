@@ -59,7 +59,7 @@ TOOL_FREE_TEMPLATES = ("gemma2", "gemma3", "mistral-v0.1", "phi3.5")
 
 def require(family: str) -> None:
     """Skip the calling test (or module) when the family's package is not installed."""
-    pytest.importorskip(PACKAGES[family], reason=f"the {family} judges need {PACKAGES[family]} (pip install -e '.[test]')")
+    pytest.importorskip(PACKAGES[family], reason=f"the {family} judges need {PACKAGES[family]} (pip install -e '.[test,judges]')")
 
 
 def _quiet(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,7 +7,7 @@ cases and the session samples, ``judged_histories.py``): every repaired history 
 Where a pair cannot reach that (mistral v3 with text beside calls; a text-only tokenizer with
 an image; ``default`` on a template), the recorded behaviour is pinned instead.
 
-Needs the test extra (``pip install -e '.[test]'``): each judge family skips with a reason
+Needs the judges (``pip install -e '.[test,judges]'``): each judge family skips with a reason
 when its package is absent; the template and real-data tests skip without ``../shared/``.
 """
 
