@@ -1,7 +1,7 @@
 """The suite's own settings: the anyio backends, the quick loop's ``slow`` tests, and one line
 about the real-world data in ``../shared/``.
 
-The quick loop (README, "Contributing"): ``python -m pip install -e '.[test]' && python -m
+The quick loop (docs/contributing.md): ``python -m pip install -e '.[test]' && python -m
 pytest -m "not slow"``, a few minutes on two cores. What it leaves out is declared once, in
 ``quick_loop.SLOW``, by test path (a folder, a module, or one test function), each with why.
 """

@@ -1,4 +1,4 @@
-"""What the quick loop leaves out (README, "Contributing": ``python -m pytest -m "not slow"``),
+"""What the quick loop leaves out (docs/contributing.md: ``python -m pytest -m "not slow"``),
 declared once: ``conftest.py`` marks these tests ``slow``; ``tests/test_quick_loop.py`` holds
 every entry to a test that exists. CI runs everything.
 """

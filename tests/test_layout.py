@@ -248,8 +248,8 @@ def test_the_libraries_layers_load_neither_click_nor_rich() -> None:
     assert out.strip() == "[]"
 
 
-def test_the_readme_lists_the_layers_in_their_order() -> None:
-    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Where the code lives"):]
+def test_the_docs_list_the_layers_in_their_order() -> None:
+    readme = (ROOT.parent / "docs" / "how-it-works.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Where the code lives"):]
     rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ")][1:]
     assert rows == [name for name, _ in LAYERS if name not in TOP] + ["top"]

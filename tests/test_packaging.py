@@ -69,7 +69,7 @@ def test_sdist_holds_everything_the_test_suite_needs(tmp_path: Path) -> None:
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     for needed in [
-        "LICENSE", "README.md", "pyproject.toml", ".ci/run", "examples/split-turns.jsonl",
+        "LICENSE", "README.md", "docs/index.md", "mkdocs.yml", "pyproject.toml", ".ci/run", "examples/split-turns.jsonl",
         "normalizer/py.typed", "tests/conftest.py", "tests/helpers.py", "tests/realdata.py",
         "tests/cli/conftest.py", "tests/formats/conftest.py", "benchmarks/workload.py",
     ]:

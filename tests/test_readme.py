@@ -1,4 +1,4 @@
-"""The README runs as written.
+"""The README and the documentation pages (``docs/*.md``) run as written.
 
 - Every ``python`` block is executed on its own, in a fresh namespace, in a scratch folder
   that holds a copy of ``examples/``; a plain block right after it is the output it prints.
@@ -8,6 +8,7 @@
 - Every ``sh`` block's commands are run there and must succeed, except the set-up block,
   whose test command must be the one ``.ci/run`` runs.
 - The state diagram is rendered from the machine itself.
+- The README stays short (under 300 lines), and the site's nav lists every page.
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ from normalizer._state import diagram
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: The documents whose blocks run: the README, then every page of the site, by name.
+DOCUMENTS = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
 SETUP_TEST_COMMAND = "python -m pip install -e '.[test,judges]' && python -m pytest"
 TIMING = re.compile(r"\b\d+\.\d\d s\b")
 
 
 @dataclass(frozen=True, slots=True)
 class Block:
+    document: str  # its path from the checkout: README.md, docs/cli.md
     lang: str
     body: str
     line: int  # 1-based line of the opening fence
@@ -41,28 +45,29 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.document}:{self.line}"
 
 
-def blocks() -> list[Block]:
+def blocks(document: str) -> list[Block]:
+    text = (ROOT / document).read_text(encoding="utf-8")
     found: list[Block] = []
     fence = re.compile(r"^```([\w-]*)\n(.*?)^```\n", re.S | re.M)
-    matches = list(fence.finditer(README))
+    matches = list(fence.finditer(text))
     for i, m in enumerate(matches):
         lang, body = m.group(1), m.group(2)
         output = None
         nxt = matches[i + 1] if i + 1 < len(matches) else None
         if lang == "python" and nxt is not None and nxt.group(1) == "" and nxt.start() == m.end():
             output = nxt.group(2)
-        found.append(Block(lang, body, README.count("\n", 0, m.start()) + 1, output))
+        found.append(Block(document, lang, body, text.count("\n", 0, m.start()) + 1, output))
     return found
 
 
-BLOCKS = blocks()
+BLOCKS = [block for document in DOCUMENTS for block in blocks(document)]
 
 
-def of(lang: str) -> list[Block]:
-    return [b for b in BLOCKS if b.lang == lang]
+def of(lang: str, document: str | None = None) -> list[Block]:
+    return [b for b in BLOCKS if b.lang == lang and document in (None, b.document)]
 
 
 @pytest.fixture
@@ -103,6 +108,18 @@ def test_readme_has_blocks_of_each_kind() -> None:
     assert len(of("python")) >= 6
     assert len(of("console")) >= 4
     assert of("mermaid")
+    assert of("python", "README.md") and of("console", "README.md")
+
+
+def test_readme_is_short() -> None:
+    assert README.count("\n") < 300
+
+
+def test_the_site_lists_every_page() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = re.findall(r"^  - [^:\n]+: (\S+\.md)$", config, re.M)
+    assert sorted(nav) == sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert "\nstrict: true\n" in config
 
 
 #: A block that needs a framework or judge not installed (the quick loop's light `[test]`,
@@ -170,10 +187,11 @@ def test_shell_commands_work(block: Block, scratch: Path) -> None:
 
 
 def test_setup_commands_come_first_and_ci_runs_the_test_command() -> None:
-    setup = [b for b in of("sh") if "pip install" in b.body]
+    setup = [b for b in of("sh", "README.md") if "pip install" in b.body]
     assert setup, "README has no set-up block"
     first = setup[0]
-    assert first is [b for b in BLOCKS if b.lang in ("sh", "console", "python")][0], "the set-up commands come first"
+    readme = [b for b in BLOCKS if b.document == "README.md" and b.lang in ("sh", "console", "python")]
+    assert first is readme[0], "the set-up commands come first"
     commands = [line.split("  #", 1)[0].strip() for line in first.body.splitlines() if line.strip()]
     assert commands == [
         "python -m pip install -e . && chatnorm repair examples/split-turns.jsonl",
@@ -182,6 +200,12 @@ def test_setup_commands_come_first_and_ci_runs_the_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pip install --quiet --disable-pip-version-check -e '.[test,judges]'" in ci
     assert "\npython -m pytest\n" in ci
+
+
+def test_ci_builds_the_docs_strictly() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pip install --quiet --disable-pip-version-check -e '.[docs]'" in ci
+    assert '\npython -m mkdocs build --strict --site-dir "$(dirname "$venv")/site"\n' in ci
 
 
 def test_state_diagram_is_rendered_from_the_machine() -> None:

@@ -62,14 +62,14 @@ class Violation(BaseModel):
 class Checker:
     """Check a history one message at a time against a profile's rules.
 
-    >>> c = Checker("mistral")
-    >>> c.feed({"role": "user", "content": "hi"})
-    []
-    >>> [v.rule for v in c.feed({"role": "assistant", "tool_calls": [
-    ...     {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})]
-    ['MI-4']
-    >>> [v.rule for v in c.close()]
-    ['MI-3']
+        >>> c = Checker("mistral")
+        >>> c.feed({"role": "user", "content": "hi"})
+        []
+        >>> [v.rule for v in c.feed({"role": "assistant", "tool_calls": [
+        ...     {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})]
+        ['MI-4']
+        >>> [v.rule for v in c.close()]
+        ['MI-3']
 
     ``feed()`` returns the violations found at that message (some are only known later: an
     unanswered call is reported when its tool block ends); ``close()`` returns the ones

@@ -55,7 +55,7 @@ def write(tmp_path: Path, lines: list[bytes]) -> Path:
 def test_the_limit_is_documented() -> None:
     assert MAX_ROLLBACK_TURNS == 1_000_000
     assert "`MAX_ROLLBACK_TURNS` (Codex rollback plan) | 1,000,000 |" in (
-        Path(__file__).parents[2] / "README.md").read_text()
+        Path(__file__).parents[2] / "docs" / "limits.md").read_text()
 
 
 # -- the limit ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ MESSAGE = ("more than 3 leading system messages are held to write them as the re
 def test_one_limit_with_the_profile_stage() -> None:
     assert _stage.MAX_LEADING_SYSTEMS == 10_000
     row = ("| `MAX_LEADING_SYSTEMS` (profile stage, Anthropic writer) | 10,000 | ")
-    assert row in (ROOT / "README.md").read_text()
+    assert row in (ROOT / "docs" / "limits.md").read_text()
 
 
 def test_the_limit_itself_passes(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
 """The formats are listed once (``formats._registry``): what is keyed by a format's name derives
-from that list, and the README's table of formats lists exactly its formats."""
+from that list, and the docs' table of formats (docs/formats.md) lists exactly its formats."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from normalizer import formats
 from normalizer.formats import _detect, _reader, _registry
 from normalizer.formats._format import Clue, Evidence, Format
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 
 
 def test_the_registry_s_order_is_the_order_users_see() -> None:
@@ -116,7 +116,7 @@ def test_the_error_names_the_formats_in_their_order() -> None:
     assert info.value.hint == f"Name it with --from ({', '.join(_registry.INPUT_FORMATS)})"
 
 
-# -- the README --------------------------------------------------------------------------------------
+# -- the docs -----------------------------------------------------------------------------------------
 
 
 def _readme_formats() -> list[str]:
