@@ -262,7 +262,7 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format(
+FORMAT: Format = Format(
     "anthropic", AnthropicConverter, guess,
     outputs=(Output("anthropic", 50, AnthropicWriter),), assembling=True, per_file=True,
     document=DocumentKeys(arrays=("messages",), system_keys=("system",), claim=Claim.WEAK_RECORDS, body_keys=("system",)),

@@ -129,7 +129,7 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return Clue(Evidence.ROLE, role == "tool" or "tool_calls" in record or "tool_call_id" in record)
 
 
-FORMAT = Format(
+FORMAT: Format = Format(
     "chat", ChatConverter, guess,
     outputs=(Output("jsonl", 10, JsonlWriter), Output("json", 20, JsonArrayWriter)),
     per_file=True, plain_records=True,

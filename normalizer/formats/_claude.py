@@ -315,7 +315,7 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format(
+FORMAT: Format = Format(
     "claude-code", ClaudeCodeConverter, guess,
     outputs=(Output("claude-code", 60, dialect="_session_lines.ClaudeCode"),),
     options=("keep_sidechains", "keep_meta"), assembling=True,

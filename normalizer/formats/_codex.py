@@ -354,7 +354,7 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format(
+FORMAT: Format = Format(
     "codex", CodexConverter, guess,
     outputs=(Output("codex", 70, dialect="_session_lines.Codex"),), options=("base_instructions",), planner=CodexPlanner,
 )

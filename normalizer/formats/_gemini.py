@@ -517,6 +517,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format("gemini", GeminiConverter, guess, outputs=(Output("gemini", 55, GeminiEncoder),), per_file=True,
+FORMAT: Format = Format("gemini", GeminiConverter, guess, outputs=(Output("gemini", 55, GeminiEncoder),), per_file=True,
                 document=DocumentKeys(arrays=("contents",), system_keys=("systemInstruction", "system_instruction"),
                                          body_keys=("contents",)))

@@ -571,5 +571,5 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format("gemini-cli", GeminiCliConverter, guess, outputs=(Output("gemini-cli", 80, dialect="_session_gemini.GeminiCli"),),
+FORMAT: Format = Format("gemini-cli", GeminiCliConverter, guess, outputs=(Output("gemini-cli", 80, dialect="_session_gemini.GeminiCli"),),
                 planner=GeminiCliFilePlanner)

@@ -259,5 +259,5 @@ def guess(record: dict[str, Any]) -> Clue | None:
 
 
 # ``session``: one session of an ``opencode.db`` (all of them by default); see ``_opencode_db``.
-FORMAT = Format("opencode", OpencodeConverter, guess, options=("session",), per_file=True,
+FORMAT: Format = Format("opencode", OpencodeConverter, guess, options=("session",), per_file=True,
                 document=DocumentKeys(arrays=("messages",)))

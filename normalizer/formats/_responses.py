@@ -487,7 +487,7 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return None
 
 
-FORMAT = Format(
+FORMAT: Format = Format(
     "responses", ResponsesConverter, guess,
     outputs=(Output("responses", 40, ResponsesWriter),), assembling=True, per_file=True,
     document=DocumentKeys(arrays=("input",), dumped=True, system_keys=("instructions",), claim=Claim.DOCUMENT,
