@@ -362,6 +362,10 @@ def _text_part(part: Any) -> dict[str, Any]:
         return {"inlineData": {"mimeType": mime, "data": data}}
     if isinstance(url, str):
         return {"fileData": {"fileUri": url}}
+    if isinstance(part, dict) and part.get("type") == "thinking" and isinstance(part.get("thinking"), str):
+        # Another provider's thinking block (Anthropic's): a thought part. Its signature is that
+        # provider's, which Gemini cannot verify (a Part has no field for it): not written.
+        return {"text": part["thinking"], "thought": True}
     return dict(part) if isinstance(part, dict) else {"text": str(part)}
 
 

@@ -219,6 +219,11 @@ CASES: dict[str, tuple[Any, list[Msg], str, Fixed]] = {
     "GM-9": ("gemini", [U(source_fields={"id": "msg_1"}), A("ok")],
              'Invalid JSON payload received. Unknown name "source_fields": Cannot find field.',
              lambda out: out[:2] == [U(), A("ok")]),
+    "GM-10": ("gemini", [U(), A(None, [C(args='{"city": "Mex')]), T()],
+              "Unable to convert openai tool calls={message} to gemini tool calls. Received error={error}",
+              lambda out: out[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Mex"}'),
+    "GM-11": ("gemini", [U([{"text": "hi"}])], "KeyError: 'type'",
+              lambda out: out == [U([{"text": "hi", "type": "text"}])]),
     "MI-1": ("mistral", [U(), A(None, [C(ID9)]), T(ID9), U("next")], "Unexpected role 'user' after role 'tool'",
              lambda out: [m["role"] for m in out] == ["user", "assistant", "tool", "assistant", "user"]
              and out[3]["content"] == "Understood."),

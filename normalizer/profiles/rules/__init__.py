@@ -53,7 +53,7 @@ _ORDER: tuple[str, ...] = (
     # Bedrock Converse (§6)
     "BR-1", "BR-2", "BR-3", "BR-5", "BR-6", "BR-8",
     # Gemini (§7)
-    "GM-1", "GM-2", "GM-3", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9",
+    "GM-1", "GM-2", "GM-3", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9", "GM-10", "GM-11",
     # Mistral (§8; the mistral-common validator is authoritative)
     "MI-1", "MI-2", "MI-3", "MI-4", "MI-5", "MI-6a", "MI-7", "MI-8", "MI-9", "MI-13", "MI-10", "MI-11", "MI-12",
     "MI-14", "MI-15",

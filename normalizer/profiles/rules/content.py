@@ -74,6 +74,10 @@ class PartType(KeyRule):
              "KeyError: 'type'",
              "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py (content parts are read by "
              "their 'type'); Anthropic: every content block has a type"),
+        word("GM-11", key, "LiteLLM's OpenAI->Gemini converter",
+             "KeyError: 'type'",
+             "BerriAI/litellm litellm/llms/vertex_ai/gemini/transformation.py (_gemini_convert_messages_with_history "
+             "reads each content part's element[\"type\"])"),
         word("MI-8", key, "mistral-common",
              "Content chunk must have a type field.",
              "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (_content_from_openai)"),

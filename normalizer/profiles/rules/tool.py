@@ -253,6 +253,10 @@ class ArgumentsValidJson(KeyRule):
         word("JT-12", key, "HF templates that read arguments as a mapping (Qwen3.5+)",
              "TypeError: Can only get item pairs from a mapping.",
              "as JT-5a: arguments cut off mid-JSON cannot be decoded into a mapping, so they stay a string"),
+        word("GM-10", key, "LiteLLM's OpenAI->Gemini converter (Gemini takes a call's args as an object)",
+             "Unable to convert openai tool calls={message} to gemini tool calls. Received error={error}",
+             "BerriAI/litellm litellm/litellm_core_utils/prompt_templates/factory.py "
+             "(convert_to_gemini_tool_call_invoke: the args are the parsed arguments; a JSON error raises this)"),
         word("OL-3", key, "Ollama native /api/chat",
              "json: cannot unmarshal string into Go struct field ChatRequest.messages.tool_calls.function.arguments "
              "of type api.ToolCallFunctionArguments",
