@@ -260,4 +260,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
 
 # ``session``: one session of an ``opencode.db`` (all of them by default); see ``_opencode_db``.
 FORMAT: Format = Format("opencode", OpencodeConverter, guess, options=("session",), per_file=True,
-                document=DocumentKeys(arrays=("messages",)))
+                # ``info``: the session's own record beside ``messages``, so that an export
+                # written on one line (``json.dumps`` of it) is read as the document it is.
+                document=DocumentKeys(arrays=("messages",), body_keys=("info",)))

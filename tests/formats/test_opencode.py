@@ -236,11 +236,15 @@ def test_every_export_is_detected_and_read_whole_through_the_front_doors(path: P
 
 
 @pytest.mark.skipif(not HAVE_SAMPLES, reason="no ../shared/")
-def test_a_one_line_export_given_its_format_is_one_document(tmp_path: Path) -> None:
-    path = SAMPLE_FILES[0]
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_a_one_line_export_is_one_document_given_its_format_or_not(path: Path, tmp_path: Path) -> None:
     flat = tmp_path / "export.json"
     flat.write_bytes(json.dumps(json.loads(path.read_bytes())).encode())
-    assert list(normalizer.formats.read_messages(flat, format="opencode")) == list(normalizer.formats.read_messages(path))
+    expected = list(normalizer.formats.read_messages(path))
+    assert list(normalizer.formats.read_messages(flat, format="opencode")) == expected
+    stream = normalizer.formats.read_messages(flat)  # detected, as the indented one is
+    assert list(stream) == expected
+    assert stream.format == "opencode"
 
 
 @pytest.mark.skipif(not HAVE_SAMPLES, reason="no ../shared/")
