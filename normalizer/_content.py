@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping
-from typing import Any, Final, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Final
 
 __all__ = [
     "Message",
@@ -89,7 +90,8 @@ REASONING_KEYS: Final = ("reasoning_content", "reasoning", "reasoning_details")
 #: Content parts that hold reasoning (Anthropic's thinking blocks, Responses' reasoning items).
 REASONING_PART_TYPES: Final = ("thinking", "redacted_thinking", "reasoning")
 
-class FieldTable(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class FieldTable:
     """The fields a provider that validates fields strictly knows (``fields.unknown``):
     anything else -- a source format's metadata, a framework's own keys -- is rejected there.
     Reasoning fields are unknown too, unless the profile sends them (``exempt=`` below)."""
@@ -481,7 +483,8 @@ class Fold:
         return self._found
 
 
-class Conflict(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Conflict:
     """A value a merge overwrote."""
 
     key: str

@@ -42,8 +42,8 @@ def conflict_notes(conflicts: list[Conflict], inputs: list[int]) -> list[Note]:
     # would otherwise record (and spell) every index before it, again and again (quadratic).
     pair = [inputs[0], inputs[-1]]
     return [
-        Note("merge_conflict", partial(_conflict_detail, pair, key, old, new), pair, {key: old})
-        for key, old, new in conflicts
+        Note("merge_conflict", partial(_conflict_detail, pair, c.key, c.old, c.new), pair, {c.key: c.old})
+        for c in conflicts
     ]
 
 

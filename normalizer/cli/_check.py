@@ -33,7 +33,7 @@ from typing import Any
 
 from ..profiles._check import DEFAULT_MAX_SEEN_IDS
 from ..profiles._profiles import Profile
-from ..profiles._rules import SERVING_ONLY_KEYS
+from ..profiles.rules import SERVING_ONLY_KEYS
 from ._findings import CAUSES, Causes, Finding, Root, Selection, finding_of
 from ._report_formats import Output, Summary
 from ._text import error_text, say

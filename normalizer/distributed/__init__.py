@@ -4,8 +4,8 @@ The engine-neutral entry points are here, sync and plain data in and out, so any
 can map them (and they pickle):
 
 * :func:`repair_lines` -- a batch of JSON lines in, the repaired lines and a
-  :class:`FileResult` out, as a :class:`RepairedLines` (``.lines``, ``.result``; it
-  unpacks as a pair) (a partition, a Ray batch);
+  :class:`FileResult` out, as a :class:`RepairedLines` (``.lines``, ``.result``) (a
+  partition, a Ray batch);
 * :func:`repair_file` -- one file into its output, streamed, written atomically;
 * :func:`repair_files` -- many files into their outputs on this machine (in this process, or
   ``jobs`` worker processes), the report written as the results come; ``keep_results=False``

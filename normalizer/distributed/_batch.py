@@ -23,8 +23,9 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, NamedTuple, Protocol, cast, overload
+from typing import Any, Literal, Protocol, cast, overload
 
 from ..batch.outputs import open_output
 from ..batch.plan import Job
@@ -105,12 +106,9 @@ class _Collect:
         return len(data)
 
 
-class RepairedLines(NamedTuple):
-    """What :func:`repair_lines` returns: its batch's output lines and what was done.
-
-    A ``NamedTuple``, so that callers who unpack it (``out, result = repair_lines(...)``,
-    as before it had names) keep working; new code reads the fields by name.
-    """
+@dataclass(frozen=True, slots=True)
+class RepairedLines:
+    """What :func:`repair_lines` returns: its batch's output lines and what was done."""
 
     lines: list[str]
     """The output lines, without ``\\n``: what ``chatnorm repair`` writes, cut into lines."""
@@ -132,7 +130,7 @@ def repair_lines(
     **options: Any,
 ) -> RepairedLines:
     """Repair a batch of JSON lines; returns the output lines (without ``\\n``) and what
-    was done, as a :class:`RepairedLines` (``.lines``, ``.result``; it unpacks as a pair).
+    was done, as a :class:`RepairedLines` (``.lines``, ``.result``).
 
     ``lines`` is JSONL text, one record per item: a fine-tuning or ShareGPT file's lines
     (one conversation each), or the lines of one session file. The output is what

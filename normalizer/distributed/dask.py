@@ -114,7 +114,8 @@ def repair_partition(lines: Iterable[str | bytes], settings: Settings, name: str
     as ``.records``), each written whole under a name of its own: a partition computed
     twice (a retry, a graph computed twice) leaves the same two files, not two results."""
     label = f"{name} {index}"
-    out, result = repair_lines(lines, name=label, settings=settings)
+    repaired = repair_lines(lines, name=label, settings=settings)
+    out, result = repaired.lines, repaired.result
     if settings.spool_dir is not None:
         base = os.path.join(settings.spool_dir, f"{name}-{index:06}")
         if result.spool is not None:

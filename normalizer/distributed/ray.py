@@ -114,7 +114,8 @@ def _run(jobs: Sequence[Job], settings: Settings) -> Iterator[FileResult]:
 def _text_batch(batch: Any, *, settings: Settings) -> Any:
     import pyarrow as pa
 
-    lines, result = repair_lines(batch.column("text").to_pylist(), name="a batch of rows", settings=settings)
+    repaired = repair_lines(batch.column("text").to_pylist(), name="a batch of rows", settings=settings)
+    lines, result = repaired.lines, repaired.result
     if result.format is not None and result.format not in ("finetune", "sharegpt"):
         raise UsageError(
             f"repair_text repairs one conversation per row, and these rows read as {result.format}, "

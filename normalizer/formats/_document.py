@@ -426,7 +426,7 @@ class DocReader:
             limit="max_record_bytes",
             value=self.max_record_bytes,
             source=self.source,
-            **(position._asdict() if position is not None else {}),
+            **(position.as_fields() if position is not None else {}),
             hint="Raise max_record_bytes if the record is genuine (or convert the file to JSONL)",
         )
 
@@ -452,7 +452,7 @@ class DocReader:
         digits in it (else, not found: the slice's start)."""
         state = self._where
         if self._carried is not None and not state.in_string and piece[:1].isdigit():
-            return dict(self._carried.position()._asdict())
+            return self._carried.position().as_fields()
         found = LONG_DIGITS.search(piece)
         return state.at(piece, found.start() if found else 0)
 
@@ -466,7 +466,7 @@ class DocReader:
             raise too_deep(self.walker.max_depth, source=self.source, **state.at(piece, at or 0)) from None
         except PastDouble as exc:
             position = exc.place.resolve() if exc.place is not None else None
-            raise past_double(source=self.source, **(position._asdict() if position else {})) from None
+            raise past_double(source=self.source, **(position.as_fields() if position else {})) from None
         finally:
             del self._events[:]
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from io import BytesIO
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Final, Literal, Union
 
 import orjson
 
@@ -138,12 +138,17 @@ BOM = b"\xef\xbb\xbf"
 # -- where things are -------------------------------------------------------------------------
 
 
-class Position(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Position:
     """Where a record begins in its file: 1-based line, and 1-based column in characters
     (a JSONL record is its line: column 1)."""
 
     line: int
     column: int
+
+    def as_fields(self) -> dict[str, int]:
+        """``line`` and ``column`` as keyword arguments (an error's place)."""
+        return {"line": self.line, "column": self.column}
 
 
 @dataclass(slots=True)

@@ -137,7 +137,7 @@ from ._session_gemini import ReplayedRepair
 from ._session_lines import Info, Line
 from ._session_pairing import Pairing
 from ._session_write import MAX_PARENTS_AHEAD, MAX_REMOVED_LINES
-from ._writers import _open
+from ._writers import open_dest
 
 __all__ = ["SESSION_FORMATS", "SessionRepairer", "repair_session", "MAX_REMOVED_LINES", "MAX_PARENTS_AHEAD"]
 
@@ -414,14 +414,15 @@ def repair_session(source: Any, dest: Any, fmt: str = "auto", *, report: Report 
     f = opened.file
     try:
         repairer = SessionRepairer(fmt, report=report, source=opened.name, **options)
-        out, owned_out = _open(dest)
+        sink = open_dest(dest)
+        out = sink.file
         try:
             while chunk := f.read(CHUNK_BYTES):
                 out.write(repairer.feed(chunk))
             out.write(repairer.close())
             out.flush()
         finally:
-            if owned_out:
+            if sink.owned:
                 out.close()
     finally:
         if opened.owned:

@@ -22,6 +22,7 @@ from .._errors import InvalidMessage
 from ._anthropic_writer import AnthropicWriter
 from ._registry import ENCODERS
 from ._responses_writer import ResponsesWriter
+from ._source import Opened
 from ._writing import FLUSH_BYTES, Container, FormatWriter, encode_conversation, unwritable
 
 __all__ = [
@@ -45,14 +46,16 @@ Dest = Union[str, "os.PathLike[str]", IO[bytes], Any]
 Pairs = Iterable[tuple[Any, Mapping[str, Any]]]
 
 
-def _open(dest: Dest) -> tuple[Any, bool]:
+def open_dest(dest: Dest) -> Opened[Any]:
+    """The binary file to write ``dest`` to (``-``: standard output), its name, and whether
+    it was opened here, so that the writer closes it (:class:`Opened`)."""
     if dest == "-":
-        return sys.stdout.buffer, False
+        return Opened(sys.stdout.buffer, "<stdout>", owned=False)
     if isinstance(dest, (str, os.PathLike)):
-        return open(dest, "wb"), True
+        return Opened(open(dest, "wb"), os.fspath(dest), owned=True)
     if not hasattr(dest, "write"):
         raise TypeError(f"expected a path, '-' or a binary file object, got {type(dest).__name__}")
-    return dest, False
+    return Opened(dest, str(getattr(dest, "name", "<file>")), owned=False)
 
 
 def _conversation_parts(item: Any) -> tuple[Any, Mapping[str, Any]]:
@@ -105,13 +108,13 @@ def _placed(exc: InvalidMessage, index: int) -> InvalidMessage:
 
 
 def _write(conversations: Pairs, dest: Dest, kind: str | FormatWriter, per_message: bool) -> int:
-    f, owned = _open(dest)
+    opened = open_dest(dest)
     try:
-        count = _pump(f, conversations, ENCODERS[kind]() if isinstance(kind, str) else kind, per_message)
-        f.flush()
+        count = _pump(opened.file, conversations, ENCODERS[kind]() if isinstance(kind, str) else kind, per_message)
+        opened.file.flush()
     finally:
-        if owned:
-            f.close()
+        if opened.owned:
+            opened.file.close()
     return count
 
 

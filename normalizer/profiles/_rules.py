@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Rule", "SERVING_ONLY_KEYS", "render", "word"]
+__all__ = ["Rule", "render", "word"]
 
 
 class Rule(BaseModel):
@@ -53,13 +53,6 @@ class Rule(BaseModel):
     fields: Literal["chat", "mistral"] | None = None
     """A ``fields.unknown`` rule: the table of the fields the provider knows
     (``_content.FIELD_TABLES``); what the checker reports and the encoder removes."""
-
-
-#: Keys that hold for a request served now, not for a training example: a fine-tuning
-#: example ends on the assistant turn the model learns (or on the call it learns to make),
-#: which a serving API refuses as the last message. ``chatnorm check --purpose training``
-#: (the default for fine-tuning formats) leaves them out, with calls left open at the end.
-SERVING_ONLY_KEYS: frozenset[str] = frozenset({"role.last_user_or_tool", "content.final_assistant_trailing_ws"})
 
 
 def word(id: str, keys: str | tuple[str, ...], provider: str, text: str, source: str, **kw: Any) -> Rule:

@@ -237,9 +237,10 @@ class ProfileStage:
             [], dropped,
         ))
         merging.notes.extend(
-            Note("merge_conflict", f"merging leading system messages: '{k}' was {old!r}, the later {new!r} kept",
-             [], {k: old})
-            for k, old, new in merging.take_conflicts()
+            Note("merge_conflict",
+                 f"merging leading system messages: '{c.key}' was {c.old!r}, the later {c.new!r} kept",
+                 [], {c.key: c.old})
+            for c in merging.take_conflicts()
         )
 
     def _take_leading(self) -> Message | None:
@@ -380,8 +381,10 @@ class ProfileStage:
             + (" (their different names were dropped)" if dropped else ""),
             [], dropped or None,
         ))
-        merging.notes.extend(Note("merge_conflict", f"merging: '{k}' was {old!r}, the later {new!r} kept", [], {k: old})
-                             for k, old, new in merging.take_conflicts())
+        merging.notes.extend(
+            Note("merge_conflict", f"merging: '{c.key}' was {c.old!r}, the later {c.new!r} kept", [], {c.key: c.old})
+            for c in merging.take_conflicts()
+        )
         if a.get("tool_calls"):
             self._settle_held()
             held = self._held

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import dataclasses
 from pathlib import Path
 
 import orjson
@@ -25,7 +26,8 @@ def test_importing_the_package_imports_no_engine():
 
 def test_lines_of_a_session_are_the_cli_output():
     lines = EXAMPLE.read_text().splitlines()
-    out, result = repair_lines(lines)
+    repaired = repair_lines(lines)
+    out, result = repaired.lines, repaired.result
     assert "\n".join(out).encode() + b"\n" == run("repair", "-q", EXAMPLE).stdout
     assert (result.format, result.conversations, result.messages_in, result.messages_out) == ("chat", 1, 12, 10)
     assert result.counts == {"drop_orphan_result": 1, "empty_content_to_null": 1, "merge_assistant": 1,
@@ -33,21 +35,19 @@ def test_lines_of_a_session_are_the_cli_output():
 
 
 
-def test_repair_lines_returns_named_lines_and_result_that_still_unpack_as_a_pair():
-    # RepairedLines is a NamedTuple: its fields have names, and callers who unpack it (the
-    # Dask and Ray adapters, code written before it had names) keep working.
+def test_repair_lines_returns_named_lines_and_result():
+    # A value object read by name, not a tuple read by position.
     lines = EXAMPLE.read_text().splitlines()
     repaired = repair_lines(lines)
-    assert isinstance(repaired, RepairedLines)
-    assert RepairedLines._fields == ("lines", "result")
+    assert isinstance(repaired, RepairedLines) and not isinstance(repaired, tuple)
+    assert [f.name for f in dataclasses.fields(RepairedLines)] == ["lines", "result"]
     assert isinstance(repaired.result, FileResult) and repaired.result.messages_out == 10
     assert "\n".join(repaired.lines).encode() + b"\n" == run("repair", "-q", EXAMPLE).stdout
-    out, result = repaired
-    assert out is repaired.lines and result is repaired.result
 
 def test_lines_of_training_data_are_one_line_per_conversation_as_the_cli_writes(tmp_path: Path):
     path = finetune_file(tmp_path / "train.jsonl", 200, seed=3)
-    out, result = repair_lines(path.read_bytes().splitlines())  # bytes work too
+    repaired = repair_lines(path.read_bytes().splitlines())  # bytes work too
+    out, result = repaired.lines, repaired.result
     expected = run("repair", "-q", path).stdout
     assert len(out) == 200 == result.conversations
     assert "\n".join(out).encode() + b"\n" == expected
@@ -61,7 +61,8 @@ def test_a_bad_line_names_the_batch_line_and_column():
     with pytest.raises(InputError) as info:
         repair_lines(lines, name="part-7")
     assert str(info.value).startswith("part-7:3:15: not JSON: ")
-    out, result = repair_lines(lines, on_invalid="skip")
+    repaired = repair_lines(lines, on_invalid="skip")
+    out, result = repaired.lines, repaired.result
     assert len(out) == 2 and result.counts == {"skip_invalid": 1}
 
 

@@ -18,8 +18,6 @@ def test_every_key_has_one_rule_object_and_every_rule_one_key() -> None:
 def test_each_providers_words_live_once_beside_the_rule_of_their_first_key() -> None:
     # The catalogue is gathered from the rule objects: every entry is declared by exactly one
     # of them, the rule of its first key, and KEYS is each rule's own summary.
-    from normalizer.profiles.rules import _ORDER
-
     declared = [(rule, entry) for rule in ALL for entry in rule.words]
     assert all(entry.keys[0] == rule.key for rule, entry in declared)
     assert sorted(entry.id for _, entry in declared) == sorted(RULES)
@@ -29,11 +27,15 @@ def test_each_providers_words_live_once_beside_the_rule_of_their_first_key() -> 
     assert RULES["AN-3"] in BY_KEY["tool.orphan_result"].words
     assert RULES["AN-3"] not in BY_KEY["tool.duplicate_result"].words
     assert RULES["AN-3"].keys == ("tool.orphan_result", "tool.duplicate_result")
-    # The catalogue keeps providers.md's order (the order "unknown rule" errors list the ids in).
-    assert list(RULES)[: len(_ORDER)] == list(_ORDER)
-    assert list(RULES)[:5] == ["OA-1", "OA-2", "OA-3", "OA-4", "OA-5"]
+    # The catalogue keeps providers.md's sections, each provider's entries by number (the
+    # order "unknown rule" errors list the ids in).
+    assert list(RULES)[:12] == ["OA-1", "OA-2", "OA-3", "OA-4", "OA-5", "OA-6a", "OA-6c", "OA-6d", "OA-7", "OA-8",
+                                "RX-7", "DS-1"]
     mistral = [rule_id for rule_id in RULES if rule_id.startswith("MI-")]
-    assert mistral[8:11] == ["MI-9", "MI-13", "MI-10"]
+    assert mistral[8:13] == ["MI-9", "MI-10", "MI-11", "MI-12", "MI-13"]
+    sections = list(dict.fromkeys(rule_id.split("-")[0] for rule_id in RULES))
+    assert sections == ["OA", "RX", "DS", "MS", "AN", "BR", "GM", "MI", "GQ", "XA", "QW", "ZP", "JT", "OL"]
+    assert [rule_id for rule_id in RULES if rule_id.startswith("JT-5")] == ["JT-5a", "JT-5b"]
 
 def test_every_rule_detects_somewhere() -> None:
     # A rule no hook asks would never be reported by check.
@@ -115,3 +117,11 @@ def test_a_rule_step_of_its_own_runs_on_every_shaped_message_before_unknown_fiel
     assert [n.kind for n in notes][0] == "fill_tool_content"
     kept = {"role": "tool", "tool_call_id": "a", "content": "r"}
     assert spelling.shape(kept, "tool", [4], []) is kept
+
+
+def test_serving_only_keys_are_the_rules_that_say_so() -> None:
+    # Declared once, on the rule classes; `check --purpose training` reads the derived set.
+    from normalizer.profiles.rules import SERVING_ONLY_KEYS
+
+    assert SERVING_ONLY_KEYS == {"role.last_user_or_tool", "content.final_assistant_trailing_ws"}
+    assert {rule.key for rule in ALL if rule.serving_only} == SERVING_ONLY_KEYS

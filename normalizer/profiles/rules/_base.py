@@ -117,6 +117,11 @@ class KeyRule:
     entry enforcing several keys lives with its first; it is in force for each of them)."""
     thinking_only: ClassVar[bool] = False
     """Its entries apply only in the provider's thinking mode (``Profile.active_rules``)."""
+    serving_only: ClassVar[bool] = False
+    """It holds for a request served now, not for a training example: a fine-tuning example
+    ends on the assistant turn the model learns (or on the call it learns to make), which a
+    serving API refuses as the last message. ``chatnorm check --purpose training`` (the
+    default for fine-tuning formats) leaves its findings out (``rules.SERVING_ONLY_KEYS``)."""
     claims_missing_ids: ClassVar[bool] = False
     """In force, a tool message without a ``tool_call_id`` is its finding (``no_id``), not
     an orphan result's."""

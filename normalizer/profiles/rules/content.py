@@ -357,6 +357,7 @@ class TextThenCalls(KeyRule):
 
 class FinalAssistantTrailingWs(KeyRule):
     key = "content.final_assistant_trailing_ws"
+    serving_only = True
     summary = "a final assistant message does not end in whitespace"
     words = (
         word("AN-9", key, "Anthropic, Bedrock",

@@ -211,6 +211,7 @@ class RequiresUser(KeyRule):
 
 class LastUserOrTool(KeyRule):
     key = "role.last_user_or_tool"
+    serving_only = True
     summary = "the history does not end with an assistant message"
     words = (
         word("AN-11", key, "Anthropic Claude >= 4.6",
