@@ -265,7 +265,7 @@ def test_a_cut_real_session_repaired_in_place(tmp_path: Path, sample: str, cut: 
 def _samples() -> list[Path]:
     from realdata import sample_files
 
-    return [p for p in sample_files("", "**/*.json*") if p.suffix in (".json", ".jsonl")]  # less realdata.PENDING
+    return [p for p in sample_files("", "**/*.json*") if p.suffix in (".json", ".jsonl")]
 
 
 @needs_samples

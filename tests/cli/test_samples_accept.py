@@ -24,7 +24,6 @@ import pytest
 from normalizer import check
 from normalizer.formats import SESSION_FORMATS, read_conversations
 from tests.cli.conftest import HAVE_SAMPLES, SAMPLES, SKIP_REASON, run
-from realdata import PENDING, pending_files
 
 pytestmark = pytest.mark.skipif(not HAVE_SAMPLES, reason=SKIP_REASON)
 
@@ -77,8 +76,8 @@ def _output(name: str) -> str:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("samples")
-    # A copy of the tree less the files in a format not read yet (realdata.PENDING: refused
-    # below), so that -o mirrors it as it mirrors the samples' own folder.
+    # A copy of the files FORMATS names (READ_ELSEWHERE's are judged by their own tests), so
+    # that -o mirrors it as it mirrors the samples' own folder.
     root = tmp / "samples"
     for name in FORMATS:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -92,24 +91,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_every_sample_file_is_named_here() -> None:
     found = {str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*") if p.suffix in (".json", ".jsonl")}
-    assert found == set(FORMATS) | set(READ_ELSEWHERE) | {str(p.relative_to(SAMPLES)) for p in pending_files()}
-    assert {str(p.relative_to(SAMPLES).parent) for p in pending_files()} == set(PENDING)
-
-
-@pytest.mark.parametrize("path", pending_files(), ids=lambda p: p.name[:36])
-@pytest.mark.parametrize("command", ["check", "repair"])
-def test_a_format_not_read_yet_is_refused_never_misread(tmp_path: Path, path: Path, command: str) -> None:
-    """A Gemini CLI session or an opencode export (issue 36 brings their readers) is refused
-    as a format chatnorm cannot tell, with exit 1 and nothing written: not read as chat, a
-    Claude Code session or anything else that would repair it wrongly."""
-    copy = tmp_path / path.name
-    copy.write_bytes(path.read_bytes())
-    args = ["--in-place"] if command == "repair" else []
-    result = run(command, *args, copy)
-    assert result.returncode == 1
-    assert "cannot tell the format of this input. Name it with --from" in result.stderr.decode()
-    assert copy.read_bytes() == path.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    assert found == set(FORMATS) | set(READ_ELSEWHERE)
 
 
 def test_one_run_repairs_them_all_and_a_second_changes_nothing(runs: dict[str, Any]) -> None:
