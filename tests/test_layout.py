@@ -253,3 +253,40 @@ def test_the_docs_list_the_layers_in_their_order() -> None:
     section = readme[readme.index("## Where the code lives"):]
     rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ")][1:]
     assert rows == [name for name, _ in LAYERS if name not in TOP] + ["top"]
+
+
+# -- sizes ---------------------------------------------------------------------------------------
+
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 80
+GENERATED = "# GENERATED"  # the first line of a generated module (_table.py): its size is the table's
+
+
+def _too_long(path: Path, source: str) -> list[str]:
+    """The file (over MAX_FILE_LINES) and the functions (over MAX_FUNCTION_LINES, decorators
+    included) of one module that are too long, as ``path:line: what``."""
+    if source.startswith(GENERATED):
+        return []
+    found = []
+    lines = len(source.splitlines())
+    if lines > MAX_FILE_LINES:
+        found.append(f"{path}: {lines} lines")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            length = (node.end_lineno or node.lineno) - start + 1
+            if length > MAX_FUNCTION_LINES:
+                found.append(f"{path}:{node.lineno}: {node.name} is {length} lines")
+    return found
+
+
+def test_no_file_over_600_lines_and_no_function_over_80() -> None:
+    found = [hit for p in sorted(ROOT.rglob("*.py")) for hit in _too_long(p.relative_to(ROOT), p.read_text("utf-8"))]
+    assert found == []
+
+
+def test_the_size_check_catches_a_long_file_and_a_long_function() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(80))
+    assert _too_long(Path("f.py"), f"def long():\n{body}") == ["f.py:1: long is 81 lines"]
+    assert _too_long(Path("f.py"), "x = 1\n" * 601) == ["f.py: 601 lines"]
+    assert _too_long(Path("f.py"), f"{GENERATED} by a tool\ndef long():\n{body}") == []
