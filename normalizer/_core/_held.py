@@ -3,9 +3,11 @@ ones may merge into (:class:`Held`: the user message, the assistant turn), a mes
 to be placed (:class:`Pending`), and the size of a held message, counted against
 ``max_held_bytes``.
 
-The held turn's tool block (its calls, the results that answer them as :class:`HeldResult`
-values, where each call came from) is a set of named maps on the ``Normalizer`` itself:
-read on every result, they are one attribute away, not two.
+The held turn's tool block (its calls, the results that answer them with their input
+indices and repairs, where each call came from) is a set of named maps on the
+``Normalizer`` itself: read on every result, they are one attribute away, not two, and a
+result held costs dict stores, not an object made (a Python ``__init__`` frame, ~1,500
+instructions interpreted).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from .._content import Fold
     from .._note import Note
 
-__all__ = ["Held", "Pending", "HeldResult", "message_size", "nested_size", "RESULT_FRAME", "too_many_fragments", "too_many_bytes",
+__all__ = ["Held", "Pending", "message_size", "nested_size", "RESULT_FRAME", "too_many_fragments", "too_many_bytes",
            "too_many_messages"]
 
 Message = dict[str, Any]
@@ -60,19 +62,6 @@ class Pending:
     def __init__(self, message: Message | None, index: int) -> None:
         self.message: Final = message
         self.index: Final = index
-
-
-class HeldResult:
-    """A tool result held for the call it answers until the turn's block is emitted: the
-    message (its ``tool_call_id`` already the call's), its input index, and its repairs
-    (None: most results need none, and get no list). A value, as :class:`Pending`."""
-
-    __slots__ = ("message", "index", "notes")
-
-    def __init__(self, message: Message, index: int, notes: list[Note] | None) -> None:
-        self.message: Final = message
-        self.index: Final = index
-        self.notes: Final = notes
 
 
 def message_size(message: Message) -> int:
