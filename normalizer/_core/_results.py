@@ -48,7 +48,7 @@ def emit_results(n: TableActions, stub: bool, inputs: list[int], ids: dict[str, 
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                emit(result, notes_of.get(call_id))
+                emit(result, notes_of.get(call_id) if notes_of else None)
             elif stub:
                 emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     else:
@@ -62,7 +62,8 @@ def emit_result(n: TableActions, call_id: str, stub: bool, inputs: list[int], id
     """One call's result (or its stub) in the provider's encoding."""
     result = n._results.get(call_id)
     if result is not None:
-        stored = n._result_notes.get(call_id)
+        notes_of = n._result_notes  # (empty for most turns: no lookup then)
+        stored = notes_of.get(call_id) if notes_of else None
         notes = list(stored) if stored else []
         n._emit(encode_result(n, result, call_id, ids, [n._result_index[call_id]], notes), notes)
     elif stub:
