@@ -17,13 +17,13 @@ from collections import deque
 from functools import partial
 from itertools import islice
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from .._content import SUBSTANCE_KEYS, has_text, is_blank, is_opaque, merge, unfold
+from .._content import OPAQUE_KEYS, SUBSTANCE_KEYS, has_text, is_blank, is_opaque, merge, unfold
 from ._calls import call_id_of, call_name, clean_calls, next_alias
 from ._emit import (drop_empty_turn, drop_unanswered, emit_apart, emit_rounds, encode_tool_only, end_opaque,
                          finish_merged, renamed_calls, rewrite_ids)
-from ._held import RESULT_FRAME, Held, HeldResult, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
+from ._held import RESULT_FRAME, Held, Pending, message_size, too_many_bytes, too_many_fragments, too_many_messages
 from ._notes import conflict_notes, merged_user_detail
 from ._parked import carries_parked, drop_parked, park, unpark
 from ._results import emit_results, stray_result
@@ -40,6 +40,11 @@ __all__ = ["TableActions"]
 
 Message = dict[str, Any]
 
+# The keys is_opaque reads: a message with none of them is not opaque. Asked first (one C
+# call over the message's few keys) on the per-assistant-message path, where is_opaque
+# itself would cost a Python call for the rare message that is.
+OPAQUE_TRIGGERS: Final = frozenset((*OPAQUE_KEYS, "finish_reason"))
+
 
 class TableActions:
     """The conditions and actions of the state table, and the state they work on (a base
@@ -52,7 +57,7 @@ class TableActions:
         '_encode_results', '_encoder', '_held_bytes', '_index', '_keeps_opaque', '_max_depth', '_max_fragments',
         '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in', '_n_out', '_next_suffix', '_object_arguments',
         '_out', '_owner', '_parked', '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields',
-        '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
+        '_result_index', '_result_notes', '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
         '_split', '_stage_close', '_tool_only_null', '_turn', '_unanswered', '_user', '_validate', 'options',
         'profile', 'state',
     )
@@ -131,7 +136,13 @@ class TableActions:
         self._unanswered: dict[str, None] = {}  # ordered set, call order
         self._aliases: dict[str, deque[str]] = {}  # original id -> renamed duplicates, in order
         self._next_suffix: dict[str, int] = {}  # base id -> first suffix fresh_id may still find free
-        self._results: dict[str, HeldResult] = {}  # call id -> its result, in the order they arrived
+        # The results: call id -> the result (its tool_call_id already the call's), in the
+        # order they arrived; its input index; its repairs (only a result that has some).
+        # Three maps, not a value object a result: making one cost ~1,500 instructions a
+        # result (a Python __init__ frame), the stores ~100.
+        self._results: dict[str, Message] = {}
+        self._result_index: dict[str, int] = {}
+        self._result_notes: dict[str, list[Note]] = {}
         self._deferred: list[Pending] = []  # user/system messages behind the tool block
         # Reasoning-only messages of another speaker, waiting for that speaker's turn (drop_empty).
         self._parked: list[Pending] = []
@@ -206,7 +217,7 @@ class TableActions:
         if (
             turn is None
             or held.opaque
-            or (self._keeps_opaque and is_opaque(message))
+            or (self._keeps_opaque and not OPAQUE_TRIGGERS.isdisjoint(message) and is_opaque(message))
             or not self._same_speaker(turn, message, "assistant")
         ):
             return False
@@ -241,7 +252,7 @@ class TableActions:
         return not (
             (calls and any(call_name(call) is not None for call in calls))
             or has_text(message.get("content"))
-            or (self._keeps_opaque and is_opaque(message))
+            or (self._keeps_opaque and not OPAQUE_TRIGGERS.isdisjoint(message) and is_opaque(message))
             or any(message.get(k) for k in SUBSTANCE_KEYS)
         )
 
@@ -334,7 +345,7 @@ class TableActions:
         if self._answered:
             self._answered = {}
         # (the tool-block state was reset by _end_block when the previous turn ended)
-        if self._keeps_opaque and is_opaque(message):
+        if self._keeps_opaque and not OPAQUE_TRIGGERS.isdisjoint(message) and is_opaque(message):
             held.opaque = True
             if "tool_calls" in message and not message["tool_calls"]:
                 # An empty call list is no continuation state (OpenAI: "[] is too short";
@@ -410,7 +421,10 @@ class TableActions:
             )]
         del unanswered[target]
         results = self._results
-        results[target] = HeldResult(message, index, notes)
+        results[target] = message
+        self._result_index[target] = index
+        if notes is not None:
+            self._result_notes[target] = notes
         content = message.get("content")
         if type(content) is str and len(message) == 3 and type(target) is str:
             # {role, tool_call_id, content} (it always has the first two here), all strings:
@@ -532,6 +546,9 @@ class TableActions:
             self._unanswered = {}
         if self._results:
             self._results = {}
+            self._result_index = {}
+            if self._result_notes:
+                self._result_notes = {}
         if self._aliases:
             self._aliases = {}
         if self._call_origin:

@@ -30,15 +30,17 @@ def emit_results(n: TableActions, stub: bool, inputs: list[int], ids: dict[str, 
     """The tool block in call order: each call's result, or a stub for a missing one
     (``stub``; else it is left open)."""
     results = n._results
+    notes_of = n._result_notes
     if n._plain_results:
         out = n._out
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                if result.notes:
-                    n._emit(result.message, result.notes)
+                notes = notes_of.get(call_id) if notes_of else None
+                if notes:
+                    n._emit(result, notes)
                 else:
-                    out.append(result.message)  # _emit, inlined for the common case
+                    out.append(result)  # _emit, inlined for the common case
             elif stub:
                 n._emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     elif not n._encode_results:
@@ -46,7 +48,7 @@ def emit_results(n: TableActions, stub: bool, inputs: list[int], ids: dict[str, 
         for call_id in n._calls:
             result = results.get(call_id)
             if result is not None:
-                emit(result.message, result.notes)
+                emit(result, notes_of.get(call_id) if notes_of else None)
             elif stub:
                 emit(stub_message(n, call_id), [stub_note(n, call_id, made_by(n, call_id, inputs))])
     else:
@@ -60,9 +62,10 @@ def emit_result(n: TableActions, call_id: str, stub: bool, inputs: list[int], id
     """One call's result (or its stub) in the provider's encoding."""
     result = n._results.get(call_id)
     if result is not None:
-        stored = result.notes
+        notes_of = n._result_notes  # (empty for most turns: no lookup then)
+        stored = notes_of.get(call_id) if notes_of else None
         notes = list(stored) if stored else []
-        n._emit(encode_result(n, result.message, call_id, ids, [result.index], notes), notes)
+        n._emit(encode_result(n, result, call_id, ids, [n._result_index[call_id]], notes), notes)
     elif stub:
         origin = made_by(n, call_id, inputs)
         notes = [stub_note(n, call_id, origin)]
@@ -78,7 +81,7 @@ def record_reorder(n: TableActions, inputs: list[int]) -> None:
         n._record(
             "reorder_results",
             f"put the results of turn {span(inputs)} in the order of its calls",
-            [result.index for result in results.values()],
+            list(n._result_index.values()),
         )
 
 
