@@ -36,7 +36,7 @@ import normalizer  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from normalizer.cli._main import cli  # noqa: E402
 
-from realdata import PEER_CASES, SAMPLES, is_pending  # noqa: E402
+from realdata import PEER_CASES, SAMPLES  # noqa: E402
 
 Case = Callable[[], Any]
 OPTION_SETS: dict[str, dict[str, Any]] = {
@@ -71,7 +71,7 @@ def _timeless(value: Any) -> Any:
 
 
 def _sample_cases() -> Iterator[tuple[str, Case]]:
-    files = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md" and not is_pending(p))
+    files = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md")
     for path in files:
         name = "sample/" + str(path.relative_to(SAMPLES)).replace("/", "__")
         file = str(path)
