@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     import sys
 
+    if _print_version(sys.argv[1:] if argv is None else argv):
+        return 0
     from ..batch.stop import SIGNAL, Interrupted, install, interrupted_line, settle
 
     install()
@@ -35,3 +37,20 @@ def main(argv: list[str] | None = None) -> int:
         settle()
         sys.stderr.write(interrupted_line(SIGNAL[0], "stopped") + "\n")
         return 128 + (SIGNAL[0] or 2)
+
+
+def _print_version(argv: list[str]) -> bool:
+    """Answer a bare ``chatnorm --version`` without importing click or the engine (``_version``);
+    True when it did. A write that fails is left to the whole command, which says what failed."""
+    import sys
+
+    from ._version import VERSION_FLAGS, version_line
+
+    if len(argv) != 1 or argv[0] not in VERSION_FLAGS or sys.stdout is None:
+        return False
+    try:
+        sys.stdout.write(version_line() + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        return False
+    return True
