@@ -19,13 +19,15 @@ a later editable install or ``PYTHONPATH`` run never imports a stale compiled mo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
 import sys
 import sysconfig
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -138,13 +140,29 @@ class CompiledWhenPossible(BuildHookInterface):  # type: ignore[type-arg]
         self._mypyc = MypycBuildHook(self.root, self.config, self.build_config, self.metadata, self.directory,
                                      self.target_name, self.app)
         try:
-            self._mypyc.initialize(version, build_data)  # adds to build_data only once it succeeded
+            with tempfile.TemporaryDirectory() as cache, _environ("MYPY_CACHE_DIR", cache):
+                # (mypy's cache, else a .mypy_cache folder in the user's tree)
+                self._mypyc.initialize(version, build_data)  # adds to build_data only once it succeeded
         except BaseException:
             self._mypyc.clean([version])  # what a half-done compile left next to the sources
             raise
 
     def _say(self, line: str) -> None:
         self.app.display_warning(line)
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str) -> Iterator[None]:
+    """``os.environ[name]`` is ``value`` inside (the compile runs in a child process)."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
 
 
 def get_build_hook() -> type[BuildHookInterface]:  # type: ignore[type-arg]

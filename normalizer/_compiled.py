@@ -33,6 +33,7 @@ def compiled_modules(root: str | None = None) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-#: ``normalizer.compiled``: the modules that run compiled, ``()`` for the pure-Python build
-#: (so it reads as a bool too). Found once, on first use.
 compiled: tuple[str, ...] = compiled_modules()
+"""Which build runs: the dotted names of the modules that run compiled (mypyc), ``()`` for the
+pure-Python build, so it reads as a bool too (``chatnorm --version`` says the same). Found once,
+on first use, from the package's folders: asking imports none of the engine."""
