@@ -20,7 +20,8 @@ def main(argv: list[str] | None = None) -> int:
 
     The signal handlers come first, before the command's modules are imported (click, the
     readers, the core: a few tenths of a second on a busy machine): a ^C in that time ends the
-    run as a later one does, with one line and 130 (SIGTERM: 143), never a traceback.
+    run as a later one does, with one line and 130 (SIGTERM: 143), never a traceback. A bare
+    ``--version`` is answered before even them: it imports nothing but the version line.
     """
     import sys
 
