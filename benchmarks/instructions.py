@@ -487,8 +487,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help=f"stretch the async adapter's 5 ms checkpoint interval by this factor (default {CHECKPOINT_SCALE:g})")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compiled", default="", metavar="PYTHON",
-                    help="an interpreter with the compiled build installed (HATCH_BUILD_HOOK_ENABLE_MYPYC=1 pip "
-                    "install .): adds the probes core_compiled and cli_compiled")
+                    help="an interpreter with the compiled build installed (pip install . "
+                    "where a C compiler is): adds the probes core_compiled and cli_compiled")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory for instructions.json/.md")
     args = ap.parse_args(argv)
     probes = args.probes or ",".join(

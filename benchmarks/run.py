@@ -774,8 +774,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--workloads", default="bench", help="comma-separated: bench, short, real, clean (default bench)")
     ap.add_argument("--profiles", default="all", help='profile rows: "all", "none" or comma-separated names')
     ap.add_argument("--compiled", default="", metavar="PYTHON",
-                    help="an interpreter with the compiled build installed (HATCH_BUILD_HOOK_ENABLE_MYPYC=1 "
-                         "pip install .): adds its core row")
+                    help="an interpreter with the compiled build installed (pip install . where a C "
+                         "compiler is): adds its core row")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="directory for bench.json/.md/.png")
     args = ap.parse_args(argv)
     args.sizes = [int(s.replace("_", "")) for s in (args.sizes or ("2000" if args.quick else "10000,100000,1000000")).split(",")]

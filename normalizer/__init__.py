@@ -13,9 +13,13 @@ The core is :class:`Normalizer` (``feed(message) -> list``, ``close() -> list``,
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
 
 from ._lazy import export_names, load_export
+
+# Not `from typing import TYPE_CHECKING`: importing typing (and re, which it imports) is a
+# third of what `import normalizer` costs, and `chatnorm --version` pays nothing else; type
+# checkers treat any TYPE_CHECKING name as true.
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -23,6 +27,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("AsyncRepaired", "arepair", "repairing"), "._aio"),
     "Normalizer": "._core",
+    "compiled": "._compiled",
     **dict.fromkeys(("InputError", "InvalidMessage", "LimitExceeded", "NormalizerError", "OrphanResultError",
                      "UsageError"), "._errors"),
     **dict.fromkeys(("DEFAULT_STUB_TEXT", "Options"), "._options"),
@@ -73,7 +78,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ._aio import AsyncRepaired, arepair, repairing
+    from ._compiled import compiled
     from ._core import Normalizer
     from ._errors import (
         InputError,
@@ -150,6 +158,7 @@ __all__ = [
     "check",
     "check_iter",
     "Checker",
+    "compiled",
     "Conversation",
     "ConversationStream",
     "DEFAULT_STUB_TEXT",

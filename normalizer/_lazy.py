@@ -9,8 +9,13 @@ names its pydantic models the same way. This module imports nothing of the packa
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from typing import Any
+
+# typing is not imported at run time: `import normalizer` (and `chatnorm --version`) would pay
+# for it and for re (type checkers treat any TYPE_CHECKING name as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["load_export", "export_names"]
 

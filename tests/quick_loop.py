@@ -13,7 +13,7 @@ SLOW: dict[str, str] = {
     "tests/distributed/": "a real Dask cluster and Ray",
     "tests/owners/": "the owners' own CLIs resume repaired sessions",
     "tests/profiles/test_validators.py": "the providers' own code judges every profile",
-    "tests/test_packaging.py": "builds the sdist and the wheel",
+    "tests/test_packaging.py": "builds the sdist and the wheel, and installs them, compiled and pure, in a fresh venv",
     "tests/test_benchmarks.py": "runs every benchmark probe once",
     "tests/test_types.py::test_a_correct_caller_type_checks": "runs mypy on a caller",
     # processes started, signalled and raced

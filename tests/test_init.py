@@ -31,7 +31,7 @@ def test_the_type_checking_imports_mirror_the_table() -> None:
     tree = ast.parse(INIT.read_text())
     [block] = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
     seen = {alias.name: "." * node.level + (node.module or "")
-            for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+            for node in block.body if isinstance(node, ast.ImportFrom) and node.level for alias in node.names}
     assert seen == normalizer._EXPORTS
 
 

@@ -20,10 +20,13 @@ def main(argv: list[str] | None = None) -> int:
 
     The signal handlers come first, before the command's modules are imported (click, the
     readers, the core: a few tenths of a second on a busy machine): a ^C in that time ends the
-    run as a later one does, with one line and 130 (SIGTERM: 143), never a traceback.
+    run as a later one does, with one line and 130 (SIGTERM: 143), never a traceback. A bare
+    ``--version`` is answered before even them: it imports nothing but the version line.
     """
     import sys
 
+    if _print_version(sys.argv[1:] if argv is None else argv):
+        return 0
     from ..batch.stop import SIGNAL, Interrupted, install, interrupted_line, settle
 
     install()
@@ -35,3 +38,20 @@ def main(argv: list[str] | None = None) -> int:
         settle()
         sys.stderr.write(interrupted_line(SIGNAL[0], "stopped") + "\n")
         return 128 + (SIGNAL[0] or 2)
+
+
+def _print_version(argv: list[str]) -> bool:
+    """Answer a bare ``chatnorm --version`` without importing click or the engine (``_version``);
+    True when it did. A write that fails is left to the whole command, which says what failed."""
+    import sys
+
+    from ._version import VERSION_FLAGS, version_line
+
+    if len(argv) != 1 or argv[0] not in VERSION_FLAGS or sys.stdout is None:
+        return False
+    try:
+        sys.stdout.write(version_line() + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        return False
+    return True

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .. import __version__
 from .._defaults import DEFAULT_MAX_SEEN_IDS, OnInvalid
 from .._errors import NormalizerError
 from ..batch.stop import SIGNAL, Interrupted, interrupted_line, settle
@@ -36,6 +35,7 @@ from ._choices import Choice, command_line_values, python_value
 from ._common import _RUNNING, _missing_text, _need_stdin, _PipeClosed, _validate_core
 from ._options import _CONTEXT, _core_options, _given, _model_option, _Profile, _profile_names, _reader_options
 from ._text import error_text, printable, say
+from ._version import VERSION_FLAGS, version_line
 
 if TYPE_CHECKING:
     from ..profiles._profiles import Profile
@@ -51,8 +51,15 @@ _TO = ["auto", "jsonl", "json", "finetune", "responses", "anthropic", "gemini", 
 
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_line())
+        ctx.exit()
+
+
 @click.group(context_settings=_CONTEXT)
-@click.version_option(__version__, "-V", "--version", prog_name="chatnorm")
+@click.option(*VERSION_FLAGS, is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version, and which build runs (compiled or pure Python), and exit.")
 def cli() -> None:
     """Repair LLM chat histories so strict OpenAI-compatible providers accept them.
 

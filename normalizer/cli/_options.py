@@ -22,10 +22,11 @@ __all__: list[str] = []
 
 def _profile_names() -> list[str]:
     # From the ProfileName literal (kept in step with PROFILES by tests/test_types.py), not
-    # from PROFILES: declaring the options must not load the profiles (start-up time).
+    # from PROFILES: declaring the options must not load the profiles (start-up time). From
+    # its own module, not normalizer._types, which imports typing_extensions (`--help`).
     import typing
 
-    from .._types import ProfileName
+    from ..profiles._builtins import ProfileName
 
     return sorted(n for n in typing.get_args(ProfileName) if ":" not in n)
 

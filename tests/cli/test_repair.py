@@ -387,7 +387,7 @@ def test_help_has_examples(command: list[str]):
 def test_version():
     result = run("--version")
     assert result.returncode == 0
-    assert result.stdout.decode().strip() == f"chatnorm, version {normalizer.__version__}"
+    assert result.stdout.decode().strip() == f"chatnorm, version {normalizer.__version__} (pure Python)"
 
 
 def test_importing_the_library_does_not_import_the_cli_dependencies():
