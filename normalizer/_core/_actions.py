@@ -489,8 +489,8 @@ class TableActions:
         if ids is not None:
             turn = renamed_calls(turn, given, calls, ids)
         if self._split and calls and has_text(content):
-            emit_apart(self, turn, inputs, notes)
-        elif self._single_call and len(calls) > 1:
+            turn, notes = emit_apart(self, turn, inputs, notes)  # the text emitted; the calls go on
+        if self._single_call and len(calls) > 1:
             emit_rounds(self, turn, inputs, notes, policy != "keep", ids)
             self._end_block()
             return

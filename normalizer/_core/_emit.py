@@ -110,9 +110,11 @@ def rewrite_ids(n: TableActions, inputs: list[int], notes: list[Note]) -> dict[s
     return new_ids
 
 
-def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> None:
+def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> tuple[Message, list[Note]]:
     # Text and calls as two messages (MI-5: "Assistant message must have either content
-    # or tool_calls, but not both"): the text first, as the model said it.
+    # or tool_calls, but not both"; JT-13: a template that shows only the calls): the text
+    # first, as the model said it. The calls half is returned, for the caller to emit as one
+    # message or, one call per message, as rounds.
     text = {k: v for k, v in turn.items() if k != "tool_calls"}
     calls: Message = {"role": "assistant"}
     if "name" in turn:
@@ -124,11 +126,11 @@ def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[No
     if n._encoder.pad_reasoning:
         calls["reasoning_content"] = ""
     n._emit(text, notes)
-    n._emit(calls, [Note(
+    return calls, [Note(
         "split_text_and_calls",
         f"the text and the tool calls of one assistant message became two messages: {n.profile.name} "
         "accepts one or the other", list(inputs), None,
-    )])
+    )]
 
 
 def emit_rounds(

@@ -153,9 +153,11 @@ def test_llama3_sends_parallel_calls_as_rounds_in_call_order() -> None:
     assert llama(history) == "This model only supports single tool-calls at once!"
     stream = normalizer.repair(copy.deepcopy(history), profile="llama3")
     out = list(stream)
+    # (the text first, as its own message: the template shows a message with a call as the call alone)
     assert out == [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "Three at once.", "tool_calls": [calls[0]]},
+        {"role": "assistant", "content": "Three at once."},
+        {"role": "assistant", "content": "", "tool_calls": [calls[0]]},
         {"role": "tool", "tool_call_id": "call_0", "content": "r0"},
         {"role": "assistant", "content": "", "tool_calls": [calls[1]]},
         {"role": "tool", "tool_call_id": "call_1", "content": "r1"},
@@ -163,7 +165,8 @@ def test_llama3_sends_parallel_calls_as_rounds_in_call_order() -> None:
         {"role": "tool", "tool_call_id": "call_2", "content": "r2"},
     ]
     assert llama(out) is None
-    assert [(r.kind, r.output) for r in stream.report.records] == [("split_parallel_calls", 1),
+    assert [(r.kind, r.output) for r in stream.report.records] == [("split_text_and_calls", 2),
+                                                                   ("split_parallel_calls", 2),
                                                                    ("reorder_results", None)]
     assert _repair(out, "llama3") == out
 

@@ -133,6 +133,9 @@ class FirstUser(KeyRule):
              "(_validate_message_list_structure); providers.md §8 MI-7. A history that starts with an assistant "
              "tool call fails earlier, as MI-3 (\"Not the same number of function calls and responses\"; v11+: "
              "\"Unexpected tool call id {id} in tool results\"): the validator pairs calls from message 1 on"),
+        word("JT-14", key, "Llama 3.x chat templates (vLLM, transformers)",
+             "Cannot put tools in the first user message when there's no first user message!",
+             "llama3.1.jinja, llama3.2.jinja (tools_in_user_message, true unless set)"),
     )
     # Also enforced by entries whose words live with their first key: JT-1 (at role.alternate).
 
