@@ -90,7 +90,7 @@ BUILTINS: tuple[dict[str, Any], ...] = (
     dict(
         name="jinja-strict",
         description="Self-hosted HF chat templates without tool-aware alternation (vLLM, SGLang, TGI, llama.cpp).",
-        rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10"), tool_only_content="empty", reasoning="strip",
+        rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10", "JT-15"), tool_only_content="empty", reasoning="strip",
         system="single", alternate=True, first_user=True, content_form="string", opaque="plain",
     ),
     # Model families whose template needs what another forbids (issue 14; each judged by its template).

@@ -204,7 +204,9 @@ def sent_pieces(messages: Messages) -> list[tuple[str, set[str]]]:
     """What a request sends that a render must show, as (what, the spellings a render may give
     it): every text of every message (system and developer included), every call's name and
     its arguments (as sent, or each argument's value), every tool result. Reasoning is not
-    among them (templates keep it for the last turn only, as the models were trained)."""
+    among them (templates keep it for the last turn only, as the models were trained). (A
+    call's name is also in the tools the request declares: its arguments tell a call that is
+    rendered from one that is not.)"""
     pieces: list[tuple[str, set[str]]] = []
     for index, message in enumerate(messages):
         role = message.get("role")

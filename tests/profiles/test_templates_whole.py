@@ -231,3 +231,20 @@ def test_smollm3_renders_no_tool_call() -> None:
 def test_llama_cpps_kimi_k2_copies_cannot_render_a_tool_call_in_transformers(template: str) -> None:
     assert _whole(template)(_repair(WEATHER, "jinja-mapping")) == "access to attribute 'append' of 'list' object is unsafe."
     assert _whole("kimi-k2")(_repair(WEATHER, "jinja-mapping")) is None  # the K2 template itself does
+
+
+def test_calls_on_a_system_message_are_flagged_and_kept_in_the_report() -> None:
+    # Finding 6: a template renders calls only on an assistant message; qwen3.5 kept a system
+    # message's calls (arguments cut off) and check was clean. Now JT-15 flags them, and
+    # repair removes them from the request, whole in the report.
+    whole = _whole("qwen3.5")
+    history = [{"role": "system", "content": "s", "tool_calls": [C(name="get_weather", args='{"city": "Mex')]},
+               {"role": "user", "content": "hi"}]
+    assert whole(history) == "not in the render: [0] argument of get_weather: '{\"city\": \"Mex'"
+    assert [v.rule for v in normalizer.check(history, profile="qwen3.5")] == ["JT-15"]
+    stream = normalizer.repair(copy.deepcopy(history), profile="qwen3.5")
+    out = list(stream)
+    assert out == [{"role": "system", "content": "s"}, history[1]]
+    assert [(r.kind, r.dropped) for r in stream.report.records] == [
+        ("strip_tool_calls", {"tool_calls": history[0]["tool_calls"]})]
+    assert whole(out) is None and normalizer.check(out, profile="qwen3.5") == []
