@@ -148,7 +148,8 @@ def emit_rounds(
             message: Message = {**turn, "tool_calls": [call]}
             message_notes = notes + [Note(
                 "split_parallel_calls", f"the {len(calls)} parallel tool calls of one assistant message became "
-                f"{len(calls)} call/result rounds: {n.profile.name} accepts one call per message",
+                f"{len(calls)} call/result rounds: {n.profile.name} "
+                f"{'accepts one call per message' if n._single_call else 'would take two alike calls for one'}",
                 list(inputs), None,
             )]
         else:

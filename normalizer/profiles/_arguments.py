@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from .._json import JSONDecodeError, loads
 
-__all__ = ["close_json"]
+__all__ = ["close_json", "repeats_a_call"]
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"\s*")
@@ -105,3 +106,28 @@ def one_copy(text: str) -> str | None:
         copies.append(value)
         at = _SPACE.match(text, end).end()  # type: ignore[union-attr]
     return first if len(copies) > 1 else None
+
+
+def repeats_a_call(calls: list[Any]) -> bool:
+    """Whether two of a turn's calls are alike: the same function with the same arguments (as
+    values: key order and spacing aside; ``""`` as the ``{}`` repair makes of it). LiteLLM's
+    Gemini converter sends such a call once, and both its results (GM-12)."""
+    seen: set[tuple[Any, str]] = set()
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = loads(arguments.strip() or "{}")
+            except JSONDecodeError:
+                pass
+        try:
+            key = (function.get("name"), json.dumps(arguments, sort_keys=True))
+        except (TypeError, ValueError):
+            key = (function.get("name"), repr(arguments))
+        if key in seen:
+            return True
+        seen.add(key)
+    return False

@@ -52,8 +52,10 @@ BUILTINS: tuple[dict[str, Any], ...] = (
     ),
     dict(
         name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
-        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9", "GM-10", "GM-11"),
+        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9", "GM-10", "GM-11",
+               "GM-12", "GM-13"),
         tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
+        opaque="plain",
     ),
     dict(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",

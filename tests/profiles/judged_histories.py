@@ -158,6 +158,7 @@ REQUIRED: list[tuple[str, str, str]] = [
     ("mistral-template", "template-devstral", "all"),
     ("anthropic", "litellm-anthropic", "all"),
     ("bedrock", "litellm-bedrock", "all"),
+    ("gemini", "litellm-gemini", "all"),
 ]
 
 #: Also printed: the pairs no profile is meant to pass, and why (the family profiles exist).

@@ -47,7 +47,8 @@ Messages = list[dict[str, Any]]
 Judge = Callable[[Messages], "str | None"]
 
 #: Package that each family of judges needs (for pytest.importorskip).
-PACKAGES = {"mistral": "mistral_common", "template": "transformers", "litellm": "litellm", "botocore": "botocore"}
+PACKAGES = {"mistral": "mistral_common", "template": "transformers", "litellm": "litellm", "botocore": "botocore",
+            "genai": "google.genai"}
 
 TEMPLATE_NAMES = (
     "deepseek-v3.1", "deepseek-v3", "devstral", "gemma2", "gemma3", "llama3.1", "llama3.2", "mistral-nemo",
@@ -351,6 +352,37 @@ def litellm_bedrock(messages: Messages) -> str | None:
     return None
 
 
+@_quiet
+def litellm_gemini(messages: Messages) -> str | None:
+    """LiteLLM's OpenAI->Gemini converter (``gemini_convert_messages_with_history``, as
+    ``litellm.completion`` runs it for ``gemini/`` and ``vertex_ai/`` models; the system
+    messages go to ``system_instruction`` first, as LiteLLM does), each content then validated
+    by google-genai's own ``types.Content`` (a key Gemini does not define is refused), and every
+    turn of calls followed by as many function responses as it has calls (Gemini: "Please
+    ensure that the number of function response parts is equal to the number of function call
+    parts of the function call turn.")."""
+    from google.genai import types
+    from litellm.llms.vertex_ai.gemini.transformation import gemini_convert_messages_with_history
+
+    _litellm()
+    leading = 0
+    while leading < len(messages) and messages[leading].get("role") == "system":
+        leading += 1
+    try:
+        contents = gemini_convert_messages_with_history(messages=copy.deepcopy(messages[leading:]),
+                                                        model="gemini-2.5-pro")
+        for content in contents:
+            types.Content.model_validate(content)
+    except Exception as exc:
+        return _error(exc)
+    for content, after in zip(contents, [*contents[1:], None]):
+        calls = sum("function_call" in part for part in content.get("parts") or ())
+        responses = sum("function_response" in part for part in (after or {}).get("parts") or ())
+        if calls and after is not None and calls != responses:
+            return f"{calls} function call parts, {responses} function response parts"
+    return None
+
+
 # ---------------------------------------------------------------------- the judges by name
 
 
@@ -366,4 +398,5 @@ def judges() -> dict[str, tuple[str, Judge]]:
         out[f"whole-{name}"] = ("template", functools.partial(render_whole, name))
     out["litellm-anthropic"] = ("litellm", litellm_anthropic)
     out["litellm-bedrock"] = ("litellm", litellm_bedrock)
+    out["litellm-gemini"] = ("genai", litellm_gemini)
     return out

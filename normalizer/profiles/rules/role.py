@@ -57,6 +57,10 @@ class Developer(KeyRule):
              "<Roles.system: 'system'>, <Roles.user: 'user'>, <Roles.assistant: 'assistant'>, <Roles.tool: 'tool'>",
              "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (ChatMessage: SystemMessage, "
              "UserMessage, AssistantMessage or ToolMessage, discriminated by role; pydantic's union_tag_invalid)"),
+        word("GM-13", key, "LiteLLM's OpenAI->Gemini converter",
+             "Invalid Message passed in - {'role': 'developer', ...}",
+             "BerriAI/litellm litellm/llms/vertex_ai/gemini/transformation.py (gemini_convert_messages_with_history: "
+             "a role it does not handle is refused); issue 38"),
         word("JT-10", key, "Qwen3.5 chat template",
              "Unexpected message role.",
              "Qwen/Qwen3.5-4B chat_template (raise_exception for a role other than system, user, assistant, tool)"),
