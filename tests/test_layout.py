@@ -290,3 +290,26 @@ def test_the_size_check_catches_a_long_file_and_a_long_function() -> None:
     assert _too_long(Path("f.py"), f"def long():\n{body}") == ["f.py:1: long is 81 lines"]
     assert _too_long(Path("f.py"), "x = 1\n" * 601) == ["f.py: 601 lines"]
     assert _too_long(Path("f.py"), f"{GENERATED} by a tool\ndef long():\n{body}") == []
+
+
+def _tuple_records(source: str) -> list[str]:
+    """The classes of a module that are positional-tuple records (``NamedTuple`` subclasses)."""
+    return [
+        node.name for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef)
+        and any((isinstance(b, ast.Name) and b.id == "NamedTuple") or (isinstance(b, ast.Attribute) and b.attr == "NamedTuple")
+                for b in node.bases)
+    ]
+
+
+def test_no_positional_tuple_record() -> None:
+    # What is held or returned is a small value object read by name (a frozen slotted
+    # dataclass), never a tuple read by position.
+    found = {str(p.relative_to(ROOT)): names for p in sorted(ROOT.rglob("*.py")) if (names := _tuple_records(p.read_text("utf-8")))}
+    assert found == {}
+
+
+def test_the_tuple_record_check_catches_one() -> None:
+    assert _tuple_records("import typing\nclass P(typing.NamedTuple):\n    x: int\n") == ["P"]
+    assert _tuple_records("from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n") == ["P"]
+    assert _tuple_records("class P:\n    x: int\n") == []

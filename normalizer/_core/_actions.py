@@ -57,7 +57,8 @@ class TableActions:
         '_encode_results', '_encoder', '_held_bytes', '_index', '_keeps_opaque', '_max_depth', '_max_fragments',
         '_max_held_bytes', '_max_held_messages', '_n_calls', '_n_in', '_n_out', '_next_suffix', '_object_arguments',
         '_out', '_owner', '_parked', '_plain_results', '_repair_arguments', '_replay', '_report', '_report_fields',
-        '_result_index', '_result_notes', '_results', '_rewrites_ids', '_shapes', '_single_call', '_speaker',
+        '_result_index', '_result_notes', '_results', '_rewrites_ids', '_rounds_for', '_shapes', '_single_call',
+        '_speaker',
         '_split', '_stage_close', '_tool_only_null', '_turn', '_unanswered', '_user', '_validate', 'options',
         'profile', 'state',
     )
@@ -93,6 +94,7 @@ class TableActions:
         self._repair_arguments = spelling.repair_arguments
         self._split = spelling.apart
         self._single_call = spelling.single_call
+        self._rounds_for = spelling.rounds_for
         self._speaker = spelling.speaker
         self._tool_only_null = spelling.tool_only_null
         # Text then calls stay two turns: the profile wants them apart (MI-5), or the caller.
@@ -503,8 +505,10 @@ class TableActions:
         if ids is not None:
             turn = renamed_calls(turn, given, calls, ids)
         if self._split and calls and has_text(content):
-            emit_apart(self, turn, inputs, notes)
-        elif self._single_call and len(calls) > 1:
+            turn, notes = emit_apart(self, turn, inputs, notes)  # the text emitted; the calls go on
+        if len(calls) > 1 and (
+            self._single_call or (self._rounds_for is not None and self._rounds_for(turn["tool_calls"]))  # JT-4; GM-12
+        ):
             emit_rounds(self, turn, inputs, notes, policy != "keep", ids)
             self._end_block()
             return

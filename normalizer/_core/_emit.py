@@ -110,9 +110,11 @@ def rewrite_ids(n: TableActions, inputs: list[int], notes: list[Note]) -> dict[s
     return new_ids
 
 
-def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> None:
+def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[Note]) -> tuple[Message, list[Note]]:
     # Text and calls as two messages (MI-5: "Assistant message must have either content
-    # or tool_calls, but not both"): the text first, as the model said it.
+    # or tool_calls, but not both"; JT-13: a template that shows only the calls): the text
+    # first, as the model said it. The calls half is returned, for the caller to emit as one
+    # message or, one call per message, as rounds.
     text = {k: v for k, v in turn.items() if k != "tool_calls"}
     calls: Message = {"role": "assistant"}
     if "name" in turn:
@@ -124,11 +126,11 @@ def emit_apart(n: TableActions, turn: Message, inputs: list[int], notes: list[No
     if n._encoder.pad_reasoning:
         calls["reasoning_content"] = ""
     n._emit(text, notes)
-    n._emit(calls, [Note(
+    return calls, [Note(
         "split_text_and_calls",
         f"the text and the tool calls of one assistant message became two messages: {n.profile.name} "
         "accepts one or the other", list(inputs), None,
-    )])
+    )]
 
 
 def emit_rounds(
@@ -146,7 +148,8 @@ def emit_rounds(
             message: Message = {**turn, "tool_calls": [call]}
             message_notes = notes + [Note(
                 "split_parallel_calls", f"the {len(calls)} parallel tool calls of one assistant message became "
-                f"{len(calls)} call/result rounds: {n.profile.name} accepts one call per message",
+                f"{len(calls)} call/result rounds: {n.profile.name} "
+                f"{'accepts one call per message' if n._single_call else 'would take two alike calls for one'}",
                 list(inputs), None,
             )]
         else:

@@ -1,11 +1,19 @@
-"""Call arguments cut off mid-way, closed (``tool.arguments_valid_json``: the spelling's
-``repair_arguments``). Only a history whose arguments do not parse comes here."""
+"""Call arguments cut off mid-way, closed, or written several times over, one copy kept
+(``tool.arguments_valid_json``: the spelling's ``repair_arguments``). Only a history whose
+arguments do not parse comes here."""
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any
+
 from .._json import JSONDecodeError, loads
 
-__all__ = ["close_json"]
+__all__ = ["close_json", "repeats_a_call"]
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"\s*")
 
 
 def close_json(text: str) -> str | None:
@@ -13,7 +21,11 @@ def close_json(text: str) -> str | None:
     string is closed, a dangling ``,`` or ``:`` (with its key) removed, open arrays and objects
     closed in stack order. None when the result still does not parse as a JSON object. As
     hermes-agent repairs truncated arguments (research/hermes.md §4.9), without guessing values.
+    One object written two or more times over (``{"a":1}{"a":1}``) is that object, once.
     """
+    repeated = one_copy(text)
+    if repeated is not None:
+        return repeated
     stack: list[str] = []
     in_string = escaped = False
     for ch in text:
@@ -72,3 +84,50 @@ def _string_start(text: str) -> int | None:
                 return i
         i -= 1
     return None
+
+
+def one_copy(text: str) -> str | None:
+    """The first of two or more copies of one JSON object, written one after the other
+    (``{"a":1}{"a":1}``, whitespace between them allowed: a model that repeated its call's
+    arguments, as hermes-agent collapses them, test_6841_repeated_tool_call_repair.py), else
+    None (copies that differ are not one call's arguments: nothing is guessed)."""
+    copies: list[object] = []
+    first = ""
+    at = _SPACE.match(text).end()  # type: ignore[union-attr]  # (\s* matches anywhere)
+    while at < len(text):
+        try:
+            value, end = _DECODER.raw_decode(text, at)
+        except ValueError:
+            return None
+        if not isinstance(value, dict) or (copies and value != copies[0]):
+            return None
+        if not copies:
+            first = text[at:end]
+        copies.append(value)
+        at = _SPACE.match(text, end).end()  # type: ignore[union-attr]
+    return first if len(copies) > 1 else None
+
+
+def repeats_a_call(calls: list[Any]) -> bool:
+    """Whether two of a turn's calls are alike: the same function with the same arguments (as
+    values: key order and spacing aside; ``""`` as the ``{}`` repair makes of it). LiteLLM's
+    Gemini converter sends such a call once, and both its results (GM-12)."""
+    seen: set[tuple[Any, str]] = set()
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = loads(arguments.strip() or "{}")
+            except JSONDecodeError:
+                pass
+        try:
+            key = (function.get("name"), json.dumps(arguments, sort_keys=True))
+        except (TypeError, ValueError):
+            key = (function.get("name"), repr(arguments))
+        if key in seen:
+            return True
+        seen.add(key)
+    return False

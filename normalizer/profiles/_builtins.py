@@ -52,8 +52,10 @@ BUILTINS: tuple[dict[str, Any], ...] = (
     ),
     dict(
         name="gemini", description="Google Gemini / Vertex AI through an OpenAI-shaped converter.",
-        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9", "GM-10", "GM-11"),
+        rules=("GM-1", "GM-2", "GM-3", "OA-4", "GM-4", "GM-5", "GM-6a", "GM-6b", "GM-7", "GM-9", "GM-10", "GM-11",
+               "GM-12", "GM-13"),
         tool_only_content="null", trailing_assistant="forbid", system="leading", alternate=True, first_user=True,
+        opaque="plain",
     ),
     dict(
         name="mistral", description="Mistral La Plateforme, and vLLM with the mistral tokenizer (mistral-common).",
@@ -90,23 +92,31 @@ BUILTINS: tuple[dict[str, Any], ...] = (
     dict(
         name="jinja-strict",
         description="Self-hosted HF chat templates without tool-aware alternation (vLLM, SGLang, TGI, llama.cpp).",
-        rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10"), tool_only_content="empty", reasoning="strip",
+        rules=("JT-1", "JT-3", "JT-6", "JT-7", "JT-8", "JT-10", "JT-15"), tool_only_content="empty", reasoning="strip",
         system="single", alternate=True, first_user=True, content_form="string", opaque="plain",
     ),
     # Model families whose template needs what another forbids (issue 14; each judged by its template).
+    # Llama 3.x renders a message with a call as the call alone, and never asks for alternation:
+    # the text beside a call goes first as its own message (JT-13), which alternation would merge back.
     dict(
         name="llama3", extends="jinja-strict",
         description="Llama 3.1 / 3.2 / 3.3 chat templates: one tool call per assistant message "
-        "(parallel calls sent as call/result rounds).", add_rules=["JT-4"],
+        "(parallel calls sent as call/result rounds); the text beside a call sent as its own message.",
+        remove_rules=["JT-1"], add_rules=["JT-14", "JT-4", "JT-13"], alternate=False,
     ),
     dict(
         name="qwen3", extends="jinja-strict",
         description="Qwen3 / Qwen2.5 chat templates (string content, '' beside calls).",
     ),
     dict(
-        name="qwen3.5", extends="jinja-strict",
-        description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
+        name="jinja-mapping", extends="jinja-strict",
+        description="Chat templates that read a call's arguments as a mapping (GLM-4.6/4.7, DeepSeek-V3.2/V4, "
+        "Kimi K2, MiniMax-M2, Nemotron-3, Seed-OSS, Qwen3-Coder, Qwen3.5+).",
         add_rules=["JT-5a", "JT-12"], arguments="object",
+    ),
+    dict(
+        name="qwen3.5", extends="jinja-mapping",
+        description="Qwen3.5+ and Qwen3-Coder chat templates: call arguments as a mapping.",
     ),
     dict(
         name="gemma", extends="jinja-strict",
@@ -118,6 +128,17 @@ BUILTINS: tuple[dict[str, Any], ...] = (
         description="Mistral chat templates served without mistral-common (Mistral-Nemo, "
         "Mistral-Small-3.x, Devstral via HF templates): 9-character ids, user/assistant alternation that skips "
         "tool turns.", add_rules=["JT-9", "JT-11"], id_style="mistral9",
+    ),
+    dict(
+        name="hermes", extends="jinja-strict",
+        description="Hermes-3 (tool use) chat template: the text beside calls sent as its own message (the "
+        "template shows only the calls); no alternation asked.",
+        remove_rules=["JT-1"], add_rules=["JT-13"], alternate=False,
+    ),
+    dict(
+        name="gpt-oss", extends="llama3",
+        description="gpt-oss chat template (harmony): string content, '' beside calls, one call per assistant "
+        "message, the text beside a call as its own message (the template drops it before a final answer).",
     ),
     dict(
         name="ollama", description="Ollama native /api/chat (arguments as objects, string content).",
@@ -139,7 +160,7 @@ BUILTINS: tuple[dict[str, Any], ...] = (
 #: the README documents.
 ProfileName = Literal[
     "default", "openai", "deepseek", "moonshot", "anthropic", "bedrock", "gemini", "mistral", "mistral-v3",
-    "groq", "xai", "qwen", "zhipu", "jinja-strict", "llama3", "qwen3", "qwen3.5", "gemma", "mistral-template",
-    "ollama", "strict",
+    "groq", "xai", "qwen", "zhipu", "jinja-strict", "llama3", "qwen3", "jinja-mapping", "qwen3.5", "gemma",
+    "mistral-template", "hermes", "gpt-oss", "ollama", "strict",
     "deepseek:no-thinking", "moonshot:no-thinking", "qwen:thinking", "zhipu:thinking",
 ]

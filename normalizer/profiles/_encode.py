@@ -94,7 +94,7 @@ from .._content import (
     text_of,
 )
 from .._json import JSONDecodeError, loads
-from ._arguments import close_json
+from ._arguments import close_json, repeats_a_call
 from .._note import Note
 from .rules import plan_for
 
@@ -169,7 +169,8 @@ class Spelling:
         '_nonempty', '_null_to_empty', '_part_types', '_seen_ids', '_single_text', '_string_roles',
         '_strip_calls', '_strip_reasoning', '_text_roles', '_unknown', 'apart', 'id_style',
         'keeps_opaque', 'object_arguments', 'pad_reasoning', 'profile', 'renames_speakers',
-        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'tool_only', '_steps',
+        'repairs_arguments', 'response_name', 'rewrites_ids', 'shapes', 'single_call', 'distinct_calls', 'tool_only',
+        '_steps',
         'core')
 
     def __init__(self, profile: Profile) -> None:
@@ -213,6 +214,8 @@ class Spelling:
         self.repairs_arguments = plan.repairs_arguments
         #: One call per assistant message: a parallel turn is sent as call/result rounds (the core).
         self.single_call = plan.single_call
+        #: A turn with two alike calls is sent as call/result rounds too (GM-12).
+        self.distinct_calls = plan.distinct_calls
         #: Opaque continuation state (Codex interim items, ``finish_reason: "incomplete"``) is
         #: replayed as stored; a profile for a provider it means nothing to drops it instead.
         self.keeps_opaque = p.opaque == "keep"
@@ -525,7 +528,7 @@ class CoreSpelling:
     to its own slots: read per message, they are one attribute away). A value: its fields
     are Final, as ``_core._held.Pending``'s."""
 
-    __slots__ = ("shapes", "rewrites_ids", "object_arguments", "repair_arguments", "apart", "single_call",
+    __slots__ = ("shapes", "rewrites_ids", "object_arguments", "repair_arguments", "apart", "single_call", "rounds_for",
                  "speaker", "tool_only_null", "keeps_opaque", "encodes_results")
 
     def __init__(self, spelling: Spelling) -> None:
@@ -542,6 +545,9 @@ class CoreSpelling:
         self.apart: Final = spelling.apart
         #: A turn with parallel calls is emitted as call/result rounds (JT-4).
         self.single_call: Final = spelling.single_call
+        #: A turn whose calls this finds alike is emitted as rounds too (GM-12; None: never).
+        self.rounds_for: Final[Callable[[list[Any]], bool] | None] = (
+            repeats_a_call if spelling.distinct_calls else None)
         #: Speakers as the output names them (None: as the input does, the names kept): names
         #: the provider does not know or that are sanitized tell no one apart once written.
         self.speaker: Final[Callable[[Message, str], Any] | None] = (

@@ -14,14 +14,17 @@ a model reached through a provider's API takes that provider's profile instead (
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from ._profiles import PROFILES, Profile
 
 __all__ = ["ModelPattern", "MODEL_PATTERNS", "profile_for_model"]
 
 
-class ModelPattern(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ModelPattern:
+    """One row of :data:`MODEL_PATTERNS`."""
+
     pattern: str
     """A regular expression searched in the lower-cased model name."""
     profile: str
@@ -29,6 +32,7 @@ class ModelPattern(NamedTuple):
     tokenizer: str | None = None
     """Mistral models: the mistral-common tokenizer version (v3, v7, v11, v13)."""
     note: str = ""
+    """Why, where the row needs a word (a family not judged, a template's gap)."""
 
 
 #: Model-name patterns to profiles, first match wins (most specific first).
@@ -45,13 +49,30 @@ MODEL_PATTERNS: tuple[ModelPattern, ...] = (
                  "no tool role in their template (mistral-v0.1.jinja)"),
     ModelPattern(r"mistral-large-2411|pixtral-large-2411", "mistral", "v7"),
     ModelPattern(r"mistral|ministral|magistral|codestral|devstral|pixtral", "mistral", "v7+",
-                 "newer models (v7, v11, v13 tokenizers): reasoning is stripped, which v7 needs"),
-    # Self-hosted chat templates (vLLM, SGLang, TGI, llama.cpp) by family.
+                 "newer models (v7, v11, v13 tokenizers): reasoning is stripped, which v7 needs; served through "
+                 "their HF chat template instead (Ministral-3, Devstral), they take mistral-template"),
+    # Self-hosted chat templates (vLLM, SGLang, TGI, llama.cpp) by family. A name with the
+    # maker's Hugging Face organisation is a checkpoint served with its template; the bare API
+    # names (glm-4.6, kimi-k2-0905-preview, deepseek-chat) take the API's profile below.
+    ModelPattern(r"gpt-oss", "gpt-oss"),
+    ModelPattern(r"hermes", "hermes", None, "Hermes-3's tool-use template"),
+    ModelPattern(r"nemotron-3", "jinja-mapping"),
     ModelPattern(r"llama-?3", "llama3"),
+    ModelPattern(r"llama-?4", "llama3", None, "not judged: no copy of Meta's Llama 4 template was found"),
     ModelPattern(r"qwen3\.[5-9]|qwen3-coder", "qwen3.5"),
     ModelPattern(r"qwen", "qwen3", None, "Qwen2.5 and Qwen3 templates"),
-    ModelPattern(r"gemma", "gemma"),
+    ModelPattern(r"gemma", "gemma", None, "Gemma 2 and 3 have no tool role (judged without tools)"),
+    ModelPattern(r"deepseek-v3\.[2-9]|deepseek-v4", "jinja-mapping"),
     ModelPattern(r"deepseek-(v3|r1)|phi-?3", "jinja-strict"),
+    ModelPattern(r"(zai-org|thudm)/glm", "jinja-mapping"),
+    ModelPattern(r"moonshotai/", "jinja-mapping", None,
+                 "llama.cpp's copies of the K2-Instruct-0905 and K2-Thinking templates call list.append, which "
+                 "transformers' sandbox refuses: they render no history with tool calls (judged without tools)"),
+    ModelPattern(r"minimax-m[2-9]", "jinja-mapping"),
+    ModelPattern(r"seed-oss", "jinja-mapping"),
+    ModelPattern(r"granite", "jinja-strict"),
+    ModelPattern(r"smollm", "jinja-strict", None,
+                 "SmolLM3's template renders no tool call (their results show as user turns): judged without tools"),
     # Hosted APIs, where the name says which API serves the model.
     ModelPattern(r"claude", "anthropic"),
     ModelPattern(r"gemini", "gemini"),

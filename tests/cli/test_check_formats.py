@@ -400,7 +400,8 @@ def test_a_profile_file_named_in_pyproject_is_relative_to_it(tmp_path: Path):
     ('[tool.chatnorm]\npurpose = "fun"', "[tool.chatnorm] purpose must be 'serving' or 'training', not 'fun'"),
     ('[tool.chatnorm]\nprofile = "nope"', "[tool.chatnorm] profile: unknown profile 'nope'; the profiles are: "
      "default, openai, deepseek, moonshot, anthropic, bedrock, gemini, mistral, mistral-v3, groq, xai, qwen, zhipu, "
-     "jinja-strict, llama3, qwen3, qwen3.5, gemma, mistral-template, ollama, strict (or a .toml/.json file)"),
+     "jinja-strict, llama3, qwen3, jinja-mapping, qwen3.5, gemma, mistral-template, hermes, gpt-oss, ollama, strict "
+     "(or a .toml/.json file)"),
     ('[tool.chatnorm.options]\ntrailing_calls = "keep"',
      "[tool.chatnorm.options] has an unknown key 'trailing_calls'; the keys are: trailing-calls, orphan-results, "
      "on-invalid, stub-text"),

@@ -551,7 +551,7 @@ def test_model_picks_the_profile_and_profile_wins_over_it(tmp_path: Path):
     assert jsonl(done.stdout) == [{"role": "assistant", "content": "hi"}]
     done = run("check", "--model", "Llama-3.1-8B-Instruct", src)
     assert done.returncode == 1
-    assert [line.split(": ", 2)[-1].split(" [")[0] for line in done.stdout.decode().splitlines()] == ["JT-1", "JT-8"]
+    assert [line.split(": ", 2)[-1].split(" [")[0] for line in done.stdout.decode().splitlines()] == ["JT-14", "JT-8"]
     assert done.stderr.decode().splitlines() == [
         "2 violations in 1 of 1 file(s) [profile llama3]",
         "2 fixable with `chatnorm repair --model Llama-3.1-8B-Instruct` (add --diff to see the changes first)",

@@ -47,14 +47,29 @@ Messages = list[dict[str, Any]]
 Judge = Callable[[Messages], "str | None"]
 
 #: Package that each family of judges needs (for pytest.importorskip).
-PACKAGES = {"mistral": "mistral_common", "template": "transformers", "litellm": "litellm", "botocore": "botocore"}
+PACKAGES = {"mistral": "mistral_common", "template": "transformers", "litellm": "litellm", "botocore": "botocore",
+            "genai": "google.genai"}
 
 TEMPLATE_NAMES = (
     "deepseek-v3.1", "deepseek-v3", "devstral", "gemma2", "gemma3", "llama3.1", "llama3.2", "mistral-nemo",
     "mistral-small-3.2", "mistral-v0.1", "phi3.5", "qwen2.5", "qwen3.5", "qwen3",
+    # today's open-weight families (issue 38)
+    "deepseek-v3.2", "deepseek-v4", "gemma4", "glm-4.6", "glm-4.7-flash", "gpt-oss", "granite-4.0",
+    "hermes-3-llama3.1", "kimi-k2", "kimi-k2-instruct", "kimi-k2-thinking", "minimax-m2", "ministral-3-reasoning",
+    "nemotron-3-nano", "qwen3-coder", "seed-oss", "smollm3",
 )
+#: Templates written for requests that declare tools (their tool-use variant iterates ``tools``
+#: unguarded): a server passes the request's list, empty or not.
+TOOLS_ALWAYS = ("hermes-3-llama3.1",)
 #: Templates that have no tool role at all (their histories are judged without tool calls).
 TOOL_FREE_TEMPLATES = ("gemma2", "gemma3", "mistral-v0.1", "phi3.5")
+#: Templates with a tool role that no profile can make render a tool call, and why: each is
+#: judged on the histories without tool calls, and the shape is pinned in test_templates_whole.
+CALLS_NEVER_RENDERED = {
+    "smollm3": "renders no assistant tool call (their results show as user turns)",
+    "kimi-k2-instruct": "llama.cpp's copy queues tool ids with list.append, which transformers' sandbox refuses",
+    "kimi-k2-thinking": "llama.cpp's copy queues tool ids with list.append, which transformers' sandbox refuses",
+}
 
 
 def require(family: str) -> None:
@@ -165,16 +180,94 @@ def template_text(name: str) -> str:
 
 
 @_quiet
-def render_template(name: str, messages: Messages) -> str | None:
-    """transformers' own renderer over the template ``name`` (as ``apply_chat_template``)."""
+def rendered(name: str, messages: Messages) -> str:
+    """The text transformers' own renderer makes of ``messages`` with the template ``name``
+    (as ``apply_chat_template``, with the tools the history calls); raises what the template raises."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
+    tools = tools_of(messages) if name in TOOLS_ALWAYS else tools_of(messages) or None
+    texts, _ = render_jinja_template(conversations=[copy.deepcopy(messages)], tools=tools,
+                                     chat_template=template_text(name), add_generation_prompt=True,
+                                     bos_token="<s>", eos_token="</s>")
+    return str(texts[0])
+
+
+def render_template(name: str, messages: Messages) -> str | None:
+    """The template ``name`` renders ``messages`` without raising: None, else its error."""
     try:
-        render_jinja_template(conversations=[copy.deepcopy(messages)], tools=tools_of(messages) or None,
-                              chat_template=template_text(name), add_generation_prompt=True,
-                              bos_token="<s>", eos_token="</s>")
+        rendered(name, messages)
     except Exception as exc:
         return _error(exc)
+    return None
+
+
+def sent_pieces(messages: Messages) -> list[tuple[str, set[str]]]:
+    """What a request sends that a render must show, as (what, the spellings a render may give
+    it): every text of every message (system and developer included), every call's name and
+    its arguments (as sent, or each argument's value), every tool result. Reasoning is not
+    among them (templates keep it for the last turn only, as the models were trained). (A
+    call's name is also in the tools the request declares: its arguments tell a call that is
+    rendered from one that is not.)"""
+    pieces: list[tuple[str, set[str]]] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        parts = [content] if isinstance(content, str) else [
+            p.get("text") for p in content or () if isinstance(p, dict) and p.get("type") == "text"]
+        if role == "assistant":
+            # Templates that think in <think> tags (Qwen3, GLM, DeepSeek) read an assistant text
+            # up to a "</think>" as the model's reasoning, and keep it for the last turn only.
+            parts = [text.rsplit("</think>", 1)[-1] if isinstance(text, str) else text for text in parts]
+        pieces.extend((f"[{index}] {role} text {text[:60]!r}", _spellings(text))
+                      for text in parts if isinstance(text, str) and text.strip())
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            name = function.get("name") or ""
+            pieces.append((f"[{index}] call name {name!r}", {name}))
+            pieces.extend(_argument_pieces(f"[{index}] argument of {name}", function.get("arguments")))
+    return pieces
+
+
+def _argument_pieces(what: str, arguments: Any) -> list[tuple[str, set[str]]]:
+    """A call's arguments as a render may show them: the JSON string as it was sent, or each
+    value (a template that parses the string, or takes a mapping, writes the values its way)."""
+    as_sent = _spellings(arguments) if isinstance(arguments, str) else set()
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return [(f"{what}: {arguments[:60]!r}", _spellings(arguments))] if arguments else []
+    return [(f"{what}: {str(leaf)[:60]!r}", as_sent | _spellings(leaf)) for leaf in _leaves(arguments)
+            if leaf != ""]
+
+
+def _leaves(value: Any) -> list[str | int | float | bool]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [] if value is None else [value]
+
+
+def _spellings(value: str | int | float | bool) -> set[str]:
+    """How a template may write ``value``: as it is (trimmed: templates trim text), or JSON-encoded
+    (``tojson``, ASCII-escaped or not), or as Python prints it (a mapping rendered whole)."""
+    if isinstance(value, str):
+        return {value.strip(), json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
+                repr(value)[1:-1]}
+    return {json.dumps(value), str(value)}
+
+
+def render_whole(name: str, messages: Messages) -> str | None:
+    """The template ``name`` renders ``messages`` without raising, and nothing sent is missing
+    from the render (:func:`sent_pieces`): None, else what raised or what is missing."""
+    try:
+        text = rendered(name, messages)
+    except Exception as exc:
+        return _error(exc)
+    for what, spellings in sent_pieces(messages):
+        if not any(spelling in text for spelling in spellings):
+            return f"not in the render: {what}"
     return None
 
 
@@ -259,6 +352,37 @@ def litellm_bedrock(messages: Messages) -> str | None:
     return None
 
 
+@_quiet
+def litellm_gemini(messages: Messages) -> str | None:
+    """LiteLLM's OpenAI->Gemini converter (``gemini_convert_messages_with_history``, as
+    ``litellm.completion`` runs it for ``gemini/`` and ``vertex_ai/`` models; the system
+    messages go to ``system_instruction`` first, as LiteLLM does), each content then validated
+    by google-genai's own ``types.Content`` (a key Gemini does not define is refused), and every
+    turn of calls followed by as many function responses as it has calls (Gemini: "Please
+    ensure that the number of function response parts is equal to the number of function call
+    parts of the function call turn.")."""
+    from google.genai import types
+    from litellm.llms.vertex_ai.gemini.transformation import gemini_convert_messages_with_history
+
+    _litellm()
+    leading = 0
+    while leading < len(messages) and messages[leading].get("role") == "system":
+        leading += 1
+    try:
+        contents = gemini_convert_messages_with_history(messages=copy.deepcopy(messages[leading:]),
+                                                        model="gemini-2.5-pro")
+        for content in contents:
+            types.Content.model_validate(content)
+    except Exception as exc:
+        return _error(exc)
+    for content, after in zip(contents, [*contents[1:], None]):
+        calls = sum("function_call" in part for part in content.get("parts") or ())
+        responses = sum("function_response" in part for part in (after or {}).get("parts") or ())
+        if calls and after is not None and calls != responses:
+            return f"{calls} function call parts, {responses} function response parts"
+    return None
+
+
 # ---------------------------------------------------------------------- the judges by name
 
 
@@ -271,6 +395,8 @@ def judges() -> dict[str, tuple[str, Judge]]:
         out[f"mistral-encode-{v}"] = ("mistral", functools.partial(mistral_encode, v))
     for name in TEMPLATE_NAMES:
         out[f"template-{name}"] = ("template", functools.partial(render_template, name))
+        out[f"whole-{name}"] = ("template", functools.partial(render_whole, name))
     out["litellm-anthropic"] = ("litellm", litellm_anthropic)
     out["litellm-bedrock"] = ("litellm", litellm_bedrock)
+    out["litellm-gemini"] = ("genai", litellm_gemini)
     return out

@@ -25,6 +25,23 @@ from normalizer.profiles._models import pattern_for_model
     ("Qwen/Qwen2.5-7B-Instruct", "qwen3", None),
     ("google/gemma-2-2b-it", "gemma", None),
     ("deepseek-ai/DeepSeek-V3.1", "jinja-strict", None),
+    ("deepseek-ai/DeepSeek-V3.2", "jinja-mapping", None),
+    ("deepseek-ai/DeepSeek-V4", "jinja-mapping", None),
+    ("zai-org/GLM-4.6", "jinja-mapping", None),
+    ("glm-4.6", "zhipu", None),  # Z.ai's API name
+    ("moonshotai/Kimi-K2-Instruct", "jinja-mapping", None),
+    ("kimi-k2-0905-preview", "moonshot", None),  # Moonshot's API name
+    ("MiniMaxAI/MiniMax-M2", "jinja-mapping", None),
+    ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "jinja-mapping", None),
+    ("nvidia/Llama-3.1-Nemotron-70B-Instruct", "llama3", None),
+    ("ByteDance-Seed/Seed-OSS-36B-Instruct", "jinja-mapping", None),
+    ("openai/gpt-oss-120b", "gpt-oss", None),
+    ("ibm-granite/granite-4.0-h-small", "jinja-strict", None),
+    ("HuggingFaceTB/SmolLM3-3B", "jinja-strict", None),
+    ("NousResearch/Hermes-3-Llama-3.1-8B", "hermes", None),
+    ("mistralai/Ministral-3-14B-Reasoning-2512", "mistral", "v7+"),
+    ("google/gemma-4-31B-it", "gemma", None),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama3", None),
     ("deepseek-chat", "deepseek", None),
     ("claude-sonnet-4-5", "anthropic", None),
     ("gemini-2.5-pro", "gemini", None),
@@ -44,3 +61,10 @@ def test_an_unknown_model_gets_default() -> None:
 
 def test_every_row_names_a_builtin_profile() -> None:
     assert {row.profile for row in MODEL_PATTERNS} <= set(PROFILES)
+
+
+def test_a_row_is_a_frozen_value() -> None:
+    row = MODEL_PATTERNS[0]
+    with pytest.raises(AttributeError):
+        row.profile = "default"  # type: ignore[misc]
+    assert not isinstance(row, tuple)

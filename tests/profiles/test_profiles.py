@@ -14,8 +14,8 @@ from normalizer._errors import UsageError
 from normalizer.profiles._profiles import PROFILES, Profile, get_profile, load_profile
 
 BUILTINS = ["default", "openai", "deepseek", "moonshot", "anthropic", "bedrock", "gemini", "mistral", "mistral-v3",
-            "groq", "xai", "qwen", "zhipu", "jinja-strict", "llama3", "qwen3", "qwen3.5", "gemma", "mistral-template",
-            "ollama", "strict"]
+            "groq", "xai", "qwen", "zhipu", "jinja-strict", "llama3", "qwen3", "jinja-mapping", "qwen3.5", "gemma",
+            "mistral-template", "hermes", "gpt-oss", "ollama", "strict"]
 
 
 def test_builtins() -> None:

@@ -167,8 +167,8 @@ def test_only_profiles_with_rules_across_messages_have_a_stage() -> None:
     # The encoding of each message is the core's (one pass); the stage is only for where
     # messages stand: system placement, alternation, boundaries.
     staged = sorted(n for n, p in PROFILES.items() if make_stage(p, Spelling(p), lambda m, notes: None) is not None)
-    assert staged == ["anthropic", "bedrock", "gemini", "gemma", "jinja-strict", "llama3", "mistral", "mistral-template",
-                      "mistral-v3", "qwen", "qwen3", "qwen3.5", "strict", "zhipu"]
+    assert staged == ["anthropic", "bedrock", "gemini", "gemma", "gpt-oss", "hermes", "jinja-mapping", "jinja-strict",
+                      "llama3", "mistral", "mistral-template", "mistral-v3", "qwen", "qwen3", "qwen3.5", "strict", "zhipu"]
 
 
 def _images(value: Any) -> int:

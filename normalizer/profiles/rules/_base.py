@@ -72,6 +72,9 @@ class Plan:
     """Call arguments that do not parse as JSON are closed (or ``{}``)."""
     single_call: bool = False
     """One call per assistant message: a parallel turn is sent as call/result rounds (the core)."""
+    distinct_calls: bool = False
+    """A turn with two alike calls (one function, the same arguments) is sent as call/result
+    rounds (the core), so that no converter takes the two for one."""
     unknown_fields: bool = False
     """Fields the provider does not know are removed."""
     field_tables: frozenset[str] = frozenset()

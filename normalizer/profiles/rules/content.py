@@ -269,6 +269,12 @@ class NotBothTextAndCalls(KeyRule):
              "Assistant message must have either content or tool_calls, but not both.",
              "langchain-ai/langchain#21196, OpenHands/OpenHands#8685, mistralai/mistral-common#186, "
              "vllm-project/vllm#16774, github/copilot-cli#4884"),
+        # No error here: the template renders an assistant message that has calls as its calls
+        # alone, and the text beside them never reaches the model (issue 38).
+        word("JT-13", key, "Llama 3.x, Hermes-3 and gpt-oss chat templates",
+             "(no error: the text of an assistant message with tool calls is left out of the prompt)",
+             "llama3.1.jinja, hermes-3-llama3.1.jinja (llama.cpp models/templates/); gpt-oss.jinja drops it when a "
+             "later final answer follows"),
     )
 
     def on_turn(self, c: Checker, msg: Msg, role: str, content: Any, calls: Any, index: int, out: Out) -> None:

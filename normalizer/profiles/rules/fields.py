@@ -23,6 +23,10 @@ class RoleSpecific(KeyRule):
              "'messages.{i}' : for 'role:{role}' the following must be satisfied[('messages.{i}' : property "
              "'tool_calls' is unsupported, did you mean 'tool_call_id'?)]",
              "julep-ai/julep#885"),
+        word("JT-15", key, "HF chat templates (vLLM, SGLang, TGI, llama.cpp)",
+             "(no error: the tool_calls of a {role} message are left out of the prompt)",
+             "the templates render a call only on an assistant message (qwen3.5.jinja, llama3.1.jinja...; "
+             "issue 38)"),
     )
 
     def on_message(self, c: Checker, msg: Msg, role: str, index: int, out: Out) -> None:

@@ -57,6 +57,10 @@ class Developer(KeyRule):
              "<Roles.system: 'system'>, <Roles.user: 'user'>, <Roles.assistant: 'assistant'>, <Roles.tool: 'tool'>",
              "mistralai/mistral-common src/mistral_common/protocol/instruct/messages.py (ChatMessage: SystemMessage, "
              "UserMessage, AssistantMessage or ToolMessage, discriminated by role; pydantic's union_tag_invalid)"),
+        word("GM-13", key, "LiteLLM's OpenAI->Gemini converter",
+             "Invalid Message passed in - {'role': 'developer', ...}",
+             "BerriAI/litellm litellm/llms/vertex_ai/gemini/transformation.py (gemini_convert_messages_with_history: "
+             "a role it does not handle is refused); issue 38"),
         word("JT-10", key, "Qwen3.5 chat template",
              "Unexpected message role.",
              "Qwen/Qwen3.5-4B chat_template (raise_exception for a role other than system, user, assistant, tool)"),
@@ -133,6 +137,9 @@ class FirstUser(KeyRule):
              "(_validate_message_list_structure); providers.md §8 MI-7. A history that starts with an assistant "
              "tool call fails earlier, as MI-3 (\"Not the same number of function calls and responses\"; v11+: "
              "\"Unexpected tool call id {id} in tool results\"): the validator pairs calls from message 1 on"),
+        word("JT-14", key, "Llama 3.x chat templates (vLLM, transformers)",
+             "Cannot put tools in the first user message when there's no first user message!",
+             "llama3.1.jinja, llama3.2.jinja (tools_in_user_message, true unless set)"),
     )
     # Also enforced by entries whose words live with their first key: JT-1 (at role.alternate).
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._content import ANTHROPIC_ID, MISTRAL_ID
 from ..._json import JSONDecodeError, loads
+from .._arguments import repeats_a_call
 from .._rules import Rule, word
 from ._base import KeyRule, Msg, Out, Plan
 
@@ -150,6 +151,26 @@ class SingleCall(KeyRule):
 
     def repair(self, plan: Plan, words: Sequence[Rule]) -> None:
         plan.single_call = True
+
+
+class DistinctCalls(KeyRule):
+    key = "tool.distinct_calls"
+    summary = "no two calls of one turn alike (one function, the same arguments)"
+    words = (
+        word("GM-12", key, "LiteLLM's OpenAI->Gemini converter, then Gemini",
+             "Please ensure that the number of function response parts is equal to the number of function call "
+             "parts of the function call turn.",
+             "BerriAI/litellm litellm/llms/vertex_ai/gemini/transformation.py (gemini_convert_messages_with_history: "
+             "a call part equal to one already in the model turn is not added, check_if_part_exists_in_parts; "
+             "both results are); issue 38 item 3"),
+    )
+
+    def on_calls(self, c: Checker, msg: Msg, calls: list[Any], index: int, out: Out) -> None:
+        if len(calls) > 1 and not c.opaque and repeats_a_call(calls):
+            c.emit(out, self, index)
+
+    def repair(self, plan: Plan, words: Sequence[Rule]) -> None:
+        plan.distinct_calls = True
 
 
 class IdFormat(KeyRule):
@@ -348,6 +369,6 @@ class ResponseName(KeyRule):
 
 #: In walk order (the order of their findings on one message).
 RULES: tuple[KeyRule, ...] = (
-    UnansweredCall(), OrphanResult(), DuplicateResult(), EmptyToolCalls(), SingleCall(), IdFormat(),
+    UnansweredCall(), OrphanResult(), DuplicateResult(), EmptyToolCalls(), SingleCall(), DistinctCalls(), IdFormat(),
     ArgumentsJson(), ArgumentsObject(), ArgumentsValidJson(), DuplicateCallId(), IdMissing(), ResponseName(),
 )
