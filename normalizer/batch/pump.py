@@ -45,7 +45,7 @@ from .stop import STOP, Interrupted
 from .streams import Input, Output
 from .tracking import Tracker
 
-__all__ = ["pump", "SpoolError", "ONE_CONVERSATION", "locate", "FLUSH_BYTES"]
+__all__ = ["pump", "SpoolError", "ONE_CONVERSATION", "locate", "restores_source", "FLUSH_BYTES"]
 
 _LINE = orjson.OPT_APPEND_NEWLINE
 
@@ -157,7 +157,7 @@ class _RecordsPump:
                         options=settings.reader_options, head=head)
         # A database is read from its path (``path``), not from the bytes of ``src``.
         self.conversations = ConversationStream(src if path is None else path, reader)
-        if _restores_source(settings, job):
+        if restores_source(settings, job):
             # Written in a format whose reader keeps fields aside (a Responses item's id...):
             # the messages carry them through the core to its writer. Chat output goes without.
             self.conversations.keep_source_fields()
@@ -288,7 +288,7 @@ def _encoder(settings: Settings, job: Job, conversations: ConversationStream, re
     return _Chosen(ENCODERS[kind](), multi)
 
 
-def _restores_source(settings: Settings, job: Job) -> bool:
+def restores_source(settings: Settings, job: Job) -> bool:
     """Whether the output (known before the format read is) is written by a writer that
     restores the fields the readers keep aside: an explicit ``--to`` whose writer does, or a
     file written back in its own format (``--in-place``: only the formats that keep none, and
