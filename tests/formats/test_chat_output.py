@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -36,7 +37,7 @@ import normalizer
 from normalizer import get_profile
 from normalizer.profiles import RULES
 from normalizer._content import REASONING_KEYS
-from normalizer.formats import read_conversations, read_messages, write_jsonl, write_responses
+from normalizer.formats import aread_messages, awrite_responses, read_conversations, read_messages, write_jsonl, write_responses
 
 from chat_schema import extra_keys
 from realdata import PEER_CASES, SAMPLES, SKIP_REASON, is_pending
@@ -213,3 +214,15 @@ def test_a_list_of_the_messages_is_chat_and_written_without_them() -> None:
     write_responses(list(normalizer.repair(read_messages(RESPONSES_ITEMS, format="responses"))), out, container="lines")
     items = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [item.get("id") for item in items] == [None, "__fake_id__", None, None]
+
+
+def test_the_async_twins_keep_them_beside_the_chat_too() -> None:
+    async def main() -> tuple[list[Any], bytes]:
+        chat = [m async for m in normalizer.arepair(aread_messages(RESPONSES_ITEMS, "responses"))]
+        out = io.BytesIO()
+        await awrite_responses(normalizer.arepair(aread_messages(RESPONSES_ITEMS, "responses")), out, container="lines")
+        return chat, out.getvalue()
+
+    chat, written = anyio.run(main)
+    assert chat == CHAT
+    assert [json.loads(line).get("id") for line in written.splitlines()] == [None, "msg_1", "fc_1", None]
