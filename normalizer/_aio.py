@@ -67,6 +67,7 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
     def __init__(self, source: AsyncIterable[Any] | Iterable[Any], normalizer: Normalizer) -> None:
         normalizer._claim(self)  # one history per normalizer: refused before the source is touched
         self.normalizer = normalizer
+        self._origin = source  # (asked for its source fields by a writer: keep_source_fields)
         # Taking the iterator starts nothing (an async generator's __aiter__ is itself).
         self._source: Any = source.__aiter__() if hasattr(source, "__aiter__") else iter(source)
         self._started: list[bool] = [False]  # shared with the loop, which must not hold self
@@ -102,6 +103,16 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
                 "history in order: iterate it from one task (and create one Normalizer per history)"
             )
         return messages.__anext__()  # type: ignore[return-value, unused-ignore]  # plain dicts: see _types.py
+
+    def keep_source_fields(self) -> None:
+        """Ask the source, when it is a reader's stream (:func:`normalizer.aread_messages`),
+        for the fields its reader kept aside for a writer of the source format (see
+        ``MessageStream.keep_source_fields``): the repaired messages then carry them to that
+        writer, which asks before writing (``awrite_responses(arepair(aread_messages(f)), ...)``).
+        Chat output never has them."""
+        keep = getattr(self._origin, "keep_source_fields", None)
+        if keep is not None:
+            keep()
 
     async def aclose(self) -> None:
         """Stop early: closes the source (``aclose``/``close``) too."""

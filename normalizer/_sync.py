@@ -25,6 +25,7 @@ class Repaired(Iterator[ChatMessage]):
     def __init__(self, source: Iterable[Any], normalizer: Normalizer) -> None:
         normalizer._claim(self)  # one history per normalizer: a second stream over it is refused
         self.normalizer = normalizer
+        self._origin = source  # (asked for its source fields by a writer: keep_source_fields)
         self._source = iter(source)
         self._messages = self._run(self._source)
 
@@ -39,6 +40,16 @@ class Repaired(Iterator[ChatMessage]):
 
     def __next__(self) -> ChatMessage:
         return next(self._messages)  # type: ignore[return-value, unused-ignore]
+
+    def keep_source_fields(self) -> None:
+        """Ask the source, when it is a reader's stream (:func:`normalizer.read_messages`),
+        for the fields its reader kept aside for a writer of the source format (see
+        ``MessageStream.keep_source_fields``): the repaired messages then carry them to that
+        writer, which asks before writing (``write_responses(repair(read_messages(f)), ...)``).
+        Chat output never has them."""
+        keep = getattr(self._origin, "keep_source_fields", None)
+        if keep is not None:
+            keep()
 
     def close(self) -> None:
         """Stop early: closes the source if it can be closed."""

@@ -12,9 +12,9 @@ tests. Each has an ``input`` (chat messages, or Responses items when ``via`` is
 ``kinds``          the kinds of the records, in order of first appearance (reader's, then repair's)
 ``valid``          whether ``check()`` finds nothing for the profile (default: it must not)
 ``raises``         ``"project"``: reading or repairing raises this project's ``InputError``
-``ignore``         message and call keys left out of the comparison; by default the ones the
+``ignore``         message and call keys left out of the comparison; by default the one the
                    Responses reader adds by design (``reasoning_items``: the whole reasoning item
-                   kept for replay; ``source_fields``: the item's other fields; ``item_type``)
+                   kept for replay; the item's other fields are not on the chat messages)
 ``props``          named properties of the output (see :data:`PROPS`)
 =================  ==============================================================================
 
@@ -43,18 +43,10 @@ CASES: list[dict[str, Any]] = json.loads(PEER_CASES.read_text(encoding="utf-8"))
 Message = dict[str, Any]
 
 # Keys the Responses reader adds by design (module docstring), left out unless a case says.
-DEFAULT_IGNORE = {"msg": ["reasoning_items", "source_fields"], "call": ["source_fields", "item_type"]}
+DEFAULT_IGNORE: dict[str, list[str]] = {"msg": ["reasoning_items"], "call": []}
 
 #: Cases whose expectation is not ours, with what we check instead and why.
-DIFFERENCES: dict[str, tuple[str, dict[str, Any]]] = {
-    "oa_assistant_optional_keys_phase": (
-        "The item's own fields are not dropped: they are kept under one key, source_fields, which a "
-        "writer of the Responses format can restore (phase tells commentary from a final answer) and "
-        "which the profiles of providers that reject unknown fields remove, recorded (issue 15, item 7: "
-        "groq, gemini, mistral). The bare message the peer expects is what those profiles send.",
-        {"output": [{"role": "assistant", "content": "hello", "source_fields": {"phase": "final_answer"}}]},
-    ),
-}
+DIFFERENCES: dict[str, tuple[str, dict[str, Any]]] = {}
 
 
 def _strip(messages: list[Message], ignore: dict[str, list[str]]) -> list[Message]:

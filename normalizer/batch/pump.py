@@ -45,7 +45,7 @@ from .stop import STOP, Interrupted
 from .streams import Input, Output
 from .tracking import Tracker
 
-__all__ = ["pump", "SpoolError", "ONE_CONVERSATION", "locate", "FLUSH_BYTES"]
+__all__ = ["pump", "SpoolError", "ONE_CONVERSATION", "locate", "restores_source", "FLUSH_BYTES"]
 
 _LINE = orjson.OPT_APPEND_NEWLINE
 
@@ -157,6 +157,10 @@ class _RecordsPump:
                         options=settings.reader_options, head=head)
         # A database is read from its path (``path``), not from the bytes of ``src``.
         self.conversations = ConversationStream(src if path is None else path, reader)
+        if restores_source(settings, job):
+            # Written in a format whose reader keeps fields aside (a Responses item's id...):
+            # the messages carry them through the core to its writer. Chat output goes without.
+            self.conversations.keep_source_fields()
         self.encoder: FormatWriter | None = None
         self.multi = False
         self.done_messages = self.done_bytes = 0  # already counted by the tracker
@@ -282,6 +286,17 @@ def _encoder(settings: Settings, job: Job, conversations: ConversationStream, re
         # Written back in its own format: in its own container too.
         return _Chosen(ENCODERS[kind](container=_CONTAINERS[conversations.container]), multi)  # type: ignore[call-arg]
     return _Chosen(ENCODERS[kind](), multi)
+
+
+def restores_source(settings: Settings, job: Job) -> bool:
+    """Whether the output (known before the format read is) is written by a writer that
+    restores the fields the readers keep aside: an explicit ``--to`` whose writer does, or a
+    file written back in its own format (``--in-place``: only the formats that keep none, and
+    Responses and Anthropic, which restore theirs, are written back)."""
+    if settings.to == "auto":
+        return job.in_place
+    writer = ENCODERS.get(settings.to)
+    return writer is not None and writer.restores_source
 
 
 def _own_format(fmt: str | None, container: str | None, job: Job) -> str:

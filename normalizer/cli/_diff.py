@@ -37,7 +37,7 @@ from typing import Any
 
 from ..batch.detect import Route, session_format
 from ..batch.plan import Job
-from ..batch.pump import ONE_CONVERSATION, locate
+from ..batch.pump import ONE_CONVERSATION, locate, restores_source
 from ..batch.results import Settings, core_options
 from ..batch.sessions import repair_session
 from ..batch.streams import Input
@@ -266,6 +266,8 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
         reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid,  # type: ignore[arg-type]
                         options=settings.reader_options, head=route.head)
         conversations = ConversationStream(job.input if database else source, reader)
+        if restores_source(settings, job):
+            conversations.keep_source_fields()  # (as repair's pipe: its writer restores them)
         before = after = None
         multi = False
         core: Normalizer | None = None

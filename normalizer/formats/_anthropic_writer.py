@@ -18,6 +18,7 @@ from ._writing import (
     FormatWriter,
     Layout,
     Message,
+    call_kind,
     function_of,
     image_url_of,
     plain_text,
@@ -67,6 +68,7 @@ class AnthropicWriter(FormatWriter):
     """
 
     name = "anthropic"
+    restores_source = True
 
     def __init__(self, *, container: Container = "object") -> None:
         self._layout = Layout(container, "messages", skip=("system",))
@@ -251,7 +253,7 @@ def _tool_uses(message: Message) -> list[dict[str, Any]]:
                 hint="Repair the arguments, or write another format",
             )
         # A server tool (run by Anthropic, item_type from the reader) is written back as one.
-        kind = "server_tool_use" if call.get("item_type") == "server_tool_use" else "tool_use"
+        kind = "server_tool_use" if call_kind(call) == "server_tool_use" else "tool_use"
         block: dict[str, Any] = {"type": kind, "id": call.get("id"), "name": name, "input": value}
         for key, extra in with_source_fields(call).items():
             if key not in CALL_KEYS and key not in RESPONSES_ONLY:

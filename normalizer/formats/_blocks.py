@@ -162,10 +162,11 @@ class BlockConverter:
                     "type": "function",
                     "function": {"name": name, "arguments": dumps(block.get("input", {}), line=line, what=f"a {kind!r} block's 'input'")},
                 }
-                if kind == "server_tool_use":
-                    call["item_type"] = kind  # run by Anthropic, not by the client (as Responses' custom calls)
                 # Other keys (e.g. "caller" on newer lines) are kept under source_fields.
-                with_source(call, {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")})
+                fields = {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")}
+                if kind == "server_tool_use":
+                    fields["item_type"] = kind  # run by Anthropic, not by the client (as Responses' custom calls)
+                with_source(call, fields)
                 kinds.append("call")
                 ops.append(call)
             elif _server_result(block):

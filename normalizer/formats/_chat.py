@@ -132,6 +132,6 @@ def guess(record: dict[str, Any]) -> Clue | None:
 FORMAT: Format = Format(
     "chat", ChatConverter, guess,
     outputs=(Output("jsonl", 10, JsonlWriter), Output("json", 20, JsonArrayWriter)),
-    per_file=True, plain_records=True,
+    per_file=True, plain_records=True, source_fields=False,
     document=DocumentKeys(arrays=("messages",), dumped=True, system_keys=("system_prompt",), body_keys=("system_prompt",)),
 )

@@ -21,14 +21,16 @@ from .._report import Report
 
 __all__ = [
     "Converter", "SplitRecord", "Turn", "SOURCE_KEY", "dumps", "canonical", "invalid", "text_parts", "as_text", "merge_extra",
-    "merge_source", "with_source", "string_id",
+    "merge_source", "with_source", "without_source", "string_id",
 ]
 
 #: Where a converter keeps a source record's fields that have no Chat equivalent (a Responses
 #: item's ``id``, ``status``, ``phase``, ``provider_data``; a ``tool_result``'s ``is_error``;
 #: Cline's ``ts``, ``modelInfo``, ``metrics``...), verbatim, on the message or call made from
-#: it: one key, so that a writer of the source format can restore them and a profile whose
-#: provider rejects fields it does not know removes one thing (``fields.unknown``, recorded).
+#: it: one key, so that a writer of the source format can restore them. It never leaves the
+#: package on a chat message: the readers take it off (:func:`without_source`) unless a writer
+#: of the source format asked for it (``keep_source_fields()`` of a stream), and only the
+#: writers of the source formats read it.
 SOURCE_KEY = "source_fields"
 
 
@@ -151,6 +153,26 @@ def with_source(msg: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     if fields:
         msg[SOURCE_KEY] = fields
     return msg
+
+
+def without_source(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` as chat output: without the fields its reader kept aside for a writer of
+    the source format (:data:`SOURCE_KEY`, on it and on its calls). The message itself when
+    it holds none; else a copy (a call copied only where its own are taken off). Only the
+    reader's own key goes: every other key stays as the reader made it."""
+    calls = message.get("tool_calls")
+    if type(calls) is not list or not any(type(call) is dict and SOURCE_KEY in call for call in calls):
+        calls = None
+    if calls is None and SOURCE_KEY not in message:
+        return message
+    out = {key: value for key, value in message.items() if key != SOURCE_KEY}
+    if calls is not None:
+        out["tool_calls"] = [
+            {key: value for key, value in call.items() if key != SOURCE_KEY}
+            if type(call) is dict and SOURCE_KEY in call else call
+            for call in calls
+        ]
+    return out
 
 
 # Text-like content part types of the formats we read (Responses, Anthropic, Chat).

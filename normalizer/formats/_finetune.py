@@ -146,4 +146,4 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return Clue(Evidence.CONVERSATION) if isinstance(record.get("messages"), list) else None
 
 
-FORMAT: Format = Format("finetune", FinetuneConverter, guess, outputs=(Output("finetune", 30, FinetuneWriter),), per_line=True)
+FORMAT: Format = Format("finetune", FinetuneConverter, guess, outputs=(Output("finetune", 30, FinetuneWriter),), per_line=True, source_fields=False)

@@ -143,6 +143,10 @@ class Format:
             converter: the reader's JSONL loop passes it on without calling it.
         document: what a JSON document of it holds besides its records (see
             :class:`DocumentKeys`).
+        source_fields: its converter may keep a record's fields that have no Chat
+            equivalent aside for a writer of the format (``_common.SOURCE_KEY``), which the
+            readers take off chat output; False for the formats whose records are chat
+            messages (their keys are the user's own, given back as they are).
     """
 
     name: str
@@ -156,6 +160,7 @@ class Format:
     per_line: bool = False
     plain_records: bool = False
     document: DocumentKeys = DocumentKeys()
+    source_fields: bool = True
 
     @property
     def planned(self) -> bool:

@@ -215,7 +215,9 @@ def tool_message(part: dict[str, Any], calls: Calls, report: Report | None = Non
         raise invalid(f"a functionResponse's 'id' must be a string, got {describe(given)}", line=line,
                       field="parts.functionResponse.id")
     call_id = calls.answer(name, given)
-    source = {k: v for k, v in fr.items() if k not in ("name", "response", "id")}
+    # The response's name too rides aside, for the Gemini writer: a chat tool message has no
+    # name (the gemini profile gives it its call's, which it answers by that name).
+    source = {"name": name, **{k: v for k, v in fr.items() if k not in ("name", "response", "id")}}
     source.update({k: v for k, v in part.items() if k not in _RESPONSE_PART})
     if call_id is None:
         call_id = calls.new_id(name)
@@ -227,10 +229,7 @@ def tool_message(part: dict[str, Any], calls: Calls, report: Report | None = Non
     text, as_json = _response_text(fr.get("response"), line)
     if as_json:
         source[RESPONSE_JSON] = True
-    msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "name": name, "content": text}
-    if source:
-        msg[SOURCE_KEY] = source
-    return msg
+    return {"role": "tool", "tool_call_id": call_id, "content": text, SOURCE_KEY: source}
 
 
 def user_part(part: Any, line: int | None) -> dict[str, Any]:
@@ -478,6 +477,7 @@ class GeminiEncoder(FormatWriter):
     key order means nothing)."""
 
     name = "gemini"
+    restores_source = True
 
     def __init__(self) -> None:
         self._writer = GeminiWriter()

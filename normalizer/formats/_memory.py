@@ -11,7 +11,10 @@ such a list, so the in-memory forms are exactly what the files give:
 
 Input is never modified (the converters copy what they keep). What a converter left out (an
 item with no Chat form, a block with no Chat equivalent) is recorded in ``report`` when one
-is given, whole, as the readers record it.
+is given, whole, as the readers record it. The chat messages hold chat keys only; the fields
+a converter keeps aside for the way back (an item's ``id`` and ``status``, a block's
+``is_error``: ``source_fields``) come with them only when asked (``keep_source_fields=True``),
+for ``to_responses`` / ``to_anthropic`` to restore, as the integrations do.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from .._json import loads
 from .._report import Report
 from ._anthropic import AnthropicConverter
 from ._anthropic_writer import AnthropicWriter
+from ._common import without_source
 from ._responses import ResponsesConverter
 from ._responses_writer import ResponsesWriter
 from ._writing import FormatWriter
@@ -30,10 +34,14 @@ from ._writing import FormatWriter
 __all__ = ["from_responses", "to_responses", "from_anthropic", "to_anthropic"]
 
 
-def from_responses(items: Iterable[Any], *, report: Report | None = None) -> list[dict[str, Any]]:
+def from_responses(
+    items: Iterable[Any], *, report: Report | None = None, keep_source_fields: bool = False
+) -> list[dict[str, Any]]:
     """OpenAI Responses input items (what a Responses request's ``input`` and an Agents SDK
     session hold) as chat messages: a message item and the calls after it are one assistant
-    message, reasoning kept whole in ``reasoning_items``.
+    message, reasoning kept whole in ``reasoning_items``. ``keep_source_fields``: an item's
+    fields with no chat equivalent (``id``, ``status``...) ride along under ``source_fields``
+    for :func:`to_responses` to restore (not for a provider: chat has no such key).
 
     >>> from_responses([{"role": "user", "content": "hi"},
     ...                 {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"}])
@@ -44,7 +52,7 @@ def from_responses(items: Iterable[Any], *, report: Report | None = None) -> lis
     for item in items:
         out.extend(converter.feed(item))
     out.extend(converter.close())
-    return out
+    return out if keep_source_fields else [without_source(m) for m in out]
 
 
 def to_responses(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -55,11 +63,13 @@ def to_responses(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
 
 
 def from_anthropic(
-    messages: Iterable[Any], *, system: Any = None, report: Report | None = None
+    messages: Iterable[Any], *, system: Any = None, report: Report | None = None, keep_source_fields: bool = False
 ) -> list[dict[str, Any]]:
     """Anthropic Messages (``{"role", "content": blocks}``; ``system`` is the request's
     top-level one) as chat messages: ``tool_use`` blocks become ``tool_calls``, each
     ``tool_result`` block a tool message, thinking blocks kept whole in ``thinking_blocks``.
+    ``keep_source_fields``: as :func:`from_responses` (a ``tool_result``'s ``is_error``...,
+    for :func:`to_anthropic`).
 
     >>> from_anthropic([{"role": "user", "content": [{"type": "text", "text": "hi"}]}], system="Be brief.")
     [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'hi'}]
@@ -71,7 +81,7 @@ def from_anthropic(
     for message in messages:
         out.extend(converter.feed(message))
     out.extend(converter.close())
-    return out
+    return out if keep_source_fields else [without_source(m) for m in out]
 
 
 def to_anthropic(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

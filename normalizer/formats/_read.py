@@ -26,7 +26,9 @@ from typing import Any
 from .._errors import InputError, LimitExceeded
 from .._report import Report, new_report
 from ._blocks import value_size as _value_size
+from ._common import without_source
 from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
+from ._registry import BY_NAME
 from ._records import (
     CHUNK_BYTES,
     DEFAULT_MAX_DEPTH,
@@ -64,7 +66,7 @@ class _StreamState:
 
     __slots__ = (
         "at", "source", "expand", "twin", "several", "extra", "extra_bytes", "sides", "side_bytes", "max_record_bytes",
-        "conversations",
+        "conversations", "keep_source", "strip",
     )
 
     def __init__(self, *, expand: bool, twin: str, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
@@ -86,6 +88,18 @@ class _StreamState:
         self.side_bytes = 0
         self.max_record_bytes = max_record_bytes
         self.conversations = 0
+        # The fields a reader kept aside for a writer of the source format (SOURCE_KEY) are
+        # taken off every message handed out, unless that writer asked for them
+        # (keep_source_fields()): chat output holds chat keys only. Decided once a batch
+        # (strip_source): a message then costs one test of a local.
+        self.keep_source = False
+        self.strip = False
+
+    def strip_source(self, fmt: str | None) -> bool:
+        """Whether the messages of a reader of ``fmt`` go out without their source fields."""
+        told = BY_NAME.get(fmt) if fmt is not None else None
+        self.strip = not self.keep_source and (told is None or told.source_fields)
+        return self.strip
 
     @property
     def position(self) -> Position | None:
@@ -95,7 +109,7 @@ class _StreamState:
         """What an event that is neither a message nor a place gives the consumer."""
         if isinstance(event, Conversation):
             if not self.expand:
-                return (event,)
+                return (self._conversation_chat(event),)
             self.conversations += 1
             if self.conversations > 1:
                 position = self.position
@@ -106,7 +120,7 @@ class _StreamState:
                     column=position.column if position else None,
                     hint=f"Read it with {self.twin} (on the command line: --to finetune){self.several}",
                 )
-            return event.messages
+            return self._conversation_chat(event).messages
         if isinstance(event, Meta):
             if not self.expand:
                 self.extra_bytes += len(event.key) + _held_size(event.value)
@@ -122,9 +136,21 @@ class _StreamState:
                 self.side_bytes += event.size
                 if self.side_bytes > self.max_record_bytes:
                     raise self._too_many_sides(event)
-                self.sides.append(event.messages)
+                self.sides.append(self._chat(event.messages))
             return ()
         raise AssertionError(f"not a reader event: {event!r}")  # pragma: no cover
+
+    def _chat(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A conversation's messages (a list the reader made) as they go out."""
+        return [without_source(m) for m in messages] if self.strip else messages
+
+    def _conversation_chat(self, event: Conversation) -> Conversation:
+        """A conversation the reader made (a multi-conversation file's, a database's) as it goes out."""
+        if not self.strip:
+            return event
+        messages = event.messages
+        chat = self._chat(messages) if isinstance(messages, list) else map(without_source, messages)
+        return Conversation(chat, event.extra, event.index, event.line)
 
     def _too_many_sides(self, event: Sidechain) -> LimitExceeded:
         # Placed at the line the transcript began on: where the reader was when it finished
@@ -180,9 +206,10 @@ def _held_size(value: Any) -> int:
 def _items(source: Source, reader: Reader, state: _StreamState) -> Generator[Any, None, None]:
     """Messages (and, unless ``state.expand``, conversations) of a file: the sync pump."""
     for batch in _batches(source, reader, state):
+        strip = state.strip_source(reader.format)
         for event in batch:
             if type(event) is dict:
-                yield event
+                yield without_source(event) if strip else event
             elif type(event) is int or type(event) is DocPlace:
                 state.at = event
             else:
@@ -305,6 +332,16 @@ class _Stream:
         the record of the current conversation. None before the first message."""
         return self._state.position
 
+    def keep_source_fields(self) -> None:
+        """Hand the messages out with the fields their reader kept aside for a writer of the
+        source format (a Responses item's ``id`` and ``status``, a ``tool_result``'s
+        ``is_error``, a Gemini part's ``thoughtSignature``...), under ``source_fields`` on a
+        message and on a call, from here on (ask before reading). Not for chat output: no
+        provider knows the key. The writers of the source formats ask for them themselves
+        (``write_responses(repair(read_messages(f)), ...)``); a list made of the stream has
+        none."""
+        self._state.keep_source = True
+
 
 class MessageStream(_Stream, Iterator[dict[str, Any]]):
     """The chat messages of a file, one at a time, with ``.report``, ``.format`` and
@@ -352,9 +389,10 @@ async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncG
     # when it is let go, so the file would stay open until the collector came by.
     async with aclosing(_abatches(source, reader, state)) as batches:
         async for batch in batches:
+            strip = state.strip_source(reader.format)
             for event in batch:
                 if type(event) is dict:
-                    yield event
+                    yield without_source(event) if strip else event
                 elif type(event) is int or type(event) is DocPlace:
                     state.at = event
                 else:

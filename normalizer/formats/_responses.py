@@ -43,6 +43,7 @@ import orjson
 from .._errors import LimitExceeded
 from .._report import Report
 from ._common import (
+    SOURCE_KEY,
     Turn,
     as_text,
     count,
@@ -337,13 +338,13 @@ class ResponsesConverter:
         # Free-form input (e.g. a raw "*** Begin Patch") is not JSON; wrap it so arguments
         # stay a JSON object string for every consumer (formats.md C8 / §1.4 step 4).
         call = _call(item, name, dumps({"input": item.get("input", "")}, line=line, what="custom_tool_call 'input'"), line)
-        call["item_type"] = "custom_tool_call"
+        call.setdefault(SOURCE_KEY, {})["item_type"] = "custom_tool_call"  # (for its writer: chat has no such call)
         self._pending(item, line).calls.append(call)
         return []
 
     def _shell_call(self, item: dict[str, Any], line: int | None) -> list[dict[str, Any]]:
         call = _call(item, "local_shell", dumps(item.get("action", {}), line=line, what="local_shell_call 'action'"), line)
-        call["item_type"] = "local_shell_call"
+        call.setdefault(SOURCE_KEY, {})["item_type"] = "local_shell_call"
         self._pending(item, line).calls.append(call)
         return []
 

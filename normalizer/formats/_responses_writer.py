@@ -20,6 +20,7 @@ from ._writing import (
     FormatWriter,
     Layout,
     Message,
+    call_kind,
     function_of,
     image_url_of,
     plain_text,
@@ -66,6 +67,7 @@ class ResponsesWriter(FormatWriter):
     """
 
     name = "responses"
+    restores_source = True
 
     def __init__(self, *, container: Container = "array") -> None:
         self._layout = Layout(container, "input")
@@ -112,7 +114,7 @@ class ResponsesWriter(FormatWriter):
         for call in message.get("tool_calls") or ():
             if isinstance(call, Mapping):
                 items.append(_call_item(call))
-                self._kinds[call.get("id")] = call.get("item_type")
+                self._kinds[call.get("id")] = call_kind(call)
         return items
 
     def _output(self, message: Message) -> dict[str, Any]:
@@ -210,7 +212,7 @@ def _call_item(call: Mapping[str, Any]) -> dict[str, Any]:
     name, arguments = function.get("name"), function.get("arguments")
     if not isinstance(arguments, str):
         arguments = "{}" if arguments is None else dumps(arguments).decode()
-    kind = call.get("item_type")
+    kind = call_kind(call)
     item: dict[str, Any]
     if kind == "custom_tool_call":
         # The reader wrapped the free-form input as {"input": ...}; unwrap it.
@@ -236,7 +238,7 @@ def _call_item(call: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in source_of(call).items():
         if key == "id":
             item["id"] = value  # the item's own id (the call's id is its call_id)
-        elif key not in ANTHROPIC_ONLY:
+        elif key != "item_type" and key not in ANTHROPIC_ONLY:
             item.setdefault(key, value)
     return item
 

@@ -79,4 +79,4 @@ def guess(record: dict[str, Any]) -> Clue | None:
     return Clue(Evidence.CONVERSATION) if isinstance(record.get("conversations"), list) else None
 
 
-FORMAT: Format = Format("sharegpt", ShareGPTConverter, guess)
+FORMAT: Format = Format("sharegpt", ShareGPTConverter, guess, source_fields=False)

@@ -23,7 +23,7 @@ from ._anthropic_writer import AnthropicWriter
 from ._registry import ENCODERS
 from ._responses_writer import ResponsesWriter
 from ._source import Opened
-from ._writing import FLUSH_BYTES, Container, FormatWriter, encode_conversation, unwritable
+from ._writing import FLUSH_BYTES, Container, FormatWriter, ask_source_fields, encode_conversation, unwritable
 
 __all__ = [
     "FLUSH_BYTES",
@@ -74,6 +74,8 @@ def _pump(f: Any, conversations: Pairs, encoder: FormatWriter, per_message: bool
     message, refused = encoder.message, encoder.refused
     try:
         for messages, extra in conversations:
+            if encoder.restores_source:
+                ask_source_fields(messages)
             buf += encoder.begin(extra)
             for m in messages:
                 try:
@@ -193,6 +195,8 @@ async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, An
     message, refused = encoder.message, encoder.refused
     try:
         async for messages, extra in conversations:
+            if encoder.restores_source:
+                ask_source_fields(messages)
             buf += encoder.begin(extra)
             async for m in _aiter(messages):
                 try:

@@ -54,6 +54,8 @@ __all__ = [
     "ANTHROPIC_ONLY",
     "CALL_KEYS",
     "ImageUrl",
+    "ask_source_fields",
+    "call_kind",
     "source_of",
     "with_source_fields",
     "text_of",
@@ -80,6 +82,10 @@ class FormatWriter:
     name: ClassVar[str]
     #: One conversation per record (fine-tuning JSONL): several conversations can be written.
     multi: ClassVar[bool] = False
+    #: It writes a format a reader keeps fields aside for (``source_fields``: a Responses
+    #: item's ``id``, a Gemini part's ``thoughtSignature``...) and restores them: the writers
+    #: ask a reader's stream for them (:func:`ask_source_fields`); chat output never has them.
+    restores_source: ClassVar[bool] = False
     #: One message to bytes (``b""`` while the encoder holds it).
     message: Callable[[Message], bytes]
     #: ``message`` again, for a message whose integer past 64 bits made it raise orjson's
@@ -227,6 +233,23 @@ ANTHROPIC_ONLY = frozenset({"is_error", "cache_control", "caller"})
 # The call keys every writer reads itself.
 CALL_KEYS = frozenset({"id", "type", "function", "index"})
 TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def ask_source_fields(messages: Any) -> None:
+    """Ask ``messages``, when it is a reader's stream (or a repair of one), for the fields its
+    reader kept aside (``keep_source_fields()``), before a writer that restores them reads
+    it; any other iterable (a list) is chat, written as it is."""
+    keep = getattr(messages, "keep_source_fields", None)
+    if keep is not None:
+        keep()
+
+
+def call_kind(call: Mapping[str, Any]) -> Any:
+    """What kind of item or block a call was read from, when not a plain function call
+    (``custom_tool_call``, ``local_shell_call``, ``server_tool_use``): its reader kept it aside
+    (``source_fields``); a call of a chat history may say it itself (``item_type``)."""
+    kind = call.get("item_type")
+    return kind if kind is not None else source_of(call).get("item_type")
 
 
 def source_of(record: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -233,7 +233,7 @@ def _repair_anthropic(
 ) -> _Outcome:
     """Anthropic blocks to chat, the core, and back to Anthropic blocks (``system`` too)."""
     reading = new_report()
-    chat = from_anthropic(messages, system=request.get("system"), report=reading)
+    chat = from_anthropic(messages, system=request.get("system"), report=reading, keep_source_fields=True)
     result = repair_chat(chat, profile, options, mapped_back=True)
     report = _joined(reading, result.report)
     held_back = lost_in_reading(reading)

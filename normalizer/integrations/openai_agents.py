@@ -78,7 +78,8 @@ def repair_items(
     they are; a history that needed nothing comes back as the same list."""
     original = items if isinstance(items, list) else list(items)
     reading = new_report()
-    chat = from_responses([_as_dict(item) for item in original], report=reading)
+    # (the items' ids and statuses ride along to to_responses; the chat never leaves here)
+    chat = from_responses([_as_dict(item) for item in original], report=reading, keep_source_fields=True)
     held_back = lost_in_reading(reading)
     if held_back:
         _LOG.warning(

@@ -268,3 +268,31 @@ def test_a_session_option_refused_is_said_as_repair_says_it(flag: str):
     assert (compared.returncode, compared.stdout) == (1, b"")
     assert lines(compared.stderr) == [
         error, "0 files would be repaired, 0 files already clean, 1 could not be read [profile default]"]
+
+
+RESPONSES_ITEMS = [
+    {"type": "message", "role": "user", "content": "hi"},
+    {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "Let me check."}]},
+    {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "ls", "arguments": "{}", "status": "completed"},
+    {"type": "function_call_output", "call_id": "call_1", "output": "a b"},
+]
+
+
+def test_diff_to_responses_previews_the_items_with_their_own_fields(tmp_path: Path):
+    # Repaired to Responses items, the items keep their ids and statuses (kept beside the
+    # chat messages for that writer): --diff previews the same items, so nothing differs;
+    # a repair that changes something shows its change with the ids on both sides.
+    path = tmp_path / "items.json"
+    path.write_bytes(orjson.dumps(RESPONSES_ITEMS))
+    written = run("repair", "-q", "--to", "responses", path).stdout
+    assert b'"id":"msg_1"' in written and b'"id":"fc_1"' in written
+    same = run("repair", "--diff", "--to", "responses", path)
+    assert (same.returncode, same.stdout) == (0, b"")
+    path.write_bytes(orjson.dumps(RESPONSES_ITEMS[:3]))  # the call unanswered: a stub result is added
+    stubbed = run("repair", "--diff", "--to", "responses", path)
+    assert stubbed.returncode == 1
+    call = '{"type":"function_call","call_id":"call_1","name":"ls","arguments":"{}","id":"fc_1","status":"completed"}'
+    changed = [line for line in lines(stubbed.stdout) if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == [f"-{call}", f"+{call},", '+{"type":"function_call_output","call_id":"call_1","output":'
+                       '"[no result: this tool call was not answered in the stored history]"}']

@@ -84,9 +84,7 @@ def claude_assistant(recs: list[dict[str, Any]]) -> dict[str, Any]:
 def claude_result(rec: dict[str, Any]) -> dict[str, Any]:
     block = rec["message"]["content"][0]
     msg = {"role": "tool", "tool_call_id": block["tool_use_id"], "content": block["content"] if isinstance(block["content"], str) else [{"type": "text", "text": b["text"]} for b in block["content"]][0]["text"]}
-    if "is_error" in block:
-        msg["source_fields"] = {"is_error": block["is_error"]}
-    return msg
+    return msg  # (its is_error is kept aside, for the Claude Code writer: no chat key)
 
 
 def test_claude_parallel_results_in_reverse_order(tmp_path: Path) -> None:
@@ -134,7 +132,9 @@ def test_claude_subagent_lines_between_call_and_result(tmp_path: Path) -> None:
     report = Report()
     converted = list(read_messages(path, report=report))
     assert converted == [assistant, claude_result(recs[3]), claude_result(recs[11]), claude_result(recs[12])]
-    assert converted[1]["source_fields"] == {"is_error": True}
+    kept = read_messages(path)
+    kept.keep_source_fields()  # what a writer of the format asks for
+    assert list(kept)[1]["source_fields"] == {"is_error": True}
     assert report.counts["drop_sidechain"] == 7
     assert [r.line for r in report.records] == list(range(5, 12))
     assert [r.dropped for r in report.records] == recs[4:11]

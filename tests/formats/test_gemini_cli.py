@@ -25,7 +25,8 @@ CALL = {"id": "c1", "name": "read_file", "args": {"file_path": "a.txt"}, "status
 RESPONSE = {"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "hi\n"}}}
 ASSISTANT_CALL = {"role": "assistant", "content": None, "tool_calls": [
     {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"file_path":"a.txt"}'}}]}
-TOOL = {"role": "tool", "tool_call_id": "c1", "name": "read_file", "content": "hi\n"}
+# (the response's name rides aside, for the Gemini writers: a chat tool message has no name)
+TOOL = {"role": "tool", "tool_call_id": "c1", "content": "hi\n", "source_fields": {"name": "read_file"}}
 
 
 def user(id: str, content: Any) -> dict[str, Any]:
@@ -103,7 +104,7 @@ def test_missing_response_and_response_with_no_call() -> None:
     ]
     out, origins, _ = read(records)
     assert [m["role"] for m in out] == ["user", "assistant", "tool", "tool", "assistant"]
-    assert out[2] == {"role": "tool", "tool_call_id": "c2", "name": "read_file", "content": "plain text result"}
+    assert out[2] == {"role": "tool", "tool_call_id": "c2", "content": "plain text result", "source_fields": {"name": "read_file"}}
     assert out[3]["tool_call_id"] == "zz" and origins[3] == Origin(4, "u2", None, "content[0]")
     repaired = normalizer.repair(out)
     assert_pairing_rules(list(repaired))

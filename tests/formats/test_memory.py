@@ -33,21 +33,31 @@ def test_docstring_examples() -> None:
     assert doctest.testmod(normalizer.formats._memory).failed == 0
 
 
-def test_responses_round_trip() -> None:
+CHAT: list[dict[str, Any]] = [
+    {"role": "user", "content": "What is in the repo?"},
+    {"role": "assistant", "content": "Let me look.", "tool_calls": [
+        {"id": "call_ls", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "call_ls", "content": "README.md"},
+]
+
+
+def test_responses_come_out_as_plain_chat() -> None:
     before = copy.deepcopy(ITEMS)
-    chat = from_responses(ITEMS)
-    assert chat == [
-        {"role": "user", "content": "What is in the repo?"},
-        # the message item's id and status ride along (source_fields), so writing it back keeps them
-        {"role": "assistant", "content": "Let me look.", "tool_calls": [
-            {"id": "call_ls", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
-         "source_fields": {"id": "msg_1", "status": "completed"}},
-        {"role": "tool", "tool_call_id": "call_ls", "content": "README.md"},
-    ]
+    assert from_responses(ITEMS) == CHAT  # the item's id and status are no chat keys
     assert ITEMS == before
+
+
+def test_responses_round_trip() -> None:
+    # Asked for, the message item's id and status ride along (source_fields), so writing it
+    # back keeps them.
+    chat = from_responses(ITEMS, keep_source_fields=True)
+    assert chat == [CHAT[0], {**CHAT[1], "source_fields": {"id": "msg_1", "status": "completed"}}, CHAT[2]]
     back = to_responses(chat)
     assert [item.get("type", "message") for item in back] == ["message", "message", "function_call", "function_call_output"]
-    assert from_responses(back) == chat
+    assert [item.get("id") for item in back] == [None, "msg_1", None, None]
+    assert from_responses(back, keep_source_fields=True) == chat
+    # Without them, the assistant message item gets the SDK's placeholder id.
+    assert [item.get("id") for item in to_responses(CHAT)] == [None, "__fake_id__", None, None]
 
 
 def test_anthropic_round_trip_with_system() -> None:

@@ -20,7 +20,8 @@ import test_opencode as oc
 
 import normalizer
 from normalizer.formats import aread_conversations, read_conversations, read_messages
-from normalizer.formats._opencode import read_export
+from normalizer.formats._common import without_source
+from normalizer.formats._opencode import read_export as export_messages
 
 from realdata import HAVE_SAMPLES, SAMPLES
 
@@ -28,6 +29,12 @@ pytestmark = pytest.mark.skipif(not HAVE_SAMPLES, reason="no ../shared/ (the ope
 
 ONE_CALL = SAMPLES / "wild" / "opencode" / "export-one-call.json"
 KILLED = SAMPLES / "wild" / "opencode" / "export-killed-during-bash.json"
+
+
+def read_export(doc: Any) -> list[dict[str, Any]]:
+    """An export's chat messages as the readers hand them out: its parts' states and the
+    like are kept aside, for the opencode writer, not on the messages."""
+    return [without_source(m) for m in export_messages(doc)]
 
 
 def load(path: Path) -> dict[str, Any]:

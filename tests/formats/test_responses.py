@@ -100,8 +100,8 @@ def test_custom_tool_call_input_becomes_json_arguments() -> None:
             "id": "call_p",
             "type": "function",
             "function": {"name": "apply_patch", "arguments": '{"input":"*** Begin Patch\\n*** Update File: a.py\\n+x = \\"1\\"\\n*** End Patch"}'},
-            "source_fields": {"status": "completed"},
-            "item_type": "custom_tool_call",
+            # (its item type too, aside for the writer: a chat call is a function call)
+            "source_fields": {"status": "completed", "item_type": "custom_tool_call"},
         }],
     }
     assert out[2] == {"role": "tool", "tool_call_id": "call_p", "content": "Success."}
@@ -110,7 +110,7 @@ def test_custom_tool_call_input_becomes_json_arguments() -> None:
 def test_local_shell_call() -> None:
     action = {"type": "exec", "command": ["ls"], "timeout_ms": 1000}
     out, _ = convert([USER, {"type": "local_shell_call", "call_id": "c", "status": "completed", "action": action}])
-    assert out[1]["tool_calls"] == [{"id": "c", "type": "function", "function": {"name": "local_shell", "arguments": '{"type":"exec","command":["ls"],"timeout_ms":1000}'}, "source_fields": {"status": "completed"}, "item_type": "local_shell_call"}]
+    assert out[1]["tool_calls"] == [{"id": "c", "type": "function", "function": {"name": "local_shell", "arguments": '{"type":"exec","command":["ls"],"timeout_ms":1000}'}, "source_fields": {"status": "completed", "item_type": "local_shell_call"}}]
 
 
 def test_output_array_and_object() -> None:

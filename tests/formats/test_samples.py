@@ -118,13 +118,15 @@ def test_codex_sample(path: Path) -> None:
 def test_codex_sample_numbers_match_sources_md() -> None:
     # SOURCES.md: 20 tool calls (14 shell + 4 update_plan function_call, 2 custom), 22 reasoning.
     path = next(p for p in CODEX if p.name.startswith("moonmind"))
-    out = list(read_messages(path))
+    stream = read_messages(path)
+    stream.keep_source_fields()  # (a custom call's item type is kept aside, for the writer)
+    out = list(stream)
     calls = [c for m in out for c in m.get("tool_calls") or []]
     assert len(calls) == 20
     assert Counter(c["function"]["name"] for c in calls) == {"shell": 14, "update_plan": 4, "apply_patch": 2}
     assert sum(len(m.get("reasoning_items") or []) for m in out) == 22
     patch = next(c for c in calls if c["function"]["name"] == "apply_patch")
-    assert patch["item_type"] == "custom_tool_call"
+    assert patch["source_fields"]["item_type"] == "custom_tool_call"
     assert json.loads(patch["function"]["arguments"])["input"].startswith("*** Begin Patch")
 
 
@@ -182,6 +184,7 @@ def claude_expectations(path: Path) -> dict[str, Any]:
 def test_claude_sample(path: Path) -> None:
     want = claude_expectations(path)
     stream = read_messages(path)
+    stream.keep_source_fields()  # (a result's is_error is kept aside: asked for, to count the errors)
     out = list(stream)
     assert stream.format == "claude-code"
     got = roles(out)

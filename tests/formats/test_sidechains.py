@@ -115,9 +115,13 @@ HELD = [
 TOTAL = HELD[-1]
 
 
-def conversations(source: Any, **kwargs: Any) -> list[list[dict[str, Any]]]:
-    """Each conversation's messages, read before the next conversation is asked for."""
-    return [list(c.messages) for c in read_conversations(source, "claude-code", keep_sidechains=True, **kwargs)]
+def conversations(source: Any, *, kept: bool = False, **kwargs: Any) -> list[list[dict[str, Any]]]:
+    """Each conversation's messages, read before the next conversation is asked for
+    (``kept``: with what the reader keeps aside for the writer, as it holds them)."""
+    stream = read_conversations(source, "claude-code", keep_sidechains=True, **kwargs)
+    if kept:
+        stream.keep_source_fields()
+    return [list(c.messages) for c in stream]
 
 
 class Pipe(io.BytesIO):
@@ -403,7 +407,8 @@ def test_a_pending_turn_counts_what_it_will_give_out(lines: list[tuple[str, Any,
 @needs_samples
 def test_a_real_sub_agent_at_the_limit_is_read_and_one_byte_past_it_is_refused() -> None:
     path = next(SAMPLES.glob("claude_code/ccviewer_*.jsonl"))
-    main, *subs = conversations(path)
+    main, *_ = conversations(path)
+    main_kept, *subs = conversations(path, kept=True)  # (sized as the reader holds them: source fields and all)
     assert len(subs) == 2
     largest = max(sum(map(size, sub)) for sub in subs)
     # Each transcript on its own (read_messages holds none of them once ended)...
@@ -413,7 +418,7 @@ def test_a_real_sub_agent_at_the_limit_is_read_and_one_byte_past_it_is_refused()
     assert (caught.value.line, caught.value.what) == (40, message(26, largest - 1))  # the second sub-agent's last turn
     # ... and all of them together, held until the main conversation ends.
     together = sum(sum(map(size, sub)) for sub in subs)
-    assert conversations(path, max_record_bytes=together) == [main, *subs]
+    assert conversations(path, kept=True, max_record_bytes=together) == [main_kept, *subs]
     with pytest.raises(LimitExceeded) as caught:
         conversations(path, max_record_bytes=together - 1)
     assert (caught.value.line, caught.value.column) == (26, None)  # where the second began

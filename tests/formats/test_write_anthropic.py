@@ -194,7 +194,9 @@ def test_an_anthropic_request_round_trips_equal_as_json() -> None:
 
     out = io.BytesIO()
     encoder = normalizer.ENCODERS["anthropic"]()
-    for conv in read_conversations(io.BytesIO(orjson.dumps(SDK_REQUEST)), "anthropic"):
+    conversations = read_conversations(io.BytesIO(orjson.dumps(SDK_REQUEST)), "anthropic")
+    conversations.keep_source_fields()  # (an encoder driven by hand asks for what its reader kept aside)
+    for conv in conversations:
         out.write(encoder.start() + encoder.begin(conv.extra))
         stream = normalizer.repair(conv.messages)
         for m in stream:
@@ -227,7 +229,9 @@ def test_a_server_tool_and_its_result_are_written_back_as_the_assistant_s_own_bl
         {"role": "assistant", "content": [{"type": "text", "text": "Searching."}, search, found]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "x", "is_error": True}]},
     ]}
-    messages = list(read_messages(io.BytesIO(orjson.dumps(body)), "anthropic"))
+    stream = read_messages(io.BytesIO(orjson.dumps(body)), "anthropic")
+    stream.keep_source_fields()  # (a list of the messages, written back: asked for what the reader kept aside)
+    messages = list(stream)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
     out = request(messages)
     assert out["messages"][:2] == body["messages"][:2]
