@@ -123,7 +123,7 @@ def _peer_histories() -> list[list[Any]]:
     histories = []
     for case in json.loads(PEER_CASES.read_text(encoding="utf-8")):
         try:
-            if case.get("via") == "responses":
+            if (case.get("expect") or {}).get("via") == "responses":  # (the reader a case names is under expect)
                 histories.append(list(read_messages(case["input"], format="responses")))
             else:
                 histories.append(case["input"])

@@ -36,6 +36,10 @@ __all__ = [
     "SUBSTANCE_KEYS",
     "REASONING_TEXT_KEYS",
     "REASONING_KEYS",
+    "REASONING_REPLAY_KEYS",
+    "THINKING_BLOCKS_KEY",
+    "REASONING_ITEMS_KEY",
+    "THOUGHT_PARTS_KEY",
     "REASONING_PART_TYPES",
     "OPAQUE_KEYS",
     "FieldTable",
@@ -85,8 +89,15 @@ TEXT_PART_TYPES: Final = ("text", "input_text", "output_text")
 SUBSTANCE_KEYS: Final = ("refusal", "function_call", "audio")
 #: Reasoning text: joined like content when fragments merge; not substance on its own.
 REASONING_TEXT_KEYS: Final = ("reasoning_content", "reasoning")
+#: The keys a reader keeps a turn's reasoning in whole, for a writer of its format to replay:
+#: Anthropic's thinking blocks (LiteLLM's key), Responses' reasoning items, Gemini's thought
+#: parts. Not Chat Completions keys: a profile that strips reasoning strips them too.
+THINKING_BLOCKS_KEY: Final = "thinking_blocks"
+REASONING_ITEMS_KEY: Final = "reasoning_items"
+THOUGHT_PARTS_KEY: Final = "thought_parts"
+REASONING_REPLAY_KEYS: Final = (THINKING_BLOCKS_KEY, REASONING_ITEMS_KEY, THOUGHT_PARTS_KEY)
 #: Every reasoning field a provider may reject (Groq) or a template may choke on.
-REASONING_KEYS: Final = ("reasoning_content", "reasoning", "reasoning_details")
+REASONING_KEYS: Final = ("reasoning_content", "reasoning", "reasoning_details", *REASONING_REPLAY_KEYS)
 #: Content parts that hold reasoning (Anthropic's thinking blocks, Responses' reasoning items).
 REASONING_PART_TYPES: Final = ("thinking", "redacted_thinking", "reasoning")
 

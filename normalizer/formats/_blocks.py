@@ -21,10 +21,11 @@ messages, ``tool_result`` in user messages. Conversion (§2.3):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
+from .._content import THINKING_BLOCKS_KEY
 from .._errors import LimitExceeded
 from .._report import Report
 from ._common import (
@@ -46,7 +47,7 @@ from ._records import DEFAULT_MAX_RECORD_BYTES
 
 __all__ = ["THINKING_KEY", "At", "BlockConverter", "EMPTY_TURN", "json_size", "message_size", "result_size", "value_size"]
 
-THINKING_KEY = "thinking_blocks"
+THINKING_KEY: Final = THINKING_BLOCKS_KEY
 
 @dataclass(slots=True)
 class At:

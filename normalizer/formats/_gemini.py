@@ -46,6 +46,7 @@ from typing import Any, Final
 
 import orjson
 
+from .._content import THOUGHT_PARTS_KEY
 from .._json import dumps as exact_dumps
 from .._report import Report
 from ._common import SOURCE_KEY, as_text, describe, dumps, invalid, note_extra
@@ -62,7 +63,7 @@ __all__ = [
 #: true, "thoughtSignature"?}``), in order, for replay to Gemini (like ``thinking_blocks``
 #: for Anthropic and ``reasoning_items`` for Responses). A list: the core concatenates two
 #: merged turns' lists.
-THOUGHT_KEY: Final = "thought_parts"
+THOUGHT_KEY: Final = THOUGHT_PARTS_KEY
 #: ``source_fields`` key: this call's (or response's) id was made by the reader.
 ASSIGNED_ID: Final = "assigned_id"
 #: ``source_fields`` key: this tool message's text is the JSON of the response object.

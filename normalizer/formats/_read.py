@@ -7,7 +7,7 @@ again for a plan (:func:`_plan` / :func:`_aplan`, the same steps), or take the n
 an in-memory source (a list of Responses items, OpenAI SDK objects: :func:`_batches`) -- and
 hands the reader's events on: messages are yielded, a place (a JSONL line number, or a document's
 ``DocPlace``) is noted as that of the messages after it, and the rare events go to
-:class:`_StreamState`, the consumer's side written once. So a message costs the consumer
+:class:`StreamState`, the consumer's side written once. So a message costs the consumer
 one loop step and one type test.
 
 :class:`MessageStream` and :class:`ConversationStream` (and their ``Async`` twins) wrap the
@@ -18,29 +18,24 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections import deque
 from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
 from typing import Any
 
-from .._errors import InputError, LimitExceeded
+from .._errors import InputError
 from .._report import Report, new_report
-from ._blocks import value_size as _value_size
 from ._common import without_source
-from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader, Sidechain
-from ._registry import BY_NAME
+from ._reader import FORMATS, Conversation, Event, Limits, OnInvalid, Reader
 from ._records import (
     CHUNK_BYTES,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_RECORD_BYTES,
     DocPlace,
-    Meta,
-    Place,
     Position,
-    position_of,
 )
 from ._database_head import is_database
+from ._stream_state import StreamState
 from ._source import IN_MEMORY, Source, aopen_source, in_memory, open_source, start_of
 
 __all__ = [
@@ -58,152 +53,10 @@ __all__ = [
     "aopen_source",
 ]
 
-# -- the consumer's side, written once ----------------------------------------------------------
-
-
-class _StreamState:
-    """What the consumer of a reader's events keeps, and what it does with the rare ones."""
-
-    __slots__ = (
-        "at", "source", "expand", "twin", "several", "extra", "extra_bytes", "sides", "side_bytes", "max_record_bytes",
-        "conversations", "keep_source", "strip",
-    )
-
-    def __init__(self, *, expand: bool, twin: str, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
-        self.at: Place | None = None  # the place of the last message handed out
-        self.source = "<input>"
-        self.expand = expand  # a conversation event gives its messages (the message readers)
-        self.twin = twin  # the function to read a multi-conversation file with
-        self.several = ""  # what else that error's hint offers (one session of a database)
-        # A document's other keys, for its conversation (the conversation readers; the message
-        # readers hand no conversation out, and keep none): held until the document ends, all
-        # of them, so together bounded by max_record_bytes, by their keys and strings' length
-        # (_held_size).
-        self.extra: dict[str, Any] = {}
-        self.extra_bytes = 0
-        self.sides: deque[list[dict[str, Any]]] = deque()
-        # The finished sub-agent transcripts wait for the main conversation to end, all of
-        # them: together bounded by the limit each one has (max_record_bytes), by their size
-        # as it counted them.
-        self.side_bytes = 0
-        self.max_record_bytes = max_record_bytes
-        self.conversations = 0
-        # The fields a reader kept aside for a writer of the source format (SOURCE_KEY) are
-        # taken off every message handed out, unless that writer asked for them
-        # (keep_source_fields()): chat output holds chat keys only. Decided once a batch
-        # (strip_source): a message then costs one test of a local.
-        self.keep_source = False
-        self.strip = False
-
-    def strip_source(self, fmt: str | None) -> bool:
-        """Whether the messages of a reader of ``fmt`` go out without their source fields."""
-        told = BY_NAME.get(fmt) if fmt is not None else None
-        self.strip = not self.keep_source and (told is None or told.source_fields)
-        return self.strip
-
-    @property
-    def position(self) -> Position | None:
-        return position_of(self.at)
-
-    def other(self, event: Any) -> Iterable[Any]:
-        """What an event that is neither a message nor a place gives the consumer."""
-        if isinstance(event, Conversation):
-            if not self.expand:
-                return (self._conversation_chat(event),)
-            self.conversations += 1
-            if self.conversations > 1:
-                position = self.position
-                raise InputError(
-                    "this file holds several conversations",
-                    source=self.source,
-                    line=position.line if position else event.line,
-                    column=position.column if position else None,
-                    hint=f"Read it with {self.twin} (on the command line: --to finetune){self.several}",
-                )
-            return self._conversation_chat(event).messages
-        if isinstance(event, Meta):
-            if not self.expand:
-                self.extra_bytes += len(event.key) + _held_size(event.value)
-                if self.extra_bytes > self.max_record_bytes:
-                    raise self._too_many_keys(event)
-                self.extra[event.key] = event.value
-            return ()
-        if isinstance(event, Sidechain):
-            # Given out after the main conversation, by the conversation readers; the message
-            # readers give out one conversation's messages, so they let it go at once (they
-            # held every transcript of the file to the end, for nobody).
-            if not self.expand:
-                self.side_bytes += event.size
-                if self.side_bytes > self.max_record_bytes:
-                    raise self._too_many_sides(event)
-                self.sides.append(self._chat(event.messages))
-            return ()
-        raise AssertionError(f"not a reader event: {event!r}")  # pragma: no cover
-
-    def _chat(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """A conversation's messages (a list the reader made) as they go out."""
-        return [without_source(m) for m in messages] if self.strip else messages
-
-    def _conversation_chat(self, event: Conversation) -> Conversation:
-        """A conversation the reader made (a multi-conversation file's, a database's) as it goes out."""
-        if not self.strip:
-            return event
-        messages = event.messages
-        chat = self._chat(messages) if isinstance(messages, list) else map(without_source, messages)
-        return Conversation(chat, event.extra, event.index, event.line)
-
-    def _too_many_sides(self, event: Sidechain) -> LimitExceeded:
-        # Placed at the line the transcript began on: where the reader was when it finished
-        # depends on how the file was cut into chunks.
-        limit = self.max_record_bytes
-        return LimitExceeded(
-            f"with this sub-agent (isSidechain) transcript, the ones held until the main conversation ends "
-            f"would hold more than {limit} bytes of JSON in their messages together",
-            limit="max_record_bytes", value=limit, source=self.source, line=event.line,
-            hint="A session's sub-agent transcripts are given out after its main conversation, so they are all "
-            "held until it ends: raise max_record_bytes if they really are that large, or read the session "
-            "without keep_sidechains (its sub-agent lines are then left out)",
-        )
-
-    def _too_many_keys(self, event: Meta) -> LimitExceeded:
-        # Placed where the key's value began.
-        limit = self.max_record_bytes
-        position = position_of(event.place)
-        return LimitExceeded(
-            f"with the value of {event.key!r}, the JSON document's other keys, held for its conversation's "
-            f"extra, would hold more than {limit} bytes together",
-            limit="max_record_bytes", value=limit, source=self.source,
-            line=position.line if position else None, column=position.column if position else None,
-            hint="A document's keys beside its messages are held until it ends, for the conversation: raise "
-            "max_record_bytes if they really are that large, or read its messages alone (read_messages)",
-        )
-
-    def main(self, messages: Any) -> Conversation:
-        """The conversation of a whole-file session (its ``extra`` fills as keys are read)."""
-        return Conversation(messages, self.extra, 0, None)
-
-    def sidechains(self) -> list[Conversation]:
-        return [Conversation(side, {"sidechain": True}, i + 1, None) for i, side in enumerate(self.sides)]
-
-
-def _held_size(value: Any) -> int:
-    """What a key's value adds to a conversation's ``extra``: its keys and strings by their
-    length, any other value as its JSON (as a held tool result counts, ``_blocks``), not
-    copied to be measured. (Nesting is bounded by max_depth where it is read.)"""
-    kind = type(value)
-    if kind is str:
-        return len(value)
-    if kind is dict:
-        return sum(len(k) if type(k) is str else 0 for k in value) + sum(map(_held_size, value.values()))
-    if kind is list:
-        return sum(map(_held_size, value))
-    return _value_size(value)
-
-
 # -- the sync pump ----------------------------------------------------------------------------
 
 
-def _items(source: Source, reader: Reader, state: _StreamState) -> Generator[Any, None, None]:
+def _items(source: Source, reader: Reader, state: StreamState) -> Generator[Any, None, None]:
     """Messages (and, unless ``state.expand``, conversations) of a file: the sync pump."""
     for batch in _batches(source, reader, state):
         strip = state.strip_source(reader.format)
@@ -216,7 +69,7 @@ def _items(source: Source, reader: Reader, state: _StreamState) -> Generator[Any
                 yield from state.other(event)
 
 
-def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[list[Event], None, None]:
+def _batches(source: Source, reader: Reader, state: StreamState) -> Generator[list[Event], None, None]:
     """The reader's events, a batch per chunk of the file (or per in-memory record)."""
     if is_database(source):
         yield from _database(source, reader, state)
@@ -251,7 +104,7 @@ def _batches(source: Source, reader: Reader, state: _StreamState) -> Generator[l
             f.close()
 
 
-def _database(source: Any, reader: Reader, state: _StreamState) -> Generator[list[Event], None, None]:
+def _database(source: Any, reader: Reader, state: StreamState) -> Generator[list[Event], None, None]:
     """An ``opencode.db`` (SQLite's header, see ``_opencode_db``): its sessions, each one
     conversation, read from SQLite rather than pumped through the reader as bytes."""
     from ._opencode_db import database_conversations  # (sqlite3 loaded only for a database)
@@ -286,7 +139,7 @@ def _plan(f: Any, start: int | None, reader: Reader) -> Any:
         f.seek(here)
 
 
-def _conversations(items: Iterator[Any], state: _StreamState) -> Generator[Conversation, None, None]:
+def _conversations(items: Iterator[Any], state: StreamState) -> Generator[Conversation, None, None]:
     for item in items:
         if isinstance(item, Conversation):
             yield item
@@ -311,7 +164,7 @@ class _Stream:
         #: Skips and conversion notes; ``report.format`` is the format read.
         self.report = reader.report
         self._reader = reader
-        self._state = _StreamState(expand=expand, twin=twin, max_record_bytes=reader.limits.max_record_bytes)
+        self._state = StreamState(expand=expand, twin=twin, max_record_bytes=reader.limits.max_record_bytes)
 
     @property
     def format(self) -> str | None:
@@ -383,7 +236,7 @@ class ConversationStream(_Stream, Iterator[Conversation]):
 # -- the async pump ---------------------------------------------------------------------------
 
 
-async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[Any, None]:
+async def _aitems(source: Source, reader: Reader, state: StreamState) -> AsyncGenerator[Any, None]:
     """The async twin of :func:`_items`."""
     # Closed here when an event is refused (state.other): an async generator is not closed
     # when it is let go, so the file would stay open until the collector came by.
@@ -400,7 +253,7 @@ async def _aitems(source: Source, reader: Reader, state: _StreamState) -> AsyncG
                         yield item
 
 
-async def _abatches(source: Source, reader: Reader, state: _StreamState) -> AsyncGenerator[list[Event], None]:
+async def _abatches(source: Source, reader: Reader, state: StreamState) -> AsyncGenerator[list[Event], None]:
     """The async twin of :func:`_batches` (an in-memory source may be an async iterable)."""
     if is_database(source):  # SQLite reads it, in this thread (a database is read from a path)
         for batch in _database(source, reader, state):
@@ -451,7 +304,7 @@ async def _aplan(f: Any, start: int | None, reader: Reader) -> Any:
         await f.seek(here)
 
 
-async def _aconversations(items: AsyncIterator[Any], state: _StreamState) -> AsyncGenerator[Conversation, None]:
+async def _aconversations(items: AsyncIterator[Any], state: StreamState) -> AsyncGenerator[Conversation, None]:
     """The async twin of :func:`_conversations`."""
     async for item in items:
         if isinstance(item, Conversation):

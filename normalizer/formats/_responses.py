@@ -36,10 +36,11 @@ Shapes seen in the wild, and what becomes of them:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 import orjson
 
+from .._content import REASONING_ITEMS_KEY
 from .._errors import LimitExceeded
 from .._report import Report
 from ._common import (
@@ -63,7 +64,7 @@ from ._responses_writer import ResponsesWriter
 __all__ = ["ResponsesConverter", "REASONING_KEY", "guess", "FORMAT"]
 
 #: Where the converter keeps whole reasoning items on the assistant message.
-REASONING_KEY = "reasoning_items"
+REASONING_KEY: Final = REASONING_ITEMS_KEY
 
 _ROLES = {"user", "assistant", "system", "developer"}
 

@@ -40,7 +40,7 @@ from normalizer._content import REASONING_KEYS
 from normalizer.formats import aread_messages, awrite_responses, read_conversations, read_messages, write_jsonl, write_responses
 
 from chat_schema import extra_keys
-from realdata import PEER_CASES, SAMPLES, SKIP_REASON, is_pending
+from realdata import PEER_CASES, SAMPLES, SKIP_REASON
 from test_properties import histories
 
 PROFILES = list(normalizer.PROFILES)
@@ -69,14 +69,7 @@ def _field_rules(profile: str) -> bool:
     return any("fields.unknown" in RULES[rule].keys for rule in get_profile(profile).active_rules())
 
 
-#: The profiles that strip reasoning (``reasoning: strip``) but not the reasoning kept whole
-#: for its replay (``thinking_blocks``, ``reasoning_items``, ``thought_parts``): they have no
-#: ``fields.unknown`` rule to remove them either. Known, the profiles' to decide (a chat
-#: template ignores them; a strict server would not): pinned to fail until they do.
-KEEP_REPLAY = pytest.mark.xfail(
-    strict=True, reason="reasoning: strip leaves the replay keys (thinking_blocks, reasoning_items) on")
-STRIPPED_BUT_REPLAYED = [p for p in PROFILES if get_profile(p).reasoning == "strip" and not _field_rules(p)]
-JUDGED = [pytest.param(p, marks=KEEP_REPLAY) if p in STRIPPED_BUT_REPLAYED else p for p in PROFILES]
+JUDGED = list(PROFILES)
 
 
 def _shape(path: str) -> str:
@@ -103,7 +96,7 @@ def _foreign(out: list[dict[str, Any]], profile: str, own: set[str]) -> list[str
 def _sample_histories() -> Iterator[tuple[str, list[dict[str, Any]], set[str]]]:
     if not SAMPLES.is_dir():
         return
-    for path in sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".json", ".jsonl") and not is_pending(p)):
+    for path in sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".json", ".jsonl")):
         try:
             stream = read_conversations(path)
             conversations = [list(c.messages) for c in stream]

@@ -27,7 +27,7 @@ import pytest
 
 from normalizer import LimitExceeded, Report
 from normalizer.formats import read_conversations, read_messages
-from normalizer.formats._read import _held_size
+from normalizer.formats._stream_state import held_size as _held_size
 from normalizer.formats._reader import Limits, Reader
 from normalizer.formats._document import DocReader
 
