@@ -104,7 +104,7 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
             )
         return messages.__anext__()  # type: ignore[return-value, unused-ignore]  # plain dicts: see _types.py
 
-    def keep_source_fields(self) -> None:
+    def keep_source_fields(self, formats: Iterable[str] | None = None) -> None:
         """Ask the source, when it is a reader's stream (:func:`normalizer.aread_messages`),
         for the fields its reader kept aside for a writer of the source format (see
         ``MessageStream.keep_source_fields``): the repaired messages then carry them to that
@@ -112,7 +112,7 @@ class AsyncRepaired(AsyncIterator[ChatMessage]):
         Chat output never has them."""
         keep = getattr(self._origin, "keep_source_fields", None)
         if keep is not None:
-            keep()
+            keep(formats)
 
     async def aclose(self) -> None:
         """Stop early: closes the source (``aclose``/``close``) too."""

@@ -41,7 +41,7 @@ class Repaired(Iterator[ChatMessage]):
     def __next__(self) -> ChatMessage:
         return next(self._messages)  # type: ignore[return-value, unused-ignore]
 
-    def keep_source_fields(self) -> None:
+    def keep_source_fields(self, formats: Iterable[str] | None = None) -> None:
         """Ask the source, when it is a reader's stream (:func:`normalizer.read_messages`),
         for the fields its reader kept aside for a writer of the source format (see
         ``MessageStream.keep_source_fields``): the repaired messages then carry them to that
@@ -49,7 +49,7 @@ class Repaired(Iterator[ChatMessage]):
         Chat output never has them."""
         keep = getattr(self._origin, "keep_source_fields", None)
         if keep is not None:
-            keep()
+            keep(formats)
 
     def close(self) -> None:
         """Stop early: closes the source if it can be closed."""

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 import orjson
 
 from .._core import Normalizer
 from .._errors import InputError
 from .._json import dumps
-from .._report import Repair, new_report
+from .._report import Repair, Report, new_report
 from ..formats import ENCODERS, FORMATS, Conversation, ConversationStream
 from ..formats._writing import FormatWriter
 from ..formats._writing import FLUSH_BYTES
@@ -157,11 +157,13 @@ class _RecordsPump:
                         options=settings.reader_options, head=head)
         # A database is read from its path (``path``), not from the bytes of ``src``.
         self.conversations = ConversationStream(src if path is None else path, reader)
-        if restores_source(settings, job):
+        if kept := restores_source(settings, job):
             # Written in a format whose reader keeps fields aside (a Responses item's id...):
-            # the messages carry them through the core to its writer. Chat output goes without.
-            self.conversations.keep_source_fields()
+            # the messages of such a file carry them through the core to its writer. Chat
+            # output goes without, and so does another reader's (an opencode part's state).
+            self.conversations.keep_source_fields(kept)
         self.encoder: FormatWriter | None = None
+        self.foreign_keys_to: str | None = None  # the output a conversation's keys are not written to
         self.multi = False
         self.done_messages = self.done_bytes = 0  # already counted by the tracker
         self.core: Normalizer | None = None  # the conversation's, while it is repaired
@@ -212,8 +214,20 @@ class _RecordsPump:
     def _start(self) -> FormatWriter:
         chosen = _encoder(self.settings, self.job, self.conversations, self.result)
         self.encoder, self.multi = chosen.encoder, chosen.multi
+        # A conversation's own keys (a request's model and tools, a session's info) are
+        # written back by a writer of the format they were read from, never into another
+        # format's document, which does not define them (kept in the report instead).
+        restores = chosen.encoder.restores_from
+        self.foreign_keys_to = chosen.kind if restores and self.result.format not in restores else None
         self.out.buf += chosen.encoder.start()
         return chosen.encoder
+
+    def _extra(self, conv: Conversation) -> Mapping[str, Any]:
+        """The conversation's own keys, as its writer is given them."""
+        if conv.extra and self.foreign_keys_to is not None:
+            _unwritten_keys(self.reader_report, conv, self.result.format, self.foreign_keys_to)
+            return {}
+        return conv.extra
 
     def _conversation(self, conv: Conversation, encoder: FormatWriter) -> None:
         result, settings, multi = self.result, self.settings, self.multi
@@ -225,7 +239,7 @@ class _RecordsPump:
         message, refused = encoder.message, encoder.refused
         buf = self.out.buf
         try:
-            buf += encoder.begin(conv.extra)
+            buf += encoder.begin(self._extra(conv))
             # The hot path: nothing per message but feed, the encoder and a length check.
             for m in conv.messages:
                 for repaired in feed(m):
@@ -255,6 +269,13 @@ class _RecordsPump:
                 result.counts[key] = result.counts.get(key, 0) + value
 
 
+def _unwritten_keys(report: Report, conv: Conversation, fmt: str | None, to: str) -> None:
+    report.add("drop_conversation_keys",
+               f"{fmt} conversation {conv.index}: {'its key' if len(conv.extra) == 1 else 'its keys'} "
+               f"{', '.join(map(repr, conv.extra))} not written to {to}, which does not define them",
+               dropped=dict(conv.extra))
+
+
 # How each single-conversation output is called in the error that refuses a second one.
 ONE_CONVERSATION = {
     "jsonl": "chat JSONL", "json": "a JSON array of chat messages",
@@ -270,6 +291,8 @@ class _Chosen:
 
     encoder: FormatWriter
     multi: bool
+    kind: str
+    """The output format's name (``--to``'s choice, ``auto`` resolved)."""
 
 
 def _encoder(settings: Settings, job: Job, conversations: ConversationStream, result: FileResult) -> _Chosen:
@@ -284,19 +307,20 @@ def _encoder(settings: Settings, job: Job, conversations: ConversationStream, re
         kind = _own_format(fmt, conversations.container, job) if own else ("finetune" if multi else "jsonl")
     if (own or kind == fmt) and kind in ("json", "responses", "anthropic") and conversations.container in _CONTAINERS:
         # Written back in its own format: in its own container too.
-        return _Chosen(ENCODERS[kind](container=_CONTAINERS[conversations.container]), multi)  # type: ignore[call-arg]
-    return _Chosen(ENCODERS[kind](), multi)
+        return _Chosen(ENCODERS[kind](container=_CONTAINERS[conversations.container]), multi, kind)  # type: ignore[call-arg]
+    return _Chosen(ENCODERS[kind](), multi, kind)
 
 
-def restores_source(settings: Settings, job: Job) -> bool:
-    """Whether the output (known before the format read is) is written by a writer that
-    restores the fields the readers keep aside: an explicit ``--to`` whose writer does, or a
-    file written back in its own format (``--in-place``: only the formats that keep none, and
-    Responses and Anthropic, which restore theirs, are written back)."""
+def restores_source(settings: Settings, job: Job) -> frozenset[str]:
+    """The reader formats whose kept-aside fields the output writes back (known before the
+    format read is; empty: none, chat output): an explicit ``--to``'s writer's
+    (``restores_from``), or any, for a file written back in its own format (``--in-place``:
+    only the formats that keep none, and Responses and Anthropic, which restore theirs, are
+    written back)."""
     if settings.to == "auto":
-        return job.in_place
+        return frozenset(FORMATS) if job.in_place else frozenset()
     writer = ENCODERS.get(settings.to)
-    return writer is not None and writer.restores_source
+    return writer.restores_from if writer is not None else frozenset()
 
 
 def _own_format(fmt: str | None, container: str | None, job: Job) -> str:

@@ -266,8 +266,8 @@ def compare_file(job: Job, settings: Settings, write: Callable[[str], None] | No
         reader = Reader(settings.fmt, report=reader_report, on_invalid=settings.on_invalid,  # type: ignore[arg-type]
                         options=settings.reader_options, head=route.head)
         conversations = ConversationStream(job.input if database else source, reader)
-        if restores_source(settings, job):
-            conversations.keep_source_fields()  # (as repair's pipe: its writer restores them)
+        if kept := restores_source(settings, job):
+            conversations.keep_source_fields(kept)  # (as repair's pipe: its writer restores them)
         before = after = None
         multi = False
         core: Normalizer | None = None

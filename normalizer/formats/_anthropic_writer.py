@@ -68,7 +68,7 @@ class AnthropicWriter(FormatWriter):
     """
 
     name = "anthropic"
-    restores_source = True
+    restores_from = frozenset({"anthropic", "claude-code"})  # (a Claude Code session is Messages blocks)
 
     def __init__(self, *, container: Container = "object") -> None:
         self._layout = Layout(container, "messages", skip=("system",))

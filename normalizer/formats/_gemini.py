@@ -478,7 +478,7 @@ class GeminiEncoder(FormatWriter):
     key order means nothing)."""
 
     name = "gemini"
-    restores_source = True
+    restores_from = frozenset({"gemini", "gemini-cli"})  # (a Gemini CLI session is Gemini parts)
 
     def __init__(self) -> None:
         self._writer = GeminiWriter()

@@ -185,15 +185,16 @@ class _Stream:
         the record of the current conversation. None before the first message."""
         return self._state.position
 
-    def keep_source_fields(self) -> None:
+    def keep_source_fields(self, formats: Iterable[str] | None = None) -> None:
         """Hand the messages out with the fields their reader kept aside for a writer of the
         source format (a Responses item's ``id`` and ``status``, a ``tool_result``'s
         ``is_error``, a Gemini part's ``thoughtSignature``...), under ``source_fields`` on a
-        message and on a call, from here on (ask before reading). Not for chat output: no
-        provider knows the key. The writers of the source formats ask for them themselves
+        message and on a call, from here on (ask before reading): when the format read is
+        one of ``formats`` (None: whatever it is). Not for chat output: no provider knows the
+        key. The writers of the source formats ask for them themselves
         (``write_responses(repair(read_messages(f)), ...)``); a list made of the stream has
         none."""
-        self._state.keep_source = True
+        self._state.keep_from = None if formats is None else frozenset(formats)
 
 
 class MessageStream(_Stream, Iterator[dict[str, Any]]):

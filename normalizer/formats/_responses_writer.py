@@ -67,7 +67,7 @@ class ResponsesWriter(FormatWriter):
     """
 
     name = "responses"
-    restores_source = True
+    restores_from = frozenset({"responses", "codex"})  # (a Codex rollout is Responses items)
 
     def __init__(self, *, container: Container = "array") -> None:
         self._layout = Layout(container, "input")

@@ -27,7 +27,7 @@ class StreamState:
 
     __slots__ = (
         "at", "source", "expand", "twin", "several", "extra", "extra_bytes", "sides", "side_bytes", "max_record_bytes",
-        "conversations", "keep_source", "strip",
+        "conversations", "keep_from", "strip",
     )
 
     def __init__(self, *, expand: bool, twin: str, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> None:
@@ -53,13 +53,14 @@ class StreamState:
         # taken off every message handed out, unless that writer asked for them
         # (keep_source_fields()): chat output holds chat keys only. Decided once a batch
         # (strip_source): a message then costs one test of a local.
-        self.keep_source = False
+        self.keep_from: frozenset[str] | None = frozenset()  # the formats kept for (None: any)
         self.strip = False
 
     def strip_source(self, fmt: str | None) -> bool:
         """Whether the messages of a reader of ``fmt`` go out without their source fields."""
         told = BY_NAME.get(fmt) if fmt is not None else None
-        self.strip = not self.keep_source and (told is None or told.source_fields)
+        kept = self.keep_from is None or (fmt is not None and fmt in self.keep_from)
+        self.strip = not kept and (told is None or told.source_fields)
         return self.strip
 
     @property

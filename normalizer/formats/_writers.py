@@ -74,8 +74,8 @@ def _pump(f: Any, conversations: Pairs, encoder: FormatWriter, per_message: bool
     message, refused = encoder.message, encoder.refused
     try:
         for messages, extra in conversations:
-            if encoder.restores_source:
-                ask_source_fields(messages)
+            if encoder.restores_from:
+                ask_source_fields(messages, encoder.restores_from)
             buf += encoder.begin(extra)
             for m in messages:
                 try:
@@ -195,8 +195,8 @@ async def _apump(f: Any, conversations: AsyncIterator[tuple[Any, Mapping[str, An
     message, refused = encoder.message, encoder.refused
     try:
         async for messages, extra in conversations:
-            if encoder.restores_source:
-                ask_source_fields(messages)
+            if encoder.restores_from:
+                ask_source_fields(messages, encoder.restores_from)
             buf += encoder.begin(extra)
             async for m in _aiter(messages):
                 try:

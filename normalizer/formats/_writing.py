@@ -82,10 +82,13 @@ class FormatWriter:
     name: ClassVar[str]
     #: One conversation per record (fine-tuning JSONL): several conversations can be written.
     multi: ClassVar[bool] = False
-    #: It writes a format a reader keeps fields aside for (``source_fields``: a Responses
-    #: item's ``id``, a Gemini part's ``thoughtSignature``...) and restores them: the writers
-    #: ask a reader's stream for them (:func:`ask_source_fields`); chat output never has them.
-    restores_source: ClassVar[bool] = False
+    #: The reader formats whose kept-aside fields (``source_fields``: a Responses item's
+    #: ``id``, a Gemini part's ``thoughtSignature``...) and conversation keys it writes back:
+    #: its own format and the session formats made of its items or blocks. A writer asks a
+    #: reader's stream for them (:func:`ask_source_fields`); another reader's (an opencode
+    #: part's state, a session's ``info``) mean nothing in its format and are not written.
+    #: Chat output never has them.
+    restores_from: ClassVar[frozenset[str]] = frozenset()
     #: One message to bytes (``b""`` while the encoder holds it).
     message: Callable[[Message], bytes]
     #: ``message`` again, for a message whose integer past 64 bits made it raise orjson's
@@ -235,13 +238,14 @@ CALL_KEYS = frozenset({"id", "type", "function", "index"})
 TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
 
 
-def ask_source_fields(messages: Any) -> None:
+def ask_source_fields(messages: Any, formats: frozenset[str]) -> None:
     """Ask ``messages``, when it is a reader's stream (or a repair of one), for the fields its
-    reader kept aside (``keep_source_fields()``), before a writer that restores them reads
-    it; any other iterable (a list) is chat, written as it is."""
+    reader kept aside (``keep_source_fields(formats)``: when it reads one of ``formats``),
+    before a writer that restores them reads it; any other iterable (a list) is chat,
+    written as it is."""
     keep = getattr(messages, "keep_source_fields", None)
     if keep is not None:
-        keep()
+        keep(formats)
 
 
 def call_kind(call: Mapping[str, Any]) -> Any:
