@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from normalizer._content import (
+    Conflict,
     Fold,
     has_text,
     is_blank,
@@ -130,7 +131,7 @@ def _pairwise_merge(held: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str
             merged[key] = old + value
         else:
             merged[key] = value
-            conflicts.append((key, old, value))
+            conflicts.append(Conflict(key, old, value))
     return merged, conflicts
 
 

@@ -39,9 +39,11 @@ from normalizer.profiles import RULES
 from normalizer._content import REASONING_KEYS
 from normalizer.formats import aread_messages, awrite_responses, read_conversations, read_messages, write_jsonl, write_responses
 
-from chat_schema import extra_keys
 from realdata import PEER_CASES, SAMPLES, SKIP_REASON
 from test_properties import histories
+
+pytest.importorskip("openai", reason="the OpenAI SDK's TypedDicts are the judge: pip install -e '.[test,judges]'")
+from chat_schema import extra_keys  # noqa: E402  (imports the OpenAI SDK)
 
 PROFILES = list(normalizer.PROFILES)
 #: The reasoning kept whole for its replay, besides the reasoning text keys.
